@@ -1,0 +1,180 @@
+"""Plain-data wire format between the trusted grader and the sandboxed worker.
+
+A message is ``MAGIC | u32 header length | JSON header | .npy blobs``. The JSON tree holds
+None, bools, ints, floats, strings and typed nodes for lists, tuples, dicts, arrays (``.npy``,
+loaded with ``allow_pickle=False``), NumPy scalars and, trusted-to-worker only,
+``torch.nn.MultiheadAttention`` modules as constructor arguments plus weights. Nothing is ever
+unpickled or executed when decoding: whatever does not fit this grammar is a ``WireError``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import struct
+from typing import Any
+
+import numpy as np
+
+MAGIC = b"MHA1"
+MAX_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 32
+MAX_NODES = 100_000
+ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, strings or records
+
+
+class WireError(ValueError):
+    """A value that is not plain data, or a message that breaks the grammar or its limits."""
+
+
+def _describe(obj: Any) -> str:
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__qualname__
+
+
+def _mha_to_node(mha: Any, blobs: list[bytes]) -> dict:
+    config = {
+        "embed_dim": mha.embed_dim,
+        "num_heads": mha.num_heads,
+        "dropout": float(mha.dropout),
+        "bias": mha.in_proj_bias is not None,
+        "add_bias_kv": mha.bias_k is not None,
+        "add_zero_attn": bool(mha.add_zero_attn),
+        "kdim": mha.kdim,
+        "vdim": mha.vdim,
+        "batch_first": bool(mha.batch_first),
+    }
+    state = {k: _array_node(v.detach().cpu().numpy(), blobs) for k, v in mha.state_dict().items()}
+    dtype = str(next(mha.parameters()).dtype).removeprefix("torch.")
+    return {"t": "mha", "config": config, "dtype": dtype, "state": state}
+
+
+def _array_node(a: np.ndarray, blobs: list[bytes]) -> dict:
+    if a.dtype.kind not in ALLOWED_KINDS:
+        raise WireError(f"an array of dtype {a.dtype} is not numeric data")
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    blobs.append(buf.getvalue())
+    return {"t": "nd", "i": len(blobs) - 1}
+
+
+def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    # Exact type checks: a subclass could override __eq__ or __float__ and lie later.
+    if obj is None or type(obj) in (bool, int, str):
+        return obj
+    if type(obj) is float:
+        return obj if math.isfinite(obj) else {"t": "float", "v": repr(obj)}
+    if type(obj) in (list, tuple):
+        return {"t": type(obj).__name__, "v": [_to_node(x, blobs, depth + 1) for x in obj]}
+    if type(obj) is dict:
+        items = [
+            [_to_node(k, blobs, depth + 1), _to_node(v, blobs, depth + 1)] for k, v in obj.items()
+        ]
+        return {"t": "dict", "v": items}
+    if type(obj) is np.ndarray:
+        return _array_node(obj, blobs)
+    if isinstance(obj, np.generic) and type(obj).__module__ == "numpy":
+        node = _array_node(np.asarray(obj), blobs)
+        return {"t": "scalar", "i": node["i"]}
+    if _describe(obj) == "torch.nn.modules.activation.MultiheadAttention":
+        return _mha_to_node(obj, blobs)
+    raise WireError(f"a value of type {_describe(obj)} is not plain data")
+
+
+def encode(obj: Any) -> bytes:
+    """Serialise plain data; raises WireError naming the first value that is not."""
+    blobs: list[bytes] = []
+    tree = _to_node(obj, blobs, 0)
+    header = json.dumps({"tree": tree, "blobs": [len(b) for b in blobs]}).encode()
+    msg = b"".join([MAGIC, struct.pack("<I", len(header)), header, *blobs])
+    if len(msg) > MAX_BYTES:
+        raise WireError(f"value too large to send ({len(msg)} bytes)")
+    return msg
+
+
+class _Decoder:
+    def __init__(self, blobs: list[bytes], allow_modules: bool):
+        self.blobs = blobs
+        self.allow_modules = allow_modules
+        self.nodes = 0
+
+    def array(self, i: Any) -> np.ndarray:
+        if type(i) is not int or not 0 <= i < len(self.blobs):
+            raise WireError("bad array reference")
+        try:
+            a = np.load(io.BytesIO(self.blobs[i]), allow_pickle=False)
+        except Exception as e:  # malformed .npy or an object array
+            raise WireError(f"unreadable array: {e}") from None
+        if type(a) is not np.ndarray or a.dtype.kind not in ALLOWED_KINDS:
+            raise WireError("array is not numeric data")
+        return a
+
+    def node(self, n: Any, depth: int) -> Any:
+        self.nodes += 1
+        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
+            raise WireError("value nested too deeply or too large")
+        if n is None or type(n) in (bool, int, float, str):
+            return n
+        if type(n) is not dict or type(n.get("t")) is not str:
+            raise WireError("malformed message")
+        t = n["t"]
+        if t == "float" and n.get("v") in ("nan", "inf", "-inf"):
+            return float(n["v"])
+        if t in ("list", "tuple") and type(n.get("v")) is list:
+            items = [self.node(x, depth + 1) for x in n["v"]]
+            return items if t == "list" else tuple(items)
+        if t == "dict" and type(n.get("v")) is list:
+            out = {}
+            for pair in n["v"]:
+                if type(pair) is not list or len(pair) != 2:
+                    raise WireError("malformed dict")
+                key = self.node(pair[0], depth + 1)
+                try:
+                    out[key] = self.node(pair[1], depth + 1)
+                except TypeError:
+                    raise WireError("unhashable dict key") from None
+            return out
+        if t == "nd":
+            return self.array(n.get("i"))
+        if t == "scalar":
+            a = self.array(n.get("i"))
+            if a.ndim != 0:
+                raise WireError("malformed scalar")
+            return a[()]
+        if t == "mha" and self.allow_modules:
+            return self.mha(n)
+        raise WireError(f"unexpected value kind {t!r}")
+
+    def mha(self, n: dict) -> Any:
+        import torch
+
+        dtype = {"float32": torch.float32, "float64": torch.float64}[n["dtype"]]
+        mha = torch.nn.MultiheadAttention(**n["config"], dtype=dtype)
+        state = {k: torch.from_numpy(self.array(v["i"])) for k, v in n["state"].items()}
+        mha.load_state_dict(state)
+        return mha.eval()
+
+
+def decode(msg: bytes, *, allow_modules: bool = False) -> Any:
+    """Parse a message made by ``encode``. The trusted side never passes allow_modules."""
+    if len(msg) > MAX_BYTES or msg[:4] != MAGIC or len(msg) < 8:
+        raise WireError("not a message of this grader, or too large")
+    (hlen,) = struct.unpack("<I", msg[4:8])
+    try:
+        header = json.loads(msg[8 : 8 + hlen])
+        sizes = header["blobs"]
+        tree = header["tree"]
+    except Exception:
+        raise WireError("malformed header") from None
+    if type(sizes) is not list or not all(type(s) is int and s >= 0 for s in sizes):
+        raise WireError("malformed header")
+    blobs, pos = [], 8 + hlen
+    for s in sizes:
+        blobs.append(msg[pos : pos + s])
+        pos += s
+    if pos != len(msg):
+        raise WireError("message length does not match its header")
+    return _Decoder(blobs, allow_modules).node(tree, 0)

@@ -1,0 +1,22 @@
+# Sourced by the other scripts: make .venv with the pinned packages, and bubblewrap for the
+# sandbox, unless they are already there. Safe to run again; it only installs what changed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PY=${PYTHON:-python3}
+stamp=.venv/.installed-$(cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+    echo "== setting up .venv (pinned packages from requirements.lock) =="
+    [ -x .venv/bin/python ] || "$PY" -m venv .venv
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
+    rm -f .venv/.installed-* && touch "$stamp"
+fi
+if ! command -v bwrap >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "== installing bubblewrap (the grader's sandbox) =="
+        apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null
+    else
+        echo "warning: bubblewrap (bwrap) is not installed; the grader will use weaker limits" >&2
+    fi
+fi
+export PATH="$PWD/.venv/bin:$PATH"

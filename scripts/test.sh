@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite plus ruff (lint and format). Run from anywhere: bash scripts/test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+ruff check .
+ruff format --check .
+set +e
+python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" = 5 ]; then
+    echo "error: pytest collected no tests" >&2
+    exit 1
+fi
+exit "$status"

@@ -1,0 +1,1 @@
+"""Reference solutions. Trusted: never copied into a sandbox or a student bundle."""
