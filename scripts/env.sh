@@ -7,8 +7,13 @@ stamp=.venv/.installed-$(cat requirements.lock pyproject.toml | sha256sum | cut 
 if [ ! -f "$stamp" ]; then
     echo "== setting up .venv (pinned packages from requirements.lock) =="
     [ -x .venv/bin/python ] || "$PY" -m venv .venv
-    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock
-    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
+    # pip's output goes to a log, shown only when the install fails.
+    if ! { .venv/bin/python -m pip install --disable-pip-version-check -r requirements.lock &&
+        .venv/bin/python -m pip install --disable-pip-version-check --no-deps -e .; } \
+        >.venv/install.log 2>&1; then
+        tail -40 .venv/install.log >&2
+        exit 1
+    fi
     rm -f .venv/.installed-* && touch "$stamp"
 fi
 if ! command -v bwrap >/dev/null 2>&1; then
