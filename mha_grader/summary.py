@@ -1,0 +1,136 @@
+"""The class at a glance: `summary.md` and two PNG plots, built only from what grading wrote.
+
+Reads `OUT/grades.csv` and `OUT/students/*/results.json` (contract §5), so it works on any
+grading output, whichever command produced it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from .questions import POINTS, QUESTION_IDS
+
+MISCONCEPTION_TAG = "misconception:"
+
+
+def _read_rows(out: Path) -> list[dict[str, str]]:
+    with open(out / "grades.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _misconceptions(out: Path, students: list[str]) -> Counter:
+    """How many students each misconception was seen in (once per student)."""
+    seen: Counter = Counter()
+    for student in students:
+        path = out / "students" / student / "results.json"
+        try:
+            tests = json.loads(path.read_text())["tests"]
+        except (OSError, ValueError, KeyError):
+            continue
+        tags = {
+            t for test in tests for t in test.get("tags", []) if t.startswith(MISCONCEPTION_TAG)
+        }
+        seen.update(tag.removeprefix(MISCONCEPTION_TAG) for tag in tags)
+    return seen
+
+
+def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[str, str]:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    plots.mkdir(parents=True, exist_ok=True)
+    max_total = sum(POINTS.values())
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist(totals, bins=min(20, max(5, len(totals) // 3)), range=(0, max_total), color="#4c72b0")
+    ax.set(xlabel=f"total score (of {max_total:g})", ylabel="students", title="Score distribution")
+    fig.tight_layout()
+    fig.savefig(plots / "score_histogram.png", dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ids = list(means)
+    ax.bar(ids, [100 * means[q] / POINTS[q] for q in ids], color="#55a868")
+    ax.set(ylabel="mean score (% of points)", ylim=(0, 100), title="Per-question means")
+    ax.tick_params(axis="x", labelrotation=60)
+    fig.tight_layout()
+    fig.savefig(plots / "question_means.png", dpi=100)
+    plt.close(fig)
+    return "plots/score_histogram.png", "plots/question_means.png"
+
+
+def build_summary(out: Path, *, plots: bool = True) -> Path:
+    """Write `out/summary.md` (and `out/plots/*.png`); return the summary's path."""
+    out = Path(out)
+    rows = _read_rows(out)
+    students = [r["student"] for r in rows]
+    totals = [float(r["total"]) for r in rows]
+    max_total = sum(POINTS.values())
+    lines = ["# Class summary", "", f"{len(rows)} submissions graded.", ""]
+    if not rows:
+        return _write(out, lines)
+
+    lines += ["## Scores", "", "| | points | % |", "|---|---|---|"]
+    stats = {
+        "mean": statistics.fmean(totals),
+        "median": statistics.median(totals),
+        "min": min(totals),
+        "max": max(totals),
+    }
+    for name, value in stats.items():
+        lines.append(f"| {name} | {value:.1f} / {max_total:g} | {100 * value / max_total:.0f}% |")
+    if len(totals) > 1:
+        lines.append(f"| std. dev. | {statistics.stdev(totals):.1f} | |")
+
+    means = {q: statistics.fmean(float(r[q]) for r in rows) for q in QUESTION_IDS}
+    full = {q: sum(float(r[q]) >= POINTS[q] for r in rows) for q in QUESTION_IDS}
+    lines += ["", "## Per question", "", "| question | points | mean | full marks |"]
+    lines.append("|---|---|---|---|")
+    for q in QUESTION_IDS:
+        share = f"{full[q]} ({100 * full[q] / len(rows):.0f}%)"
+        lines.append(f"| {q} | {POINTS[q]:g} | {means[q]:.2f} | {share} |")
+
+    lines += ["", "## Status", "", "| status | submissions |", "|---|---|"]
+    for status, count in Counter(r["status"] for r in rows).most_common():
+        lines.append(f"| {status} | {count} |")
+
+    seen = _misconceptions(out, students)
+    lines += ["", "## Misconceptions", ""]
+    if seen:
+        lines += ["| misconception | students | % of class |", "|---|---|---|"]
+        for mid, count in seen.most_common():
+            lines.append(f"| `{mid}` | {count} | {100 * count / len(rows):.0f}% |")
+    else:
+        lines.append("None diagnosed.")
+
+    review = [r["student"] for r in rows if r["needs_review"] == "true"]
+    lines += ["", "## Needs review", ""]
+    lines.append(", ".join(review) if review else "No written answer was flagged for review.")
+    trouble = [f"{r['student']} ({r['status']})" for r in rows if r["status"] != "ok"]
+    if trouble:
+        lines += ["", "Submissions whose grading did not run cleanly: " + ", ".join(trouble) + "."]
+
+    if plots:
+        hist, bars = _plot(totals, means, out / "plots")
+        lines += [
+            "",
+            "## Plots",
+            "",
+            f"![score histogram]({hist})",
+            "",
+            f"![per-question means]({bars})",
+        ]
+    return _write(out, lines)
+
+
+def _write(out: Path, lines: list[str]) -> Path:
+    path = out / "summary.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)  # atomic: a reader never sees half a summary
+    return path
