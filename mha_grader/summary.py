@@ -57,7 +57,7 @@ def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[st
     ids = list(means)
     ax.bar(ids, [100 * means[q] / POINTS[q] for q in ids], color="#55a868")
     ax.set(ylabel="mean score (% of points)", ylim=(0, 100), title="Per-question means")
-    ax.tick_params(axis="x", labelrotation=60)
+    plt.setp(ax.get_xticklabels(), rotation=50, ha="right", rotation_mode="anchor")
     fig.tight_layout()
     fig.savefig(plots / "question_means.png", dpi=100)
     plt.close(fig)
