@@ -1,0 +1,138 @@
+"""Public checks for attention(Q, K, V). The hidden tests use other inputs and more cases."""
+
+import numpy as np
+from otter.test_files import test_case
+
+name = "attention"
+
+
+def _show(x):
+    """What a value is, for a message: type, shape, dtype and a short excerpt."""
+    if isinstance(x, np.ndarray):
+        text = np.array2string(x, precision=3, threshold=8, edgeitems=2).replace("\n", "")
+        return f"a {x.dtype} array of shape {x.shape}: {text}"
+    if x is None:
+        return "None (is a `return` missing?)"
+    if isinstance(x, tuple | list):
+        return f"a {type(x).__name__} of {len(x)}: " + ", ".join(_show(v) for v in x[:3])
+    return f"a {type(x).__name__}: {str(x)[:80]}"
+
+
+def _call(attention, Q, K, V, what):
+    """Call attention and check it returns (out, weights) with the contract's shapes."""
+    result = attention(Q, K, V)
+    assert isinstance(result, tuple) and len(result) == 2, (
+        f"attention must return a tuple (out, weights); for {what} it returned {_show(result)}"
+    )
+    out, weights = result
+    *lead, n, _ = Q.shape
+    m, d_v = V.shape[-2:]
+    want_out, want_w = (*lead, n, d_v), (*lead, n, m)
+    shapes = (getattr(out, "shape", None), getattr(weights, "shape", None))
+    if want_out != want_w and shapes == (want_w, want_out):
+        raise AssertionError(
+            f"for {what} the result must be (out, weights) in that order; yours looks like "
+            "(weights, out)."
+        )
+    assert isinstance(out, np.ndarray) and out.shape == want_out, (
+        f"for {what} out must have shape (..., n, d_v) = {want_out}; got {_show(out)}"
+    )
+    assert isinstance(weights, np.ndarray) and weights.shape == want_w, (
+        f"for {what} weights must have shape (..., n, m) = {want_w}; got {_show(weights)}"
+    )
+    return out, weights
+
+
+@test_case()
+def test_worked_values(attention):
+    # d_k = 4, so scores are divided by sqrt(4) = 2: query . key1 = 2 log 3 gives score log 3.
+    Q = np.array([[2 * np.log(3.0), 0.0, 0.0, 0.0]])
+    K = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    V = np.array([[4.0, 8.0], [0.0, 4.0]])
+    out, weights = _call(attention, Q, K, V, "one query, two keys, d_k = 4")
+    if not np.allclose(weights, [[0.25, 0.75]]):
+        hint = ""
+        if np.allclose(weights, [[0.1, 0.9]]):
+            hint = " That is what you get without dividing the scores by sqrt(d_k)."
+        elif np.allclose(weights, [[1, np.sqrt(3)]] / (1 + np.sqrt(3))):
+            hint = " That is what you get dividing by d_k = 4 instead of sqrt(d_k) = 2."
+        raise AssertionError(
+            "the scores are [0, 2 log 3] / sqrt(4) = [0, log 3], so the weights should be "
+            f"[1/4, 3/4]; got {_show(weights)}.{hint}"
+        )
+    if not np.allclose(out, [[1.0, 5.0]]):
+        hint = ""
+        if np.allclose(out, [[7.0, 3.0]]):
+            hint = " That is weights @ V.T: transpose K, not V."
+        raise AssertionError(
+            "out = weights @ V = 1/4 * [4, 8] + 3/4 * [0, 4] = [1, 5]; got " + _show(out) + hint
+        )
+
+
+@test_case()
+def test_shapes_and_rows_sum_to_one(attention):
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
+    what = "Q (3, 4), K (5, 4), V (5, 2)"
+    out, weights = _call(attention, Q, K, V, what)
+    assert np.all(weights >= 0) and np.allclose(weights.sum(axis=-1), 1), (
+        f"for {what} each query's weights over the 5 keys must be >= 0 and sum to 1; the rows "
+        f"sum to {_show(weights.sum(axis=-1))}"
+    )
+    assert np.allclose(out, weights @ V), (
+        f"for {what} out must be weights @ V; it is not. Your out: {_show(out)}"
+    )
+
+
+@test_case()
+def test_leading_axes_are_independent(attention):
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
+    what = "stacked heads: Q (2, 3, 4), K (2, 5, 4), V (2, 5, 2)"
+    try:
+        out, weights = _call(attention, Q, K, V, what)
+    except (ValueError, IndexError) as e:
+        raise AssertionError(
+            f"attention failed on {what} ({type(e).__name__}: {e}). On a 3-D array K.T reverses "
+            "every axis, giving (4, 5, 2); transpose only the last two axes, with "
+            "np.swapaxes(K, -1, -2) or K.transpose(0, 2, 1)."
+        ) from e
+    for h in range(2):
+        out_h, weights_h = _call(attention, Q[h], K[h], V[h], f"head {h} alone")
+        assert np.allclose(weights[h], weights_h) and np.allclose(out[h], out_h), (
+            f"on {what} slice [{h}] of the result must equal attention(Q[{h}], K[{h}], V[{h}]): "
+            "the leading axis is a batch of independent attentions. Transpose only the last two "
+            "axes of K and scale by Q.shape[-1]."
+        )
+    Q4, K4, V4 = (np.stack([A, A[::-1]]) for A in (Q, K, V))  # two leading axes: (2, 2, ...)
+    out4, _ = _call(attention, Q4, K4, V4, "two leading axes: Q (2, 2, 3, 4)")
+    assert np.allclose(out4[0], out), (
+        "with two leading axes, Q (2, 2, 3, 4), each [i, j] slice must be an independent "
+        "attention; the [0] half does not match the 3-D result"
+    )
+
+
+@test_case()
+def test_large_scores_stay_finite(attention):
+    Q = np.array([[100.0, 0.0], [0.0, -100.0]])
+    K = np.array([[100.0, 0.0], [-100.0, 0.0], [0.0, 100.0]])  # scores up to 1e4 / sqrt(2)
+    V = np.eye(3)[:, :2]
+    out, weights = _call(attention, Q, K, V, "scores of about 7000 in magnitude")
+    assert np.all(np.isfinite(weights)) and np.all(np.isfinite(out)), (
+        f"scores of about 7000 gave weights {_show(weights)}: exp overflows. Use a softmax that "
+        "subtracts the row maximum first."
+    )
+    assert np.allclose(weights, [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]), (
+        f"query 0 should put all its weight on key 0, query 1 half on key 0 and half on key 1 "
+        f"(scores 0, 0, -7071); got {_show(weights)}"
+    )
+
+
+@test_case()
+def test_inputs_are_not_modified(attention):
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
+    before = [A.copy() for A in (Q, K, V)]
+    attention(Q, K, V)
+    for label, A, B in zip("QKV", (Q, K, V), before, strict=True):
+        assert np.array_equal(A, B), f"attention changed its input {label} in place"

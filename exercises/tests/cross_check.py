@@ -1,0 +1,123 @@
+"""Public checks for cross_check(mha, X). The hidden tests use other modules and inputs.
+
+cross_check runs your own weights_from_torch and multi_head_attention: get those passing first.
+"""
+
+import numpy as np
+import torch
+from otter.test_files import test_case
+
+name = "cross_check"
+KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
+
+
+class _OffOutput(torch.nn.MultiheadAttention):
+    """A module whose output is shifted by 0.5: a cross-check must notice."""
+
+    def forward(self, *args, **kwargs):
+        out, weights = super().forward(*args, **kwargs)
+        return out + 0.5, weights
+
+
+class _OffWeights(torch.nn.MultiheadAttention):
+    """A module whose attention weights come back 0.1 too large: a cross-check must notice."""
+
+    def forward(self, *args, **kwargs):
+        out, weights = super().forward(*args, **kwargs)
+        return out, None if weights is None else weights + 0.1
+
+
+def _module(cls=torch.nn.MultiheadAttention, dtype=torch.float64, batch_first=False, seed=0):
+    torch.manual_seed(seed)
+    return cls(4, 2, bias=False, dtype=dtype, batch_first=batch_first)
+
+
+def _input(seed=0, n=3):
+    return np.random.default_rng(seed).normal(size=(n, 4))
+
+
+def _report(cross_check, mha, X, what):
+    result = cross_check(mha, X)
+    assert isinstance(result, dict), (
+        f"cross_check must return a dict; for {what} it returned a {type(result).__name__}"
+    )
+    missing = [k for k in KEYS if k not in result]
+    assert not missing, f"the dict must have the keys {list(KEYS)}; for {what} {missing} missing"
+    for k in KEYS[:2]:
+        assert isinstance(result[k], float | np.floating), (
+            f"{k} must be a float; for {what} it is a {type(result[k]).__name__}"
+        )
+    assert isinstance(result["match"], bool | np.bool_), (
+        f"match must be a bool; for {what} it is a {type(result['match']).__name__}"
+    )
+    return result
+
+
+def _why_no_match(result):
+    out_diff, w_diff = result["output_max_abs_diff"], result["weights_max_abs_diff"]
+    if out_diff < 1e-4 and w_diff < 1e-4:
+        return " Both differences are tiny: is the tolerance too strict for the module's dtype?"
+    if out_diff < 1e-4:
+        return (
+            " The outputs agree but the weights do not: compare per-head weights, shape "
+            "(num_heads, n, n): call the module with average_attn_weights=False."
+        )
+    return (
+        " Check the layout of the input: a batch_first=False module expects (n, 1, d_model), a "
+        "batch_first=True one (1, n, d_model); and make weights_from_torch pass first."
+    )
+
+
+@test_case()
+def test_float64_module_matches(cross_check):
+    for batch_first in (False, True):
+        what = f"a float64 module with batch_first={batch_first}"
+        result = _report(cross_check, _module(batch_first=batch_first), _input(), what)
+        assert result["match"] and result["output_max_abs_diff"] < 1e-9, (
+            f"for {what} your implementation should agree with torch to about 1e-12, and match "
+            f"be True; got {result}.{_why_no_match(result)}"
+        )
+
+
+@test_case()
+def test_float32_module_matches(cross_check):
+    for batch_first in (False, True):
+        what = f"a float32 module with batch_first={batch_first}"
+        mha = _module(dtype=torch.float32, batch_first=batch_first, seed=1)
+        result = _report(cross_check, mha, _input(1, n=5), what)
+        assert result["match"] and result["output_max_abs_diff"] < 1e-4, (
+            f"for {what} the two agree to about 1e-6 (float32 keeps about 7 digits), so match "
+            f"should be True; got {result}.{_why_no_match(result)}"
+        )
+
+
+@test_case()
+def test_a_different_output_is_noticed(cross_check):
+    what = "a module whose output was shifted by 0.5"
+    result = _report(cross_check, _module(_OffOutput, seed=2), _input(2), what)
+    assert np.isclose(result["output_max_abs_diff"], 0.5, atol=1e-6), (
+        f"for {what} output_max_abs_diff should be 0.5, the largest |difference| between the "
+        f"two (n, d_model) outputs; got {result['output_max_abs_diff']}"
+    )
+    assert not result["match"], f"for {what} match must be False; got {result}"
+
+
+@test_case()
+def test_different_weights_are_noticed(cross_check):
+    what = "a module whose per-head attention weights were all raised by 0.1"
+    result = _report(cross_check, _module(_OffWeights, seed=3), _input(3), what)
+    assert np.isclose(result["weights_max_abs_diff"], 0.1, atol=1e-6), (
+        f"for {what} weights_max_abs_diff should be 0.1, the largest |difference| between the "
+        f"per-head weights; got {result['weights_max_abs_diff']}"
+    )
+    assert not result["match"], f"for {what} match must be False; got {result}"
+
+
+@test_case()
+def test_inputs_are_not_modified(cross_check):
+    mha, X = _module(seed=4), _input(4)
+    before_X, before_state = X.copy(), {k: v.clone() for k, v in mha.state_dict().items()}
+    _report(cross_check, mha, X, "a float64 module")
+    assert np.array_equal(X, before_X), "cross_check changed its input X in place"
+    for k, v in mha.state_dict().items():
+        assert torch.equal(v, before_state[k]), f"cross_check changed the module's {k}"

@@ -1,0 +1,81 @@
+"""Public checks for distinct_head_pairs(weights, atol=1e-6). The hidden tests use other inputs."""
+
+import numpy as np
+from otter.test_files import test_case
+
+name = "distinct_head_pairs"
+
+
+def _show(x):
+    """What a value is, for a message: type, length and a short excerpt."""
+    if isinstance(x, np.ndarray):
+        text = np.array2string(x, precision=3, threshold=8, edgeitems=2).replace("\n", "")
+        return f"a {x.dtype} array of shape {x.shape}: {text}"
+    if x is None:
+        return "None (is a `return` missing?)"
+    return f"a {type(x).__name__}: {str(x)[:120]}"
+
+
+def _pattern(seed, n=3):
+    """A valid attention pattern (rows >= 0, summing to 1) of shape (n, n)."""
+    p = np.random.default_rng(seed).random((n, n)) + 0.1
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def _check(distinct_head_pairs, weights, expected, what, **kwargs):
+    result = distinct_head_pairs(weights, **kwargs)
+    assert isinstance(result, list), (
+        f"distinct_head_pairs must return a list of (i, j) tuples; for {what} it returned "
+        f"{_show(result)}"
+    )
+    pairs = [tuple(p) if isinstance(p, tuple | list | np.ndarray) else p for p in result]
+    assert all(isinstance(p, tuple) for p in result), (
+        f"each pair must be a tuple (i, j); for {what} got {_show(result)}"
+    )
+    if pairs == expected:
+        return
+    hint = ""
+    if sorted(pairs) == expected:
+        hint = " Right pairs, wrong order: sort them lexicographically."
+    elif any(len(p) == 2 and p[0] >= p[1] for p in pairs):
+        hint = " Each pair must have i < j: list (0, 1), never (1, 0) or (0, 0)."
+    elif len(pairs) > len(expected) and set(expected) <= set(pairs):
+        hint = " Some listed heads are identical within atol: compare with np.allclose(..., atol)."
+    raise AssertionError(f"for {what} expected {expected}, got {result}.{hint}")
+
+
+@test_case()
+def test_docstring_example(distinct_head_pairs):
+    a, b = _pattern(0), _pattern(1)
+    weights = np.stack([a, b, a])  # heads 0 and 2 identical
+    _check(distinct_head_pairs, weights, [(0, 1), (1, 2)], "3 heads where heads 0 and 2 are equal")
+
+
+@test_case()
+def test_all_different_and_all_equal(distinct_head_pairs):
+    weights = np.stack([_pattern(s) for s in range(4)])
+    expected = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    _check(distinct_head_pairs, weights, expected, "4 heads that all differ")
+    same = np.stack([_pattern(9)] * 3)
+    _check(distinct_head_pairs, same, [], "3 identical heads")
+    _check(distinct_head_pairs, same[:1], [], "a single head")
+
+
+@test_case()
+def test_atol_decides_what_counts_as_equal(distinct_head_pairs):
+    a = _pattern(2)
+    b = a.copy()
+    b[0, 0] += 1e-3  # heads differ by 1e-3 in one entry
+    weights = np.stack([a, b])
+    _check(distinct_head_pairs, weights, [(0, 1)], "heads differing by 1e-3 with the default atol")
+    _check(distinct_head_pairs, weights, [], "heads differing by 1e-3 with atol=1e-2", atol=1e-2)
+    c = a + 1e-9  # rounding-level noise everywhere: the same pattern
+    _check(distinct_head_pairs, np.stack([a, c]), [], "heads differing by 1e-9 (default atol)")
+
+
+@test_case()
+def test_input_is_not_modified(distinct_head_pairs):
+    weights = np.stack([_pattern(s) for s in range(3)])
+    before = weights.copy()
+    distinct_head_pairs(weights)
+    assert np.array_equal(weights, before), "distinct_head_pairs changed its input in place"

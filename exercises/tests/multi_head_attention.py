@@ -1,0 +1,185 @@
+"""Public checks for multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads).
+
+The hidden tests use other inputs and more cases.
+"""
+
+import numpy as np
+from otter.test_files import test_case
+
+name = "multi_head_attention"
+
+
+def _show(x):
+    """What a value is, for a message: type, shape, dtype and a short excerpt."""
+    if isinstance(x, np.ndarray):
+        text = np.array2string(x, precision=3, threshold=8, edgeitems=2).replace("\n", "")
+        return f"a {x.dtype} array of shape {x.shape}: {text}"
+    if x is None:
+        return "None (is a `return` missing?)"
+    if isinstance(x, tuple | list):
+        return f"a {type(x).__name__} of {len(x)}: " + ", ".join(_show(v) for v in x[:3])
+    return f"a {type(x).__name__}: {str(x)[:80]}"
+
+
+def _call(mha, X, Ws, num_heads, what):
+    """Call multi_head_attention and check it returns (out, weights) with the contract's shapes."""
+    result = mha(X, *Ws, num_heads)
+    assert isinstance(result, tuple) and len(result) == 2, (
+        f"multi_head_attention must return a tuple (out, weights); for {what} it returned "
+        f"{_show(result)}"
+    )
+    out, weights = result
+    n, d_model = X.shape
+    assert isinstance(out, np.ndarray) and out.shape == (n, d_model), (
+        f"for {what} out must have shape (n, d_model) = {(n, d_model)}; got {_show(out)}"
+    )
+    want = (num_heads, n, n)
+    if getattr(weights, "shape", None) in ((n, n), (1, n, n)) and num_heads > 1:
+        raise AssertionError(
+            f"for {what} weights must have shape (num_heads, n, n) = {want}, one pattern per "
+            f"head; got {_show(weights)}: did you run one attention over all of d_model instead "
+            "of splitting Q, K and V into heads?"
+        )
+    assert isinstance(weights, np.ndarray) and weights.shape == want, (
+        f"for {what} weights must have shape (num_heads, n, n) = {want}; got {_show(weights)}"
+    )
+    return out, weights
+
+
+def _random_case(seed, n=3, d_model=8):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d_model))
+    Ws = [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+    return X, Ws
+
+
+@test_case()
+def test_worked_values_one_head(multi_head_attention):
+    # One head of width 2, so scores are divided by sqrt(2); t = sqrt(2) log 3 gives score log 3.
+    t = np.sqrt(2.0) * np.log(3.0)
+    X = np.eye(2)
+    Wq = np.array([[t, 0.0], [0.0, 0.0]])  # Q = [[t, 0], [0, 0]]
+    Wk = np.array([[0.0, 0.0], [1.0, 0.0]])  # K = [[0, 0], [1, 0]]
+    Wv = np.array([[1.0, 0.0], [0.0, 2.0]])  # V = [[1, 0], [0, 2]]
+    Wo = np.array([[0.0, 1.0], [1.0, 0.0]])  # swaps the two output features
+    out, weights = _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 1, "a 1-head example")
+    if not np.allclose(weights, [[[0.25, 0.75], [0.5, 0.5]]]):
+        hint = ""
+        if np.allclose(weights, [[[0.5, 0.5], [0.75, 0.25]]]):
+            hint = " That is Q and K swapped: queries come from X @ Wq, keys from X @ Wk."
+        raise AssertionError(
+            "with Q = X @ Wq = [[t, 0], [0, 0]] and K = X @ Wk = [[0, 0], [1, 0]], the scores "
+            "Q K^T / sqrt(2) are [[0, log 3], [0, 0]], so the weights should be "
+            f"[[1/4, 3/4], [1/2, 1/2]]; got {_show(weights)}.{hint}"
+        )
+    if not np.allclose(out, [[1.5, 0.25], [1.0, 0.5]]):
+        hint = ""
+        if np.allclose(out, [[0.25, 1.5], [0.5, 1.0]]):
+            hint = " That is the result before the output projection: multiply by Wo at the end."
+        raise AssertionError(
+            "weights @ V = [[1/4, 3/2], [1/2, 1]], and Wo swaps the two features, so out should "
+            f"be [[3/2, 1/4], [1, 1/2]]; got {_show(out)}.{hint}"
+        )
+
+
+@test_case()
+def test_worked_values_two_heads(multi_head_attention):
+    # d_model = 4, 2 heads of width 2: token 0 lives in head 0's features, token 1 in head 1's.
+    a = np.sqrt(np.sqrt(2.0) * np.log(3.0))  # a**2 / sqrt(d_head) = log 3
+    X = np.array([[a, 0.0, 0.0, 0.0], [0.0, 0.0, a, 0.0]])
+    eye, reverse = np.eye(4), np.eye(4)[::-1]  # X @ reverse reverses the features
+    out, weights = _call(multi_head_attention, X, [eye, eye, eye, reverse], 2, "a 2-head example")
+    expected = [[[0.75, 0.25], [0.5, 0.5]], [[0.5, 0.5], [0.25, 0.75]]]
+    if not np.allclose(weights, expected):
+        hint = ""
+        if np.isclose(weights[0, 0, 0], 3 ** (1 / np.sqrt(2)) / (1 + 3 ** (1 / np.sqrt(2)))):
+            hint = (
+                " That is dividing by sqrt(d_model) = 2: each head scales by the square root of "
+                "its own width, d_head = 2."
+            )
+        raise AssertionError(
+            "head 0 sees features 0:2 (token 0 = [a, 0], token 1 = [0, 0]) and head 1 features "
+            "2:4, with a*a / sqrt(2) = log 3; the weights should be head 0: [[3/4, 1/4], "
+            f"[1/2, 1/2]], head 1: [[1/2, 1/2], [1/4, 3/4]]; got {_show(weights)}.{hint}"
+        )
+    merged = np.array([[3 * a / 4, 0.0, a / 2, 0.0], [a / 2, 0.0, 3 * a / 4, 0.0]])
+    if not np.allclose(out, merged @ reverse):
+        hint = ""
+        if np.allclose(out, merged):
+            hint = " That is the merged heads before the output projection: multiply by Wo."
+        raise AssertionError(
+            f"the merged heads are {_show(merged)} and Wo reverses the features, so out should be "
+            f"{_show(merged @ reverse)}; got {_show(out)}.{hint}"
+        )
+
+
+@test_case()
+def test_shapes_and_rows_sum_to_one(multi_head_attention):
+    X, Ws = _random_case(4)
+    for num_heads in (1, 2, 4, 8):
+        what = f"X (3, 8) with {num_heads} heads"
+        out, weights = _call(multi_head_attention, X, Ws, num_heads, what)
+        assert np.allclose(weights.sum(axis=-1), 1) and np.all(weights >= 0), (
+            f"for {what} every head's rows of weights must be >= 0 and sum to 1; they sum to "
+            f"{_show(weights.sum(axis=-1))}"
+        )
+
+
+@test_case()
+def test_each_head_sees_only_its_own_features(multi_head_attention):
+    X, (Wq, Wk, Wv, Wo) = _random_case(5)
+    _, weights = _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")
+    Wq2 = Wq.copy()
+    Wq2[:, 4:] *= 3.0  # changes only the queries of head 1 (features 4:8)
+    _, weights2 = _call(multi_head_attention, X, [Wq2, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")
+    assert np.allclose(weights2[0], weights[0]), (
+        "changing only the columns 4:8 of Wq (the queries of head 1) changed head 0's weights: "
+        "head 0 must see only features 0:4 of Q, K and V. Project once, then split each of Q, K "
+        "and V into heads along the features (head h gets columns h*d_head:(h+1)*d_head)."
+    )
+    assert not np.allclose(weights2[1], weights[1]), (
+        "changing the columns 4:8 of Wq (the queries of head 1) left head 1's weights unchanged: "
+        "head 1 must use features 4:8 of Q."
+    )
+    Wv2, Wo2 = Wv * 2.0, Wo[::-1].copy()
+    _, weights3 = _call(multi_head_attention, X, [Wq, Wk, Wv2, Wo2], 2, "X (3, 8) with 2 heads")
+    assert np.allclose(weights3, weights), (
+        "changing Wv or Wo changed the attention weights: the weights depend only on the queries "
+        "(X @ Wq) and keys (X @ Wk)."
+    )
+
+
+@test_case()
+def test_reordering_tokens_reorders_the_result(multi_head_attention):
+    X, Ws = _random_case(6, n=4)
+    perm = np.array([2, 0, 3, 1])
+    out, weights = _call(multi_head_attention, X, Ws, 2, "X (4, 8) with 2 heads")
+    out_p, weights_p = _call(multi_head_attention, X[perm], Ws, 2, "X (4, 8) with 2 heads")
+    assert np.allclose(out_p, out[perm]) and np.allclose(weights_p, weights[:, perm][:, :, perm]), (
+        "self-attention treats the tokens as a set: feeding the same tokens in another order must "
+        "give the same rows of out (and of each head's weights) in that order. Yours does not: "
+        "is some axis other than the feature axis being split or mixed?"
+    )
+
+
+@test_case()
+def test_heads_must_divide_d_model(multi_head_attention):
+    X, Ws = _random_case(7)
+    for num_heads in (3, 5):
+        try:
+            result = multi_head_attention(X, *Ws, num_heads)
+        except ValueError:
+            continue
+        raise AssertionError(
+            f"d_model = 8 cannot be cut into {num_heads} equal heads: multi_head_attention must "
+            f"raise ValueError, and it returned {_show(result)}"
+        )
+
+
+@test_case()
+def test_inputs_are_not_modified(multi_head_attention):
+    X, Ws = _random_case(8)
+    before = [A.copy() for A in (X, *Ws)]
+    multi_head_attention(X, *Ws, 2)
+    for label, A, B in zip(("X", "Wq", "Wk", "Wv", "Wo"), (X, *Ws), before, strict=True):
+        assert np.array_equal(A, B), f"multi_head_attention changed its input {label} in place"
