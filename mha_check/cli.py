@@ -1,0 +1,149 @@
+"""mha-check [PATH] [--question QID]: run the public tests on the student's own files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .questions import CODE_QUESTIONS, NEEDS_TORCH, QUESTION_IDS, WRITTEN_QUESTIONS
+from .results import QuestionResult, Status
+
+DEFAULT_TIME_LIMIT = 10.0  # seconds per check; the public checks take milliseconds
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mha-check",
+        description="Check your multi-head attention exercises against the public tests.",
+        epilog="Exit status: 0 when every selected question passes (or is answered), 1 otherwise.",
+    )
+    p.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        help="folder with multihead.py, crosscheck.py and answers.md (default: ./exercises)",
+    )
+    p.add_argument(
+        "-q",
+        "--question",
+        action="append",
+        choices=QUESTION_IDS,
+        metavar="QID",
+        help="check only this question (may be repeated); ids: " + ", ".join(QUESTION_IDS),
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT,
+        metavar="SECONDS",
+        help=f"stop a check that runs longer than this (default: {DEFAULT_TIME_LIMIT:g})",
+    )
+    p.add_argument("--tests", type=Path, help="folder of public test files (default: found)")
+    p.add_argument(
+        "--show-output", action="store_true", help="show what your code printed during the checks"
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("\nmha-check: interrupted.", file=sys.stderr)
+        return 130
+    except Exception as e:  # never show a traceback of mha-check itself
+        print(
+            f"mha-check itself failed ({type(e).__name__}: {e}). This is a problem in mha-check, "
+            "not in your code: please tell your instructor.",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import report  # rich: imported here so that --help stays instant
+    from .folder import default_path, find_student_folder, find_tests
+
+    console = report.make_console()
+    path = args.path if args.path is not None else default_path(Path.cwd())
+    if not path.is_dir():
+        hint = " Give the folder, not the .zip: unzip it first." if path.suffix == ".zip" else ""
+        console.print(f"mha-check: {path} is not a folder.{hint}", markup=False)
+        return 2
+    folder = find_student_folder(path).resolve()
+    selected = args.question or list(QUESTION_IDS)
+    code_qids = [q for q in QUESTION_IDS if q in CODE_QUESTIONS and q in selected]
+    written_qids = [q for q in QUESTION_IDS if q in WRITTEN_QUESTIONS and q in selected]
+
+    tests = args.tests.resolve() if args.tests else find_tests(folder)
+    report.print_header(console, folder, tests if code_qids else None)
+    if code_qids and tests is None:
+        console.print(
+            "mha-check: the public tests were not found (expected a tests/ folder beside your "
+            "files, or exercises/tests beside mha_check).",
+            markup=False,
+        )
+        return 2
+
+    # Libraries first, before the student's folder goes on sys.path: their import time never
+    # counts against a check's time limit, and a student file cannot shadow them.
+    import numpy  # noqa: F401
+
+    if NEEDS_TORCH & set(code_qids):
+        import torch  # noqa: F401
+
+    results: list[QuestionResult] = []
+    problems: list[str] = []
+    if code_qids:
+        results, problems = _code_results(code_qids, folder, tests, args)
+    from .written import written_results
+
+    results += written_results(folder, written_qids)
+    report.print_problems(console, problems)
+    report.print_results(console, results, args.show_output)
+    report.print_summary(console, results)
+    return 0 if all(r.done for r in results) else 1
+
+
+def _code_results(
+    qids: list[str], folder: Path, tests: Path, args: argparse.Namespace
+) -> tuple[list[QuestionResult], list[str]]:
+    from otter.test_files.exception_test import ExceptionTestFile
+
+    from .loading import load_student_files
+    from .runner import run_question
+
+    files = sorted({CODE_QUESTIONS[q] for q in qids}, key=["multihead.py", "crosscheck.py"].index)
+    if "crosscheck.py" in files and "multihead.py" not in files:
+        files.insert(0, "multihead.py")  # crosscheck.py imports it: load it (and report it) first
+    loaded = load_student_files(folder, files, args.time_limit)
+    problems = [lf.problem for lf in loaded.values() if lf.problem]
+
+    env: dict[str, Any] = {}
+    for lf in reversed(list(loaded.values())):  # multihead.py's names win over crosscheck.py's
+        if lf.module is not None:
+            env.update(vars(lf.module))
+
+    results = []
+    for q in qids:
+        own = loaded[CODE_QUESTIONS[q]]
+        if own.module is None:
+            results.append(
+                QuestionResult(
+                    q, Status.UNAVAILABLE, f"{own.name} could not be loaded (see above)."
+                )
+            )
+            continue
+        test_path = tests / f"{q}.py"
+        if not test_path.is_file():
+            results.append(
+                QuestionResult(q, Status.UNAVAILABLE, f"no public test file {test_path}")
+            )
+            continue
+        test_file = ExceptionTestFile.from_file(str(test_path))
+        question_env = {**env, **vars(own.module)}  # the question's own file decides its names
+        results.append(run_question(q, test_file, question_env, folder, args.time_limit))
+    return results, problems

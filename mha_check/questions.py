@@ -1,0 +1,38 @@
+"""Question ids in contract order, and which student file each code question lives in.
+
+A copy of the grader's list (``mha_grader.questions``), because mha-check ships to students
+without the grader; tests/test_mha_check.py keeps the two in step.
+"""
+
+from __future__ import annotations
+
+CODE_QUESTIONS: dict[str, str] = {  # question id -> student file that defines it
+    "softmax": "multihead.py",
+    "split_heads": "multihead.py",
+    "merge_heads": "multihead.py",
+    "attention": "multihead.py",
+    "multi_head_attention": "multihead.py",
+    "distinct_head_pairs": "multihead.py",
+    "parameter_counts": "multihead.py",
+    "weights_from_torch": "crosscheck.py",
+    "cross_check": "crosscheck.py",
+}
+WRITTEN_QUESTIONS: tuple[str, ...] = ("q1", "q2", "q3", "q4", "q5", "challenge")
+QUESTION_IDS: tuple[str, ...] = (*CODE_QUESTIONS, *WRITTEN_QUESTIONS)
+STUDENT_FILES: tuple[str, ...] = ("multihead.py", "crosscheck.py", "answers.md")
+
+# The signature each code question's function must have, for "no function ..." messages.
+SIGNATURES: dict[str, str] = {
+    "softmax": "softmax(x, axis=-1)",
+    "split_heads": "split_heads(M, num_heads, d_head)",
+    "merge_heads": "merge_heads(H)",
+    "attention": "attention(Q, K, V)",
+    "multi_head_attention": "multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)",
+    "distinct_head_pairs": "distinct_head_pairs(weights, atol=1e-6)",
+    "parameter_counts": "parameter_counts(d_model, head_counts, bias=False)",
+    "weights_from_torch": "weights_from_torch(mha)",
+    "cross_check": "cross_check(mha, X)",
+}
+# Questions whose checks (or whose usual solutions) import torch: torch is imported before the
+# student's code runs, so its 1-2 s import never counts against a check's time limit.
+NEEDS_TORCH: frozenset[str] = frozenset({"parameter_counts", "weights_from_torch", "cross_check"})

@@ -1,0 +1,82 @@
+"""Print the check: one line per question id, in contract order, then a summary line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.text import Text
+
+from .results import QuestionResult, Status
+
+STYLE = {
+    Status.PASSED: "green",
+    Status.ANSWERED: "green",
+    Status.FAILED: "bold red",
+    Status.NOT_ATTEMPTED: "yellow",
+    Status.UNAVAILABLE: "bold red",
+}
+WIDTH = 22  # the longest id, multi_head_attention, plus room
+
+
+def make_console() -> Console:
+    # In a terminal, wrap messages under their question; elsewhere (logs, pipes) keep one line
+    # per message so that it can be searched.
+    tty = sys.stdout.isatty()
+    return Console(highlight=False, soft_wrap=not tty, emoji=False)
+
+
+def _status_text(r: QuestionResult) -> Text:
+    words = r.status.value
+    if r.status is Status.PASSED and r.total:
+        words += f" ({r.total} checks)"
+    elif r.status is Status.FAILED and r.total:
+        words += f" ({r.total - r.passed} of {r.total} checks)"
+    elif r.status is Status.ANSWERED and r.message:
+        words += f" ({r.message})"
+    return Text(words, style=STYLE[r.status])
+
+
+def print_header(console: Console, folder: Path, tests: Path | None) -> None:
+    console.print(Text(f"mha-check: your files in {folder}", style="bold"))
+    if tests is not None:
+        console.print(Text(f"public tests from {tests}", style="dim"))
+
+
+def print_problems(console: Console, problems: list[str]) -> None:
+    """File-level problems (missing, syntax error, failed import), before the question lines."""
+    for p in problems:
+        console.print(Padding(Text(p, style="red"), (0, 0, 0, 2)))
+
+
+def print_results(console: Console, results: list[QuestionResult], show_output: bool) -> None:
+    console.print()
+    for r in results:
+        line = Text("  ") + Text(f"{r.qid:<{WIDTH}}") + _status_text(r)
+        console.print(line)
+        if r.message and r.status is not Status.ANSWERED:
+            console.print(Padding(Text(r.message), (0, 0, 0, 6)))
+        if show_output and r.output.strip():
+            console.print(Padding(Text("your code printed:", style="dim"), (0, 0, 0, 6)))
+            console.print(Padding(Text(r.output.rstrip()), (0, 0, 0, 8)))
+
+
+def print_summary(console: Console, results: list[QuestionResult]) -> None:
+    done = sum(r.done for r in results)
+    console.print()
+    if done == len(results):
+        console.print(
+            Text(
+                f"All {done} done: every public test passes and every written answer is in.",
+                style="bold green",
+            )
+        )
+        return
+    todo = len(results) - done
+    failing = sum(r.status in (Status.FAILED, Status.UNAVAILABLE) for r in results)
+    text = f"{done} of {len(results)} done, {todo} to go"
+    if failing:
+        text += f" ({failing} failing: start with the first one above)"
+    console.print(Text(text + ".", style="bold"))

@@ -1,0 +1,31 @@
+"""What mha-check says about one question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Status(Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_ATTEMPTED = "not attempted yet"
+    UNAVAILABLE = "not checked"  # its file is missing or broken: see the message
+    ANSWERED = "answered"  # a written answer is there (graded later, not here)
+
+
+DONE = (Status.PASSED, Status.ANSWERED)
+
+
+@dataclass
+class QuestionResult:
+    qid: str
+    status: Status
+    message: str = ""  # for the student: what was expected and what their code did
+    passed: int = 0  # checks passed, out of `total`
+    total: int = 0
+    output: str = ""  # what the student's code printed during the checks
+
+    @property
+    def done(self) -> bool:
+        return self.status in DONE

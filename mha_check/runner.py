@@ -1,0 +1,117 @@
+"""Run one question's public test cases against the student's functions, and judge the outcome.
+
+The test files are parsed with otter-grader's own ExceptionTestFile; each case is called here, so
+that a hang is stopped, the student's output is captured, and a failure becomes a sentence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .limits import TimeLimitExceeded, captured_output, time_limit
+from .questions import CODE_QUESTIONS, SIGNATURES
+from .results import QuestionResult, Status
+from .tracing import describe, exception_text, student_frame
+
+
+def _check_name(test_func: Any) -> str:
+    """`test_worked_values` -> `worked values`: which check failed, in words."""
+    name = getattr(test_func, "__name__", "check")
+    return name.removeprefix("test_").replace("_", " ")
+
+
+def _missing_function(qid: str, params: list[str], env: dict[str, Any]) -> str | None:
+    for p in params:
+        if p in CODE_QUESTIONS and not callable(env.get(p)):
+            found = "" if p not in env else f" (the name {p} is there, but it is not a function)"
+            return f"{CODE_QUESTIONS[p]} defines no function {SIGNATURES[p]}{found}."
+    return None
+
+
+class _Outcome:
+    """How one case ended: passed, not attempted, or failed with a message."""
+
+    def __init__(self, status: Status, message: str = "", stop: bool = False):
+        self.status, self.message, self.stop = status, message, stop
+
+
+def _judge(
+    qid: str, e: BaseException, test_path: str, folder: Path, seconds: float | None
+) -> _Outcome:
+    if isinstance(e, TimeLimitExceeded):
+        frame = student_frame(e, folder)
+        at = f" It was stopped at {describe(frame)}." if frame else ""
+        return _Outcome(
+            Status.FAILED,
+            f"{qid} did not finish within {seconds:g} s: an endless loop, or a very slow one?{at}",
+            stop=True,  # the other checks would most likely hang too
+        )
+    frame = student_frame(e, folder, after_file=test_path)
+    if frame is None:  # the test itself raised
+        if isinstance(e, AssertionError):
+            message = str(e) or "a check failed"
+            cause = e.__cause__ or e.__context__
+            origin = student_frame(cause, folder) if cause is not None else None
+            if origin is not None:
+                message += f" (Your code raised it at {describe(origin)}.)"
+            return _Outcome(Status.FAILED, message)
+        return _Outcome(
+            Status.FAILED,
+            f"the check could not use what {qid} returned: {exception_text(e)}. Compare the "
+            f"type and shape of your result with the docstring of {qid}.",
+        )
+    if isinstance(e, NotImplementedError):
+        if frame.name == qid:
+            return _Outcome(Status.NOT_ATTEMPTED, stop=True)
+        return _Outcome(
+            Status.FAILED,
+            f"{qid} calls {frame.name}, which is not written yet (it still raises "
+            f"NotImplementedError at {describe(frame)}).",
+            stop=True,
+        )
+    if isinstance(e, SystemExit):
+        return _Outcome(
+            Status.FAILED, f"your code called exit() or sys.exit() at {describe(frame)}."
+        )
+    return _Outcome(Status.FAILED, f"your code raised {exception_text(e)} at {describe(frame)}.")
+
+
+def run_question(
+    qid: str, test_file: Any, env: dict[str, Any], folder: Path, seconds: float | None
+) -> QuestionResult:
+    """Run every case of `test_file` (an otter ExceptionTestFile) for question `qid`."""
+    cases = [tc.body for tc in test_file.test_cases]
+    result = QuestionResult(qid, Status.PASSED, total=len(cases))
+    failures: list[str] = []
+    outputs: list[str] = []
+    for case in cases:
+        missing = _missing_function(qid, case._get_func_params(), env)
+        if missing:
+            return QuestionResult(qid, Status.FAILED, missing, total=len(cases))
+        with captured_output() as out:
+            try:
+                with time_limit(seconds):
+                    case.call_func(env)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # the student's code may raise anything, even SystemExit
+                outcome = _judge(qid, e, test_file.path, folder, seconds)
+            else:
+                outcome = _Outcome(Status.PASSED)
+        outputs.append(out.getvalue())
+        if outcome.status is Status.NOT_ATTEMPTED:
+            return QuestionResult(qid, Status.NOT_ATTEMPTED, total=len(cases))
+        if outcome.status is Status.PASSED:
+            result.passed += 1
+        else:
+            failures.append(f"check '{_check_name(case.test_func)}': {outcome.message}")
+        if outcome.stop:
+            break
+    result.output = "".join(outputs)
+    if failures:
+        result.status = Status.FAILED
+        result.message = failures[0]
+        if len(failures) > 1:
+            result.message += f" ({len(failures) - 1} more check(s) failed; fix this one first.)"
+    return result
