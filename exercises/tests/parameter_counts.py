@@ -7,6 +7,7 @@ Wo), plus one bias of length d_model each when bias=True.
 from otter.test_files import test_case
 
 name = "parameter_counts"
+OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
 def _check(parameter_counts, d_model, heads, bias, expected):
