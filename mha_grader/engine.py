@@ -1,0 +1,261 @@
+"""Grade one submission: hidden tests in this (trusted) process, student code in the sandbox.
+
+``Engine`` owns one running zygote and is reused across submissions; ``grade`` may be called
+from several threads at once (each call has its own worker). A question's results are produced
+in exactly one place, ``Engine.question_results``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .proxy import MODULES, SessionLog, WorkerSession
+from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
+from .results import TestResult
+from .sandbox import Limits, SandboxError, Zygote
+from .submission import Submission
+
+log = logging.getLogger(__name__)
+
+QuestionRunner = Callable[[str, Mapping[str, Callable]], list[TestResult]]
+WrittenGrader = Callable[[str | None], list[TestResult]]
+GRADER_FAILED = (
+    "the grader itself failed on this question (not your code's fault); "
+    "your instructor has been told and will grade it by hand"
+)
+
+
+@dataclass
+class Grade:
+    """Everything the reports need about one graded submission."""
+
+    student: str
+    results: list[TestResult]
+    status: str = "ok"  # ok, missing-files, unreadable-files, import-error, timeout, crashed...
+    notes: list[str] = field(default_factory=list)  # submission-level messages for the student
+    output: str = ""  # what the student's code printed while importing (truncated)
+    digest: str = ""
+
+    def scores(self) -> dict[str, float]:
+        """Points earned per question id, in contract order."""
+        earned = dict.fromkeys(QUESTION_IDS, 0.0)
+        for r in self.results:
+            earned[r.question] = earned.get(r.question, 0.0) + r.score
+        return {q: round(earned[q], 4) for q in QUESTION_IDS}
+
+    @property
+    def total(self) -> float:
+        return round(sum(self.scores().values()), 4)
+
+    @property
+    def max_total(self) -> float:
+        return MAX_TOTAL
+
+    @property
+    def needs_review(self) -> bool:
+        return any("needs-review" in r.tags for r in self.results)
+
+
+def _default_runner(qid: str, env: Mapping[str, Callable]) -> list[TestResult]:
+    from .hidden import run_question
+
+    return run_question(qid, env)
+
+
+def _default_written(text: str | None) -> list[TestResult]:
+    from .written import grade_written
+
+    return grade_written(text)
+
+
+def _unavailable(qid: str, why: str) -> list[TestResult]:
+    """The question's cases at 0 points, each saying why they could not run."""
+    try:
+        from .hidden import missing_results
+
+        return missing_results(qid, why)
+    except Exception:  # hidden tests unavailable: one line for the whole question
+        return [TestResult(f"{qid}: not graded", qid, 0.0, POINTS[qid], why)]
+
+
+def _grader_failure(qids: tuple[str, ...]) -> list[TestResult]:
+    return [
+        TestResult(f"{q}: not graded", q, 0.0, POINTS[q], GRADER_FAILED, tags=["needs-review"])
+        for q in qids
+    ]
+
+
+class Engine:
+    """A reusable grader: start once, ``grade`` many submissions, ``close`` at the end."""
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        run_question: QuestionRunner | None = None,
+        grade_written: WrittenGrader | None = None,
+    ):
+        self.limits = limits or Limits()
+        self.run_question = run_question or _default_runner
+        self.grade_written = grade_written or _default_written
+        self._zygote: Zygote | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def sandboxed(self) -> bool:
+        return self._zygote is not None and self._zygote.sandboxed
+
+    def start(self) -> None:
+        with self._lock:
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
+                zygote = Zygote()
+                zygote.start()
+                self._zygote = zygote
+
+    def close(self) -> None:
+        with self._lock:
+            if self._zygote is not None:
+                self._zygote.close()
+                self._zygote = None
+
+    def _session(self, files: dict[str, str], missing: dict[str, str]) -> WorkerSession:
+        """A started session; restarts the zygote once if it died (a grader-side failure)."""
+        for attempt in (1, 2):
+            self.start()
+            session = WorkerSession(self._zygote, files, self.limits, missing)
+            try:
+                session.start()
+                return session
+            except SandboxError:
+                try:
+                    session.close()
+                except SandboxError:
+                    pass
+                if attempt == 2:
+                    raise
+                log.warning("the sandbox stopped; restarting it", exc_info=True)
+                self.close()
+        raise AssertionError("unreachable")
+
+    # -- the one place a code question's results are produced ------------------------------
+
+    def question_results(
+        self, qid: str, env: Mapping[str, Callable], session: WorkerSession
+    ) -> list[TestResult]:
+        module = CODE_QUESTIONS[qid].removesuffix(".py")
+        why = session.available(module, qid)
+        if why is not None:
+            return _unavailable(qid, f"not graded: {why}.")
+        return self.run_question(qid, env)
+
+    # -- grading -------------------------------------------------------------------------------
+
+    def grade(self, submission: Submission) -> Grade:
+        """Grade one submission. Never raises for anything the student's code does."""
+        grade = Grade(submission.student, [], digest=submission.digest())
+        grade.notes += submission.notes
+        grade.notes += [p.message for p in submission.problems.values()]
+        grade.results += self._written(submission.files.get("answers.md"), grade)
+        code_results, session_log = self._code(submission, grade)
+        grade.results += code_results
+        grade.status = self._status(submission, grade, session_log)
+        order = {q: i for i, q in enumerate(QUESTION_IDS)}
+        grade.results.sort(key=lambda r: order.get(r.question, len(order)))
+        return grade
+
+    def _written(self, text: str | None, grade: Grade) -> list[TestResult]:
+        try:
+            return self.grade_written(text)
+        except Exception:
+            log.exception("grading the written answers of %s failed", grade.student)
+            grade.status = "grader-error"
+            return _grader_failure(WRITTEN_QUESTIONS)
+
+    def _code(
+        self, submission: Submission, grade: Grade
+    ) -> tuple[list[TestResult], SessionLog | None]:
+        files, missing = {}, {}
+        for module in MODULES:
+            name = f"{module}.py"
+            if name in submission.files:
+                files[module] = submission.files[name]
+            else:
+                problem = submission.problems.get(name)
+                missing[module] = problem.message if problem else f"{name} is missing"
+        results: list[TestResult] = []
+        if not files:  # nothing to run: no worker needed
+            for qid, name in CODE_QUESTIONS.items():
+                results += _unavailable(qid, f"not graded: {missing[name.removesuffix('.py')]}.")
+            return results, None
+        try:
+            session = self._session(files, missing)
+        except SandboxError:
+            log.exception("the sandbox failed for %s", grade.student)
+            grade.status = "grader-error"
+            return _grader_failure(tuple(CODE_QUESTIONS)), None
+        with session:
+            env = session.env()
+            for qid in CODE_QUESTIONS:
+                try:
+                    results += self.question_results(qid, env, session)
+                except SandboxError:
+                    log.exception("the sandbox failed for %s on %s", grade.student, qid)
+                    grade.status = "grader-error"
+                    results += _grader_failure((qid,))
+                except Exception:
+                    log.exception("the hidden tests of %s failed for %s", qid, grade.student)
+                    grade.status = "grader-error"
+                    results += _grader_failure((qid,))
+        slog = session.log
+        grade.output = slog.import_output
+        if slog.import_output_truncated:
+            grade.output += f"\n[... {slog.import_output_truncated} more bytes not shown]"
+        grade.notes += list(slog.import_errors.values())
+        if slog.timeouts:
+            grade.notes.append(
+                "ran out of time in: " + ", ".join(dict.fromkeys(slog.timeouts)) + " (limit "
+                f"{self.limits.call_timeout:g} s per call); those tests scored 0"
+            )
+        if slog.budget_exhausted:
+            grade.notes.append(
+                f"the whole submission used up its time limit ({self.limits.submission_timeout:g}"
+                " s); the remaining tests were not run"
+            )
+        if slog.crashes:
+            grade.notes.append(
+                "the worker process stopped in: " + ", ".join(dict.fromkeys(slog.crashes))
+            )
+        if slog.call_output_bytes:
+            grade.notes.append(
+                f"your code printed {slog.call_output_bytes} bytes during the hidden tests; "
+                "that output is not shown, since it could reveal the hidden inputs"
+            )
+        return results, slog
+
+    def _status(self, submission: Submission, grade: Grade, slog: SessionLog | None) -> str:
+        if grade.status == "grader-error":
+            return grade.status
+        kinds = {p.kind for p in submission.problems.values()}
+        if "missing" in kinds:
+            return "missing-files"
+        if "unreadable" in kinds:
+            return "unreadable-files"
+        if slog is not None:
+            if slog.timeouts or slog.budget_exhausted:
+                return "timeout"
+            if slog.crashes:
+                return "crashed"
+            if slog.import_errors:
+                return "import-error"
+        return "ok"

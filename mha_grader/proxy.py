@@ -1,0 +1,383 @@
+"""The trusted side of one submission's worker: proxies for the student's functions.
+
+``WorkerSession`` owns one contained worker at a time for one submission. It sends the student's
+files as text over the channel (they are never written where another worker can read them),
+imports each module under a wall-clock timeout, and turns each call into a request whose reply
+is decoded with ``wire.decode`` (never with modules, never with pickle). A call that hangs or
+kills the worker costs that call only: the worker is killed (its whole process tree) and the
+next call gets a fresh one with the same files. A module whose import hangs or crashes is
+replaced by a placeholder in later workers, so the other file still imports.
+
+What the student's code prints is captured. Output printed while importing is kept (truncated)
+for the feedback; output printed during the hidden tests' calls is only counted, because it
+could echo the hidden inputs. For the same reason an exception message from a call is shown
+(``str(e)``) with its numbers masked; ``StudentRaised.message`` keeps the exact text for
+trusted checks (e.g. "the ValueError names the bad head count") and must never be shown.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import selectors
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import errors
+from .questions import CODE_QUESTIONS
+from .sandbox import Limits, Zygote
+from .worker import wire
+from .worker.channel import FrameParser, FrameTooLarge, send_frame
+
+MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
+
+
+def mask_numbers(text: str) -> str:
+    """Hide digits that could carry hidden inputs (values, shapes) in a message we show."""
+    return re.sub(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", "#", text)
+
+
+@dataclass
+class SessionLog:
+    """What happened while running one submission's code, for status and feedback."""
+
+    import_output: str = ""  # shown to the student (truncated)
+    import_output_truncated: int = 0  # bytes dropped
+    call_output_bytes: int = 0  # printed during hidden-test calls: counted, never shown
+    timeouts: list[str] = field(default_factory=list)  # "softmax", "import multihead", ...
+    crashes: list[str] = field(default_factory=list)
+    import_errors: dict[str, str] = field(default_factory=dict)  # module -> message
+    budget_exhausted: bool = False
+
+
+class _Worker:
+    """One live worker process as seen from the trusted side."""
+
+    def __init__(self, zygote: Zygote, limits: Limits):
+        self.zygote = zygote
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        read_fd, write_fd = os.pipe()
+        try:
+            self.pid, self.uid = zygote.spawn(limits, theirs, write_fd)
+        finally:
+            theirs.close()
+            os.close(write_fd)
+        self.sock = ours
+        self.out_fd = read_fd
+        fcntl.fcntl(read_fd, fcntl.F_SETFL, fcntl.fcntl(read_fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+        self.sock.setblocking(False)
+        self.parser = FrameParser()
+        self.dead = False
+        self.end_status: str | None = None
+
+    def kill(self) -> None:
+        if not self.dead:
+            self.dead = True
+            try:
+                self.end_status = self.zygote.kill(self.pid)
+            finally:
+                self.sock.close()
+
+    def close_output(self) -> None:
+        try:
+            os.close(self.out_fd)
+        except OSError:
+            pass
+
+
+class WorkerSession:
+    """Run one submission's modules in contained workers; make proxies for its functions.
+
+    ``files`` maps a module name (``multihead``, ``crosscheck``) to its source text; a missing
+    module gets a placeholder so the other still imports. Use as a context manager: the worker
+    and everything it started are always killed at the end.
+    """
+
+    def __init__(
+        self,
+        zygote: Zygote,
+        files: Mapping[str, str],
+        limits: Limits | None = None,
+        missing_reasons: Mapping[str, str] | None = None,
+    ):
+        self.zygote = zygote
+        self.files = dict(files)
+        self.limits = limits or Limits()
+        self.log = SessionLog()
+        self.functions: dict[str, set[str]] = {}  # module -> public callables after import
+        self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
+        self.timed_out_functions: set[tuple[str, str]] = set()
+        self._worker: _Worker | None = None
+        self._seq = 0
+        self._budget_left = self.limits.submission_timeout
+        self._output_phase = "import"
+        self._started = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> WorkerSession:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start a worker and import the student's modules (each under its own timeout)."""
+        self._ensure_worker()
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._retire(self._worker)
+            self._worker = None
+
+    def _retire(self, worker: _Worker) -> None:
+        worker.kill()
+        self._drain(worker, final=True)
+        worker.close_output()
+
+    def _ensure_worker(self) -> _Worker:
+        if self._worker is not None and not self._worker.dead:
+            return self._worker
+        if self._worker is not None:
+            self._retire(self._worker)
+        worker = _Worker(self.zygote, self.limits)
+        self._worker = worker
+        present = {m: s for m, s in self.files.items() if m not in self.broken}
+        placeholders = {m: r for m, r in self.broken.items()}
+        # Import-time output is shown once; a restarted worker prints it again: count only.
+        self._output_phase = "call" if self._started else "import"
+        self._started = True
+        self._exchange(worker, {"op": "load", "files": present, "placeholders": placeholders}, 10.0)
+        for module in MODULES:
+            if module not in present:
+                continue
+            self._import(worker, module)
+            if worker.dead:  # hung or crashed while importing: a fresh worker without it
+                return self._ensure_worker()
+        self._output_phase = "call"
+        return worker
+
+    def _import(self, worker: _Worker, module: str) -> None:
+        label = f"{module}.py"
+        try:
+            reply = self._exchange(
+                worker, {"op": "import", "module": module}, self.limits.import_timeout
+            )
+        except errors.CallTimeout:
+            self.log.timeouts.append(f"import {label}")
+            self.broken[module] = f"importing {label} did not finish in time"
+        except errors.WorkerCrashed as e:
+            self.log.crashes.append(f"import {label}")
+            self.broken[module] = f"importing {label} stopped the worker ({e})"
+        except errors.StudentCodeError as e:
+            self.broken[module] = f"importing {label} failed: {e}"
+        else:
+            if reply["ok"]:
+                names = reply.get("functions")
+                if type(names) is list:
+                    self.functions[module] = {n for n in names if type(n) is str}
+                return
+            error = self._error(reply.get("error"), where_shown=True)
+            self.broken[module] = f"{label} could not be imported: {error}"
+        self.log.import_errors[module] = self.broken[module]
+        self.functions.pop(module, None)
+        if not worker.dead:
+            # The module is half-imported in this worker: start again without it.
+            self._retire(worker)
+
+    # -- one exchange --------------------------------------------------------------------------
+
+    def _exchange(self, worker: _Worker, request: dict, timeout: float) -> dict:
+        """Send a request, wait for its reply; raises CallTimeout/WorkerCrashed/BadResult."""
+        if self._budget_left <= 0:
+            self.log.budget_exhausted = True
+            raise errors.CallTimeout(
+                f"not run: the submission used up its total time limit "
+                f"({self.limits.submission_timeout:g} s)"
+            )
+        self._seq += 1
+        request["seq"] = self._seq
+        payload = wire.encode(request)
+        timeout = min(timeout, self._budget_left)
+        started = time.monotonic()
+        try:
+            return self._roundtrip(worker, payload, self._seq, started + timeout, timeout)
+        finally:
+            self._budget_left -= time.monotonic() - started
+
+    def _roundtrip(
+        self, worker: _Worker, payload: bytes, seq: int, deadline: float, timeout: float
+    ) -> dict:
+        try:
+            worker.sock.setblocking(True)
+            worker.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            send_frame(worker.sock, payload)
+            worker.sock.setblocking(False)
+        except OSError:  # the worker is gone, or not reading: both end it
+            self._retire(worker)
+            raise self._crashed(worker) from None
+        with selectors.DefaultSelector() as sel:
+            sel.register(worker.sock, selectors.EVENT_READ, "sock")
+            sel.register(worker.out_fd, selectors.EVENT_READ, "out")
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._retire(worker)
+                    raise errors.CallTimeout(f"did not finish within {timeout:g} s")
+                for key, _ in sel.select(left):
+                    if key.data == "out":
+                        if not self._drain(worker):
+                            sel.unregister(worker.out_fd)
+                        continue
+                    try:
+                        data = worker.sock.recv(1 << 20)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        data = b""
+                    if not data:
+                        self._retire(worker)
+                        raise self._crashed(worker)
+                    try:
+                        worker.parser.feed(data)
+                    except FrameTooLarge:
+                        self._retire(worker)
+                        raise errors.BadResult(
+                            "returned more data than the grader accepts"
+                        ) from None
+                    frame = worker.parser.pop()
+                    if frame is not None:
+                        self._drain(worker)  # the worker flushed before replying
+                        return self._parse_reply(worker, frame, seq)
+
+    def _parse_reply(self, worker: _Worker, frame: bytes, seq: int) -> dict:
+        try:
+            reply = wire.decode(frame)
+        except wire.WireError as e:
+            self._retire(worker)
+            raise errors.BadResult(f"sent back something that is not plain data ({e})") from None
+        if type(reply) is not dict or reply.get("seq") != seq or type(reply.get("ok")) is not bool:
+            self._retire(worker)  # out of step with us: never trust this worker again
+            raise errors.BadResult("the worker's reply was out of step with the grader")
+        return reply
+
+    def _crashed(self, worker: _Worker) -> errors.WorkerCrashed:
+        status = worker.end_status or ""
+        if status.startswith("exit:"):
+            how = f"the process exited with status {status[5:]} (sys.exit or os._exit?)"
+        elif status == "signal:SIGXCPU":
+            how = "it used up its CPU time limit"
+        elif status in ("signal:SIGKILL", "signal:SIGSEGV", "signal:SIGABRT"):
+            how = f"the process was killed ({status[7:]}: memory limit or a crash?)"
+        elif status.startswith("signal:"):
+            how = f"the process was killed by {status[7:]}"
+        else:
+            how = "the process ended"
+        return errors.WorkerCrashed(f"the worker running your code stopped: {how}")
+
+    def _drain(self, worker: _Worker, final: bool = False) -> bool:
+        """Read what the worker printed; returns False at end of output."""
+        for _ in range(64 if not final else 1 << 12):
+            try:
+                chunk = os.read(worker.out_fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            self._record_output(chunk)
+        return True
+
+    def _record_output(self, chunk: bytes) -> None:
+        if self._output_phase == "call":
+            self.log.call_output_bytes += len(chunk)
+            return
+        room = self.limits.output_bytes - len(self.log.import_output.encode())
+        if room > 0:
+            self.log.import_output += chunk[:room].decode(errors="replace")
+        self.log.import_output_truncated += max(0, len(chunk) - max(room, 0))
+
+    def _error(self, record: Any, where_shown: bool = False) -> errors.StudentCodeError:
+        """Turn the worker's error record into an errors.StudentCodeError."""
+        if type(record) is not dict:
+            return errors.BadResult("the worker's reply was malformed")
+
+        def text(key: str, limit: int = 500) -> str:
+            value = record.get(key)
+            return value[:limit] if type(value) is str else ""
+
+        kind = record.get("kind")
+        if kind == "not_attempted":
+            return errors.NotAttempted("still raises NotImplementedError: not attempted yet")
+        if kind == "bad_result":
+            return errors.BadResult(f"returned something that is not plain data: {text('message')}")
+        if kind == "missing":
+            return errors.MissingFunction(text("message"))
+        if kind == "raised":
+            mro = record.get("mro")
+            mro = [m for m in mro if type(m) is str] if type(mro) is list else []
+            raw = text("message")
+            e = errors.StudentRaised(text("type", 100) or "Exception", mro, raw, text("where"))
+            if not where_shown:  # str(e) is what students see; e.message stays exact
+                at = f" ({e.where})" if e.where else ""
+                e.args = (f"raised {e.exc_type}: {mask_numbers(raw)}{at}",)
+            return e
+        return errors.BadResult("the worker's reply was malformed")
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def available(self, module: str, func: str) -> str | None:
+        """Why ``module.func`` cannot be called, or None when it can."""
+        if module in self.broken:
+            return self.broken[module]
+        if func not in self.functions.get(module, set()):
+            return f"{module}.py defines no function `{func}`"
+        return None
+
+    def call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        """Call the student's ``module.func`` in the worker; raises errors.StudentCodeError."""
+        if (module, func) in self.timed_out_functions:
+            raise errors.CallTimeout(
+                "not run again: it did not finish in time on an earlier case "
+                f"(limit {self.limits.call_timeout:g} s per call)"
+            )
+        try:
+            worker = self._ensure_worker()
+        except errors.StudentCodeError as e:  # out of time budget while restarting
+            raise errors.CallTimeout(str(e)) from None
+        reason = self.available(module, func)
+        if reason is not None:
+            raise errors.MissingFunction(reason)
+        request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
+        try:
+            reply = self._exchange(worker, request, self.limits.call_timeout)
+        except errors.CallTimeout:
+            self.log.timeouts.append(func)
+            self.timed_out_functions.add((module, func))
+            raise
+        except errors.WorkerCrashed:
+            self.log.crashes.append(func)
+            raise
+        if reply["ok"]:
+            if "value" not in reply:
+                raise errors.BadResult("the worker's reply was malformed")
+            return reply["value"]
+        raise self._error(reply.get("error"))
+
+    def proxy(self, module: str, func: str) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self.call(module, func, args, kwargs)
+
+        call.__name__ = func
+        call.__qualname__ = f"student.{module}.{func}"
+        return call
+
+    def env(self) -> dict[str, Callable]:
+        """A proxy for every contract function, by name (the names are the code question ids)."""
+        return {q: self.proxy(f.removesuffix(".py"), q) for q, f in CODE_QUESTIONS.items()}

@@ -1,0 +1,170 @@
+"""Write what grading produced (contract §5): results.json, feedback.md and grades.csv.
+
+Every file is written atomically (a temporary file in the same folder, then ``os.replace``), so
+an interrupted run never leaves a half-written report. The reports show only what the tests
+wrote for the student, the submission-level notes and the output printed while importing: no
+hidden inputs, expected values or test source.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from .engine import Grade
+from .questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
+
+CSV_COLUMNS: tuple[str, ...] = (
+    "student",
+    *QUESTION_IDS,
+    "total",
+    "max_total",
+    "status",
+    "needs_review",
+)
+
+
+def points(x: float) -> str:
+    """Points as a short decimal: 6, 0.6667, 79.5."""
+    return f"{round(float(x), 4):g}"
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def summary_lines(grade: Grade) -> list[str]:
+    """The submission-level messages, for the top of every report."""
+    lines = [f"Total: {points(grade.total)} / {points(grade.max_total)}"]
+    if grade.status != "ok":
+        lines.append(f"Status: {grade.status}")
+    lines += [f"- {note}" for note in grade.notes]
+    return lines
+
+
+def results_json(grade: Grade) -> dict:
+    """Gradescope's results format; test names start with their question id."""
+    output = "\n".join(summary_lines(grade))
+    if grade.output:
+        output += "\n\nWhat your code printed while being imported:\n" + grade.output
+    return {
+        "score": grade.total,
+        "output": output,
+        "stdout_visibility": "visible",
+        "tests": [
+            {
+                "name": r.name,
+                "score": round(r.score, 4),
+                "max_score": round(r.max_score, 4),
+                "output": r.output,
+                "visibility": r.visibility,
+                "tags": list(r.tags),
+            }
+            for r in grade.results
+        ],
+        "extra_data": {
+            "status": grade.status,
+            "needs_review": grade.needs_review,
+            "max_total": grade.max_total,
+            "digest": grade.digest,
+        },
+    }
+
+
+def _md(text: str) -> str:
+    """Keep a student-controlled or test-written text from breaking the Markdown layout."""
+    return text.replace("\r", "").strip()
+
+
+def feedback_md(grade: Grade) -> str:
+    """The same as results.json, for a person to read."""
+    scores = grade.scores()
+    out = [f"# Feedback for {grade.student}", ""]
+    out += summary_lines(grade)
+    out += ["", "| question | points |", "|---|---|"]
+    for q in QUESTION_IDS:
+        out.append(f"| {q} | {points(scores[q])} / {points(POINTS[q])} |")
+    for q in QUESTION_IDS:
+        cases = [r for r in grade.results if r.question == q]
+        if not cases:
+            continue
+        kind = "written answer" if q in WRITTEN_QUESTIONS else "code"
+        out += ["", f"## {q} ({kind}): {points(scores[q])} / {points(POINTS[q])}", ""]
+        for r in cases:
+            mark = "passed" if r.passed else f"{points(r.score)} / {points(r.max_score)}"
+            name = r.name.removeprefix(f"{q}: ") or r.name
+            out.append(f"- **{_md(name)}**: {mark}")
+            detail = _md(r.output)
+            if detail and detail != "passed":
+                out += [f"  {line}" if line else "" for line in detail.splitlines()]
+            misc = [t.split(":", 1)[1] for t in r.tags if t.startswith("misconception:")]
+            if misc:
+                out.append(f"  (known mistake: {', '.join(misc)})")
+            if "needs-review" in r.tags:
+                out.append("  (a person will review this answer)")
+    if grade.output:
+        out += ["", "## What your code printed while being imported", "", "```text"]
+        out += [grade.output.replace("```", "'''"), "```"]
+    return "\n".join(out) + "\n"
+
+
+def grade_row(grade: Grade) -> dict[str, str]:
+    """One grades.csv row."""
+    scores = grade.scores()
+    row = {"student": grade.student}
+    row.update({q: points(scores[q]) for q in QUESTION_IDS})
+    row.update(
+        total=points(grade.total),
+        max_total=points(grade.max_total),
+        status=grade.status,
+        needs_review="true" if grade.needs_review else "false",
+    )
+    return row
+
+
+def grades_csv(rows: Iterable[Mapping[str, str]]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row.get(k, "") for k in CSV_COLUMNS})
+    return buf.getvalue()
+
+
+def student_dir(out: str | os.PathLike, student: str) -> Path:
+    return Path(out) / "students" / student
+
+
+def write_student(out: str | os.PathLike, grade: Grade) -> Path:
+    """Write ``students/<id>/results.json`` and ``feedback.md``; returns the folder."""
+    folder = student_dir(out, grade.student)
+    atomic_write(folder / "results.json", json.dumps(results_json(grade), indent=2) + "\n")
+    atomic_write(folder / "feedback.md", feedback_md(grade))
+    return folder
+
+
+def write_grades_csv(out: str | os.PathLike, rows: Iterable[Mapping[str, str]]) -> Path:
+    path = Path(out) / "grades.csv"
+    atomic_write(path, grades_csv(rows))
+    return path

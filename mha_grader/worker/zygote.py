@@ -1,0 +1,190 @@
+"""The pre-loaded fork server (\"zygote\") that runs inside the sandbox.
+
+It imports NumPy and PyTorch once, then forks one worker per request so nothing is started
+twice. It never runs student code itself: each child closes the control socket before it
+imports anything of the student's. Requests arrive as JSON on a SOCK_SEQPACKET control socket,
+with file descriptors attached (SCM_RIGHTS):
+- ``{"op": "spawn", "uid": u, "limits": {...}}`` + [channel socket, output pipe] -> ``{"pid": p}``
+- ``{"op": "kill", "pid": p, "uid": u}`` -> ``{"status": ...}``: kills every process of the
+  child's uid (double forks and daemons included), reaps the child, deletes its folder.
+Run as: ``python -I -S -B -c "...; from worker.zygote import main; main()" CONFIG_JSON``.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+
+from . import child
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _live_processes(uid: int) -> int:
+    """How many processes of ``uid`` are still running (zombies do not count)."""
+    n = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
+            n += 1
+    return n
+
+
+def _kill_uid(uid: int, reap) -> None:
+    """Kill every process owned by ``uid``: a helper takes that uid and signals -1, which
+    reaches all of them (double forks, new sessions) and nothing else."""
+    for _ in range(50):
+        helper = os.fork()
+        if helper == 0:
+            try:
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                for _ in range(3):
+                    os.kill(-1, signal.SIGKILL)  # never the caller itself
+            finally:
+                os._exit(0)
+        os.waitpid(helper, 0)
+        reap()
+        if _live_processes(uid) == 0:
+            return
+        time.sleep(0.002)
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"signal:{name}"
+    return f"exit:{os.WEXITSTATUS(status)}"
+
+
+class Zygote:
+    def __init__(self, config: dict):
+        self.config = config
+        self.ctrl = socket.socket(fileno=config["ctrl_fd"])
+        self.privileged = os.geteuid() == 0
+        self.statuses: dict[int, int] = {}  # reaped pid -> wait status
+        self.live: dict[int, int | None] = {}  # child pid -> its uid
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.statuses[pid] = status
+
+    def spawn(self, req: dict, fds: list[int]) -> dict:
+        sock_fd, out_fd = fds
+        uid = req["uid"] if self.privileged else None
+        spec = {
+            "uid": uid,
+            "limits": req["limits"],
+            "tmp_base": self.config["tmp_base"],
+            "hide_paths": self.config["hide_paths"],
+        }
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.ctrl.close()
+                child.start(sock_fd, out_fd, spec)
+            finally:
+                os._exit(70)
+        os.close(sock_fd)
+        os.close(out_fd)
+        self.live[pid] = uid
+        return {"pid": pid}
+
+    def kill(self, req: dict) -> dict:
+        pid = req["pid"]
+        uid = self.live.pop(pid, None)
+        if uid is not None:
+            _kill_uid(uid, self.reap)
+        else:
+            for target in (-pid, pid):  # its process group, then itself
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except OSError:
+                    pass
+        if pid not in self.statuses:
+            try:
+                _, status = os.waitpid(pid, 0)
+                self.statuses[pid] = status
+            except ChildProcessError:
+                pass
+        status = self.statuses.pop(pid, None)
+        home = os.path.join(self.config["tmp_base"], f"w{uid if uid is not None else pid}")
+        shutil.rmtree(home, ignore_errors=True)
+        return {"status": None if status is None else _describe_status(status)}
+
+    def serve(self) -> None:
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(self.ctrl, 1 << 16, 4)
+            except OSError as e:
+                if e.errno == errno.EINTR:
+                    continue
+                raise
+            if not msg:
+                break  # the trusted side went away
+            req = json.loads(msg)
+            if req["op"] == "spawn":
+                reply = self.spawn(req, fds)
+            elif req["op"] == "kill":
+                reply = self.kill(req)
+            else:
+                break
+            self.reap()
+            self.ctrl.send(json.dumps(reply).encode())
+        for pid in list(self.live):
+            self.kill({"pid": pid})
+
+
+def _warm_up(np, torch) -> None:
+    """Run once what every worker will run, so the lazy first-call set-up of torch and NumPy
+    is paid here and shared by every fork instead of paid per submission."""
+    x = np.random.default_rng(0).standard_normal((4, 8))
+    np.exp(x - x.max(axis=-1, keepdims=True)) @ x.T
+    for dtype in (torch.float32, torch.float64):
+        for batch_first in (False, True):
+            mha = torch.nn.MultiheadAttention(
+                8, 2, bias=False, batch_first=batch_first, dtype=dtype
+            )
+            t = torch.as_tensor(x, dtype=dtype).unsqueeze(0 if batch_first else 1)
+            with torch.no_grad():
+                mha(t, t, t, need_weights=True, average_attn_weights=False)
+            mha.state_dict()
+            mha.in_proj_weight.detach().to(torch.float64).numpy()
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    child.prctl(child.PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grader
+    child.prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a child come back here to be reaped
+    import numpy  # noqa: F401  (the point: imported once, shared by every fork)
+    import torch
+
+    torch.set_num_threads(1)
+    _warm_up(numpy, torch)
+    zygote = Zygote(config)
+    zygote.ctrl.send(json.dumps({"ready": True, "privileged": zygote.privileged}).encode())
+    zygote.serve()
