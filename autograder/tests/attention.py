@@ -1,0 +1,88 @@
+"""Hidden tests for attention(Q, K, V). Trusted side only."""
+
+from functools import cache
+
+import numpy as np
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import multihead as ref
+
+name = "attention"
+LEAD = ("batch", "head")  # labels of leading axes, for messages
+
+
+@cache
+def _qkv(seed: int, lead: tuple[int, ...], n: int, m: int, d_k: int, d_v: int, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((*lead, n, d_k))
+    K = rng.standard_normal((*lead, m, d_k))
+    V = rng.standard_normal((*lead, m, d_v))
+    return tuple(a.astype(dtype) for a in (Q, K, V))
+
+
+@cache
+def _large_qkv():
+    """Scores near +-9000 that differ by a few units, so the weights are spread over several keys.
+
+    Integer queries and keys with d_k = 4 make every score an exact multiple of 0.5, so float32
+    arithmetic computes them exactly too: only the softmax is under test.
+    """
+    big = np.array([60.0, 60.0, 60.0])
+    keys = [
+        [[*big, 0], [*big, 1], [*big, 2], [*big, 3], [*big, -1]],
+        [[*big, 0], [*-big, 0], [*big, 3], [0, 0, 0, 5], [*-big, -4]],
+    ]
+    queries = [
+        [[100, 100, 100, 1], [-100, -100, -100, 2], [-100, -100, -100, -1], [100, -100, 0, 3]],
+        [[100, 100, 100, 1], [-100, -100, -100, 1], [100, 100, 100, -2], [0, 0, 0, 7]],
+    ]
+    V = np.random.default_rng(405).standard_normal((2, 5, 3))
+    return np.array(queries, dtype=float), np.array(keys, dtype=float), V
+
+
+def _check(attention, Q, K, V, lead_axes: int, **kw) -> None:
+    out, weights = compare.check_pair(attention(Q, K, V), "attention(Q, K, V)", "out", "weights")
+    expected_out, expected_weights = ref.attention(Q, K, V)
+    lead = LEAD[len(LEAD) - lead_axes :] if lead_axes else ()
+    compare.check_close(
+        weights,
+        expected_weights,
+        "attention's `weights`",
+        "(..., n, m)",
+        (*lead, "query", "key"),
+        **kw,
+    )
+    compare.check_close(
+        out, expected_out, "attention's `out`", "(..., n, d_v)", (*lead, "query", "feature"), **kw
+    )
+
+
+@test_case(name="one head: n queries, m keys (n != m) and d_k != d_v")
+def rectangular(attention):
+    _check(attention, *_qkv(401, (), 4, 6, 3, 5), lead_axes=0)
+
+
+@test_case(name="square case: n == m == d_k == d_v")
+def square(attention):
+    _check(attention, *_qkv(402, (), 4, 4, 4, 4), lead_axes=0)
+
+
+@test_case(name="stacked heads: a leading head axis is kept apart")
+def head_axis(attention):
+    _check(attention, *_qkv(403, (3,), 5, 5, 2, 2), lead_axes=1)
+
+
+@test_case(name="two leading batch axes, n != m, d_k != d_v")
+def two_batch_axes(attention):
+    _check(attention, *_qkv(404, (2, 3), 4, 6, 5, 2), lead_axes=2)
+
+
+@test_case(name="scores as large as 1e4 in magnitude give finite, correct results")
+def large_scores(attention):
+    _check(attention, *_large_qkv(), lead_axes=1, nan_hint=compare.OVERFLOW_HINT)
+
+
+@test_case(name="float32 inputs are handled to float32 precision")
+def float32_inputs(attention):
+    _check(attention, *_qkv(406, (2,), 3, 5, 4, 3, np.float32), lead_axes=1)

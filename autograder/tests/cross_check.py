@@ -1,0 +1,224 @@
+"""Hidden tests for cross_check(mha, X). Trusted side only.
+
+Besides the plumbing (dtype, batch_first), these check honesty: the reported differences must
+agree with the real ones, measured here between torch and the reference pipeline, or between
+torch and the student's own pipeline (so a wrong multi_head_attention honestly reported is not
+punished twice). One case uses a module that genuinely differs from the plain pipeline, so a
+cross_check that always answers "match" fails it.
+"""
+
+import math
+from functools import cache
+
+import numpy as np
+import torch
+from otter.test_files import test_case
+
+from mha_grader import compare
+from mha_grader.errors import StudentCodeError, StudentRaised
+from solutions import crosscheck as ref_cc
+from solutions import multihead as ref
+
+name = "cross_check"
+KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
+# Differences below NOISE * scale are rounding; above LARGE * scale the two clearly disagree.
+NOISE = {torch.float64: 1e-10, torch.float32: 1e-5}
+LARGE = 1e-2
+ROUNDING_BAND = 20.0  # an honest float32 report is within this factor of the rounding we measure
+
+
+@cache
+def _module(seed: int, d_model: int, num_heads: int, dtype, batch_first: bool, **options):
+    """A bias-free MultiheadAttention with random weights."""
+    mha = torch.nn.MultiheadAttention(
+        d_model, num_heads, bias=False, batch_first=batch_first, dtype=dtype, **options
+    )
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for p in mha.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape)) / np.sqrt(d_model)))
+    return mha.eval()
+
+
+@cache
+def _probe(seed: int, n: int, d_model: int, num_heads: int, dtype, batch_first: bool, **options):
+    """Module, tokens X, the module's own (out, weights) and the reference pipeline's real
+    differences from them; computed once per process."""
+    mha = _module(seed, d_model, num_heads, dtype, batch_first, **options)
+    X = np.random.default_rng(seed).standard_normal((n, d_model))
+    x = torch.as_tensor(X, dtype=dtype)
+    x = x.unsqueeze(0) if batch_first else x.unsqueeze(1)
+    with torch.no_grad():
+        t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    t_out = (t_out[0] if batch_first else t_out[:, 0]).to(torch.float64).numpy()  # (n, d_model)
+    t_w = t_w[0].to(torch.float64).numpy()  # (num_heads, n, n), or n + 1 keys with add_zero_attn
+    probe = {"mha": mha, "X": X, "torch": (t_out, t_w)}
+    Ws = ref_cc.weights_from_torch(mha)
+    probe["reference"] = _diffs(probe, *ref.multi_head_attention(X, *Ws, num_heads))
+    return probe
+
+
+def _diffs(probe, out: np.ndarray, weights: np.ndarray) -> tuple[float, float | None]:
+    """Real largest differences between torch and a pipeline's (out, weights); None for the
+    weights when their shapes differ (then no comparison is defined)."""
+    t_out, t_w = probe["torch"]
+    d_w = float(np.max(np.abs(weights - t_w))) if weights.shape == t_w.shape else None
+    return float(np.max(np.abs(out - t_out))), d_w
+
+
+def _student_diffs(probe, multi_head_attention, weights_from_torch):
+    """The real differences between torch and the student's own pipeline, or None if that
+    pipeline does not run or returns something unusable."""
+    if multi_head_attention is None or weights_from_torch is None:
+        return None
+    mha, X = probe["mha"], probe["X"]
+    d, h, n = mha.embed_dim, mha.num_heads, X.shape[0]
+    try:
+        Ws = weights_from_torch(mha)
+        if type(Ws) not in (tuple, list) or len(Ws) != 4:
+            return None
+        Ws = [compare.check_array(W, "W", "(d_model, d_model)", (d, d)) for W in Ws]
+        out, weights = compare.check_pair(multi_head_attention(X, *Ws, h), "mha", "out", "w")
+        out = compare.check_array(out, "out", "(n, d_model)", (n, d))
+        weights = compare.check_array(weights, "weights", "(num_heads, n, n)", (h, n, n))
+    except (StudentCodeError, AssertionError):
+        return None
+    return _diffs(probe, out.astype(np.float64), weights.astype(np.float64))
+
+
+def _report(result) -> tuple[float, float, bool]:
+    if type(result) is not dict:
+        raise AssertionError(
+            "cross_check should return a dict with keys 'output_max_abs_diff', "
+            f"'weights_max_abs_diff' and 'match'; your code returned {compare.describe(result)}."
+        )
+    missing = [k for k in KEYS if k not in result]
+    if missing:
+        raise AssertionError(f"the dict returned by cross_check lacks the key(s) {missing}.")
+    return (
+        compare.check_float(result["output_max_abs_diff"], "'output_max_abs_diff'"),
+        compare.check_float(result["weights_max_abs_diff"], "'weights_max_abs_diff'"),
+        compare.check_bool(result["match"], "'match'"),
+    )
+
+
+def _agrees(reported: float, real: float | None, noise: float, low_bound: bool) -> bool:
+    """Whether a reported largest difference is an honest measurement of `real`."""
+    if real is None:  # not comparable: any number (nan included) is an honest answer
+        return True
+    if not math.isfinite(reported) or reported < 0:
+        return False
+    if real <= noise:  # rounding level: implementations differ, but only within the noise
+        return reported <= noise and (not low_bound or reported >= real / ROUNDING_BAND)
+    return abs(reported - real) <= 1e-3 * real + noise
+
+
+def _check(cross_check, multi_head_attention, weights_from_torch, probe) -> None:
+    r_out, r_w, match = _report(cross_check(probe["mha"], probe["X"]))
+    dtype = probe["mha"].in_proj_weight.dtype
+    scale = max(1.0, float(np.max(np.abs(probe["torch"][0]))))
+    noise_out, noise_w = NOISE[dtype] * scale, NOISE[dtype]
+    low = dtype == torch.float32  # float32 rounding is never exactly zero on these inputs
+
+    def honest(real):
+        return _agrees(r_out, real[0], noise_out, low) and _agrees(r_w, real[1], noise_w, low)
+
+    real = probe["reference"]
+    if not honest(real):
+        real = _student_diffs(probe, multi_head_attention, weights_from_torch)
+        if real is None or not honest(real):
+            raise AssertionError(_dishonest_message(r_out, r_w, probe["reference"], dtype))
+    small = real[0] <= noise_out and (real[1] is None or real[1] <= noise_w)
+    large = real[0] > LARGE * scale or (real[1] is not None and real[1] > LARGE)
+    if small and not match:
+        raise AssertionError(
+            "cross_check measured differences at rounding level for this module's dtype but "
+            "reported match=False: choose a tolerance fit for the dtype (float32 keeps about 7 "
+            "significant digits, float64 about 16), relative to the output's scale."
+        )
+    if large and match:
+        raise AssertionError(
+            "cross_check reported match=True although the module's results and the NumPy "
+            "pipeline's differ by far more than rounding: `match` must say whether both "
+            "differences are within the tolerance."
+        )
+
+
+def _dishonest_message(r_out: float, r_w: float, real, dtype) -> str:
+    parts = []
+    for label, reported, actual in (("output", r_out, real[0]), ("weights", r_w, real[1])):
+        if actual is None or math.isclose(reported, actual, rel_tol=1e-3):
+            continue
+        if not math.isfinite(reported) or reported < 0:
+            parts.append(f"the {label} difference is {reported}, not a non-negative number")
+        elif reported < actual:
+            parts.append(f"the {label} difference reported is smaller than the real one")
+        else:
+            parts.append(f"the {label} difference reported is larger than the real one")
+    detail = "; ".join(parts) or "the reported differences are not the ones measured"
+    rounding = (
+        " A float32 module never agrees exactly with a float64 pipeline: report the largest "
+        "|difference| you measure, however small."
+        if dtype == torch.float32
+        else ""
+    )
+    return (
+        f"cross_check's report does not match what this module and a NumPy pipeline really "
+        f"compute: {detail}. Run X through the module (in its own dtype, with the layout its "
+        f"batch_first expects) and through your pipeline, and report the largest absolute "
+        f"differences of the outputs and of the per-head weights.{rounding}"
+    )
+
+
+@test_case(name="float64 module, batch_first=False: small differences and match=True")
+def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch):
+    probe = _probe(801, 5, 8, 2, torch.float64, False)
+    _check(cross_check, multi_head_attention, weights_from_torch, probe)
+
+
+@test_case(name="float64 module, batch_first=True, four heads")
+def float64_batch_first(cross_check, multi_head_attention, weights_from_torch):
+    probe = _probe(802, 3, 12, 4, torch.float64, True)
+    _check(cross_check, multi_head_attention, weights_from_torch, probe)
+
+
+@test_case(name="float32 module, batch_first=True: float32 rounding reported honestly")
+def float32_batch_first(cross_check, multi_head_attention, weights_from_torch):
+    probe = _probe(803, 6, 6, 2, torch.float32, True)
+    _check(cross_check, multi_head_attention, weights_from_torch, probe)
+
+
+@test_case(name="float32 module, batch_first=False, three heads")
+def float32_sequence_first(cross_check, multi_head_attention, weights_from_torch):
+    probe = _probe(804, 4, 12, 3, torch.float32, False)
+    _check(cross_check, multi_head_attention, weights_from_torch, probe)
+
+
+@test_case(name="a module that really differs from the pipeline is not reported as a match")
+def honest_mismatch(cross_check, multi_head_attention, weights_from_torch):
+    # add_zero_attn appends a zero key: torch's outputs differ from the plain pipeline, and its
+    # weights gain a column, so a report of the output difference with match=False, or an
+    # error, is honest; "match" is not.
+    for seed, dtype, batch_first in ((805, torch.float64, False), (806, torch.float32, True)):
+        probe = _probe(seed, 5, 8, 2, dtype, batch_first, add_zero_attn=True)
+        try:
+            result = cross_check(probe["mha"], probe["X"])
+        except StudentRaised:
+            continue
+        r_out, r_w, match = _report(result)
+        if match:
+            raise AssertionError(
+                "cross_check reported match=True for a module whose output really differs "
+                "from the NumPy pipeline: it must measure the differences, not assume them."
+            )
+        noise = NOISE[dtype] * max(1.0, float(np.max(np.abs(probe["torch"][0]))))
+        candidates = [probe["reference"]]
+        student = _student_diffs(probe, multi_head_attention, weights_from_torch)
+        if student is not None:
+            candidates.append(student)
+        if not any(_agrees(r_out, real[0], noise, False) for real in candidates):
+            raise AssertionError(
+                "for a module whose output really differs from the NumPy pipeline, cross_check "
+                "said match=False but its 'output_max_abs_diff' is not the real largest "
+                "difference between the two outputs."
+            )

@@ -1,0 +1,106 @@
+"""Hidden tests for distinct_head_pairs(weights, atol=1e-6). Trusted side only."""
+
+from functools import cache
+
+import numpy as np
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import multihead as ref
+
+name = "distinct_head_pairs"
+
+
+def _patterns(seed: int, num_heads: int, n: int) -> np.ndarray:
+    """Random attention patterns: every row is a softmax, every head different."""
+    return ref.softmax(np.random.default_rng(seed).standard_normal((num_heads, n, n)) * 2.0)
+
+
+@cache
+def _with_copies() -> np.ndarray:
+    """Five heads: head 3 copies head 0 and head 4 copies head 1."""
+    w = _patterns(601, 5, 4)
+    w[3], w[4] = w[0], w[1]
+    return w
+
+
+@cache
+def _near(shifts: tuple[tuple[int, int, float], ...]) -> np.ndarray:
+    """Head 0 is a random pattern; head k copies it with one entry (row, column) shifted by
+    `shift`: one entry only, so a mean over the entries would hide the difference."""
+    base = _patterns(602, 1, 5)[0]
+    heads = [base]
+    for row, col, shift in shifts:
+        h = base.copy()
+        h[row, col] += shift
+        heads.append(h)
+    return np.stack(heads)
+
+
+def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
+    if type(pairs) is not list:
+        raise AssertionError(
+            f"distinct_head_pairs should return a list of (i, j) tuples; your code returned "
+            f"{compare.describe(pairs)}."
+        )
+    got = []
+    for item in pairs:
+        if type(item) is not tuple or len(item) != 2:
+            raise AssertionError(
+                f"every item of the list should be a tuple (i, j) of two head indices; your code "
+                f"returned {compare.describe(item)} in the list."
+            )
+        got.append(tuple(compare.check_int(k, "each head index") for k in item))
+    if any(i >= j for i, j in got):
+        raise AssertionError(
+            "every pair should be listed once, as (i, j) with i < j; your list holds a pair "
+            "with i >= j."
+        )
+    if len(set(got)) != len(got):
+        raise AssertionError("your list holds the same pair more than once.")
+    extra = set(got) - set(expected)
+    missing = set(expected) - set(got)
+    problems = []
+    if extra:
+        problems.append(
+            f"it lists {len(extra)} pair(s) of heads whose patterns are all within atol of "
+            "each other (those count as the same)"
+        )
+    if missing:
+        problems.append(
+            f"it misses {len(missing)} pair(s) of heads that differ by more than atol somewhere"
+        )
+    if problems:
+        raise AssertionError(f"for {situation}, " + "; ".join(problems) + ".")
+    if got != expected:
+        raise AssertionError(
+            f"for {situation} the right pairs are listed, but not in lexicographic order "
+            "(sorted by i, then by j)."
+        )
+
+
+@test_case(name="all heads different: every pair (i, j), i < j, in lexicographic order")
+def all_different(distinct_head_pairs):
+    w = _patterns(603, 4, 3)
+    _check(distinct_head_pairs(w), ref.distinct_head_pairs(w), "four different heads")
+
+
+@test_case(name="identical heads are left out")
+def identical_heads(distinct_head_pairs):
+    w = _with_copies()
+    _check(distinct_head_pairs(w), ref.distinct_head_pairs(w), "five heads, two of them copies")
+
+
+@test_case(name="atol decides: a difference within atol is the same pattern, beyond it is not")
+def custom_atol(distinct_head_pairs):
+    # Head 1 is 0.6 atol from head 0, head 2 is 1.5 atol from head 0 but 0.9 atol from head 1,
+    # head 3 is 1.2 atol from head 0 elsewhere: "same" is not transitive.
+    w = _near(((1, 3, 0.6e-3), (1, 3, 1.5e-3), (4, 0, 1.2e-3)))
+    expected = ref.distinct_head_pairs(w, atol=1e-3)
+    _check(distinct_head_pairs(w, atol=1e-3), expected, "heads that differ by about atol")
+
+
+@test_case(name="the default atol is 1e-6")
+def default_atol(distinct_head_pairs):
+    w = _near(((0, 1, 0.5e-6), (2, 3, 5e-6)))
+    _check(distinct_head_pairs(w), ref.distinct_head_pairs(w), "heads that differ by about 1e-6")

@@ -1,0 +1,79 @@
+"""Hidden tests for multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads). Trusted side only."""
+
+from functools import cache
+
+import numpy as np
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import multihead as ref
+
+name = "multi_head_attention"
+
+
+@cache
+def _inputs(seed: int, n: int, d_model: int, x_scale: float = 1.0, dtype=np.float64):
+    """X and four different, non-symmetric projections (none is the identity)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d_model)) * x_scale
+    Ws = [rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+    return tuple(a.astype(dtype) for a in (X, *Ws))
+
+
+def _check(multi_head_attention, inputs, num_heads: int, **kw) -> None:
+    out, weights = compare.check_pair(
+        multi_head_attention(*inputs, num_heads), "multi_head_attention(...)", "out", "weights"
+    )
+    expected_out, expected_weights = ref.multi_head_attention(*inputs, num_heads)
+    compare.check_close(
+        weights,
+        expected_weights,
+        "multi_head_attention's `weights`",
+        "(num_heads, n, n)",
+        ("head", "query", "key"),
+        **kw,
+    )
+    compare.check_close(
+        out,
+        expected_out,
+        "multi_head_attention's `out`",
+        "(n, d_model)",
+        ("token", "feature"),
+        **kw,
+    )
+
+
+@test_case(name="two heads, n != d_head")
+def two_heads(multi_head_attention):
+    _check(multi_head_attention, _inputs(501, n=5, d_model=8), 2)
+
+
+@test_case(name="two heads, n == d_head")
+def tokens_equal_head_width(multi_head_attention):
+    _check(multi_head_attention, _inputs(502, n=4, d_model=8), 2)
+
+
+@test_case(name="four heads of width 3 on two tokens")
+def four_heads(multi_head_attention):
+    _check(multi_head_attention, _inputs(503, n=2, d_model=12), 4)
+
+
+@test_case(name="large activations (scores in the thousands) give finite, correct results")
+def large_scores(multi_head_attention):
+    inputs = _inputs(504, n=6, d_model=8, x_scale=60.0)
+    _check(multi_head_attention, inputs, 2, nan_hint=compare.OVERFLOW_HINT)
+
+
+@test_case(name="float32 inputs are handled to float32 precision")
+def float32_inputs(multi_head_attention):
+    _check(multi_head_attention, _inputs(505, n=6, d_model=6, dtype=np.float32), 3)
+
+
+@test_case(name="ValueError when d_model is not divisible by num_heads")
+def indivisible(multi_head_attention):
+    for seed, d_model, num_heads in ((506, 6, 4), (507, 8, 3)):
+        inputs = _inputs(seed, n=3, d_model=d_model)
+        compare.expect_value_error(
+            lambda i=inputs, h=num_heads: multi_head_attention(*i, h),
+            "when d_model is not divisible by num_heads",
+        )

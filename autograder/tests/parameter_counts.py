@@ -1,0 +1,63 @@
+"""Hidden tests for parameter_counts(d_model, head_counts, bias=False). Trusted side only."""
+
+from functools import cache
+
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import multihead as ref
+
+name = "parameter_counts"
+
+
+@cache
+def _expected(d_model: int, head_counts: tuple[int, ...], bias: bool) -> dict[int, int]:
+    return ref.parameter_counts(d_model, head_counts, bias=bias)
+
+
+def _check(counts, d_model: int, head_counts: tuple[int, ...], bias: bool) -> None:
+    expected = _expected(d_model, head_counts, bias)
+    call = f"parameter_counts(d_model, head_counts, bias={bias})"
+    if type(counts) is not dict:
+        raise AssertionError(
+            f"{call} should return a dict {{h: count}}; your code returned "
+            f"{compare.describe(counts)}."
+        )
+    keys = {compare.check_int(k, "each key (a head count)") for k in counts}
+    if keys != set(expected) or len(counts) != len(expected):
+        raise AssertionError(
+            f"the keys of {call} should be exactly the head counts asked for, one each; yours "
+            f"has {len(counts)} key(s), and {len(keys ^ set(expected))} differ from them."
+        )
+    wrong = [h for h, c in counts.items() if compare.check_int(c, "each count") != expected[int(h)]]
+    if wrong:
+        raise AssertionError(
+            f"{call}: {len(wrong)} of the {len(expected)} counts differ from the number of "
+            f"parameters of torch.nn.MultiheadAttention(d_model, h, bias={bias}). Count every "
+            "tensor in .parameters() with .numel()."
+        )
+
+
+@test_case(name="bias=False: the count is the same for every head count")
+def without_bias(parameter_counts):
+    _check(parameter_counts(8, [1, 2, 4, 8], bias=False), 8, (1, 2, 4, 8), False)
+
+
+@test_case(name="bias=True counts the biases too")
+def with_bias(parameter_counts):
+    heads = (1, 2, 3, 4, 6, 12)
+    _check(parameter_counts(12, list(heads), bias=True), 12, heads, True)
+
+
+@test_case(name="bias defaults to False")
+def default_bias(parameter_counts):
+    _check(parameter_counts(16, [16, 2, 4]), 16, (16, 2, 4), False)
+
+
+@test_case(name="ValueError naming a head count that does not divide d_model")
+def indivisible(parameter_counts):
+    compare.expect_value_error(
+        lambda: parameter_counts(12, [2, 5, 3]),
+        "when a head count does not divide d_model",
+        must_mention=["5"],
+    )

@@ -1,0 +1,82 @@
+"""Hidden tests for softmax(x, axis=-1). Trusted side only: never visible to student code."""
+
+from functools import cache
+
+import numpy as np
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import multihead as ref
+
+name = "softmax"
+
+
+@cache
+def _scores(seed: int, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(shape) * 2.0).astype(dtype)
+
+
+@cache
+def _large_scores() -> np.ndarray:
+    """Scores near +-1e4 with small spreads, exactly representable in float32 (so float32
+    arithmetic stays exact when it subtracts the maximum)."""
+    rng = np.random.default_rng(104)
+    x = rng.standard_normal((4, 6)) * 3.0 + np.array([[9980.0], [-9980.0], [5000.0], [-9990.0]])
+    x[2, ::2] -= 1e4  # one row mixes large positive and large negative scores
+    return x.astype(np.float32).astype(np.float64)
+
+
+def _check(softmax, x: np.ndarray, axis: int | None, what: str, axes, **kw) -> None:
+    result = softmax(x) if axis is None else softmax(x, axis=axis)
+    expected = ref.softmax(x, axis=-1 if axis is None else axis)
+    compare.check_close(result, expected, what, "the input's shape", axes, **kw)
+
+
+@test_case(name="a 2-D array is normalised along the last axis by default")
+def default_axis(softmax):
+    _check(
+        softmax,
+        _scores(101, (4, 6)),
+        None,
+        "softmax(x) of a (rows, columns) array",
+        ("row", "column"),
+    )
+
+
+@test_case(name="a square array is normalised along each row")
+def square(softmax):
+    _check(softmax, _scores(102, (5, 5)), None, "softmax(x) of a square array", ("row", "column"))
+
+
+@test_case(name="axis=0 normalises each column")
+def axis_zero(softmax):
+    _check(softmax, _scores(103, (5, 3)), 0, "softmax(x, axis=0)", ("row", "column"))
+
+
+@test_case(name="a 3-D array is normalised along the middle axis (axis=1)")
+def middle_axis(softmax):
+    _check(
+        softmax,
+        _scores(105, (2, 4, 3)),
+        1,
+        "softmax(x, axis=1) of a 3-D array",
+        ("block", "row", "column"),
+    )
+
+
+@test_case(name="scores as large as 1e4 in magnitude give finite, correct weights")
+def large_scores(softmax):
+    _check(
+        softmax,
+        _large_scores(),
+        None,
+        "softmax(x) of large scores",
+        ("row", "column"),
+        nan_hint=compare.OVERFLOW_HINT,
+    )
+
+
+@test_case(name="float32 scores are handled to float32 precision")
+def float32_input(softmax):
+    x = _scores(106, (3, 7), np.float32)
+    _check(softmax, x, -1, "softmax(x, axis=-1) of a float32 array", ("row", "column"))

@@ -1,0 +1,53 @@
+"""Hidden tests for split_heads(M, num_heads, d_head). Trusted side only."""
+
+from functools import cache
+
+import numpy as np
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import multihead as ref
+
+name = "split_heads"
+AXES = ("head", "token", "feature")
+
+
+@cache
+def _features(seed: int, n: int, width: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, width))
+
+
+def _check(split_heads, seed: int, n: int, num_heads: int, d_head: int) -> None:
+    M = _features(seed, n, num_heads * d_head)
+    compare.check_close(
+        split_heads(M, num_heads, d_head),
+        ref.split_heads(M, num_heads, d_head),
+        "split_heads(M, num_heads, d_head)",
+        "(num_heads, n, d_head)",
+        AXES,
+    )
+
+
+@test_case(name="n != d_head: head h holds the h-th block of consecutive features")
+def tokens_differ_from_head_width(split_heads):
+    _check(split_heads, 201, n=5, num_heads=3, d_head=2)
+
+
+@test_case(name="n == d_head: heads are cut along features, not tokens")
+def tokens_equal_head_width(split_heads):
+    _check(split_heads, 202, n=4, num_heads=2, d_head=4)
+
+
+@test_case(name="four heads on two tokens")
+def many_heads(split_heads):
+    _check(split_heads, 203, n=2, num_heads=4, d_head=3)
+
+
+@test_case(name="ValueError when the feature width is not num_heads * d_head")
+def wrong_width(split_heads):
+    M = _features(204, 5, 6)
+    for num_heads, d_head in ((4, 2), (2, 4), (4, 1)):  # too wide, too wide, too narrow
+        compare.expect_value_error(
+            lambda h=num_heads, d=d_head: split_heads(M, h, d),
+            "when M's last axis is not num_heads * d_head wide",
+        )

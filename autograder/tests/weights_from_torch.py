@@ -1,0 +1,98 @@
+"""Hidden tests for weights_from_torch(mha). Trusted side only."""
+
+from functools import cache
+
+import numpy as np
+import torch
+from otter.test_files import test_case
+
+from mha_grader import compare
+from solutions import crosscheck as ref_cc
+from solutions import multihead as ref
+
+name = "weights_from_torch"
+NAMES = ("Wq", "Wk", "Wv", "Wo")
+
+
+@cache
+def _module(seed: int, d_model: int, num_heads: int, dtype=torch.float64, **options):
+    """A MultiheadAttention whose every parameter (biases included: torch zeroes them) is random."""
+    options.setdefault("bias", False)
+    mha = torch.nn.MultiheadAttention(d_model, num_heads, dtype=dtype, **options)
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for p in mha.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape)) / np.sqrt(d_model)))
+    return mha.eval()
+
+
+def _check_arrays(result, mha, values: bool = True) -> list[np.ndarray]:
+    """The four arrays, each checked for type, shape, dtype and (if `values`) value."""
+    if type(result) not in (tuple, list) or len(result) != 4:
+        raise AssertionError(
+            "weights_from_torch should return a tuple (Wq, Wk, Wv, Wo); your code returned "
+            f"{compare.describe(result)}."
+        )
+    expected = ref_cc.weights_from_torch(mha)
+    for got, want, label in zip(result, expected, NAMES, strict=True):
+        what = f"{label} (item {NAMES.index(label)} of the tuple)"
+        compare.check_array(got, what, "(d_model, d_model)", want.shape)
+        if got.dtype != np.float64:
+            raise AssertionError(
+                f"{what} should be a float64 array whatever the module's dtype; your code "
+                f"returned {compare.describe(got)}. Convert with .to(torch.float64) or "
+                ".astype(np.float64)."
+            )
+        if values:
+            compare.check_close(
+                got, want, what, "(d_model, d_model)", ("row", "column"), strict=True
+            )
+    return list(result)
+
+
+@test_case(name="float64 module, batch_first=False: the four projections, used as X @ W")
+def float64_module(weights_from_torch):
+    mha = _module(701, 8, 2)
+    _check_arrays(weights_from_torch(mha), mha)
+
+
+@test_case(name="float32 module, batch_first=True: float64 arrays of its weights")
+def float32_module(weights_from_torch):
+    mha = _module(702, 6, 3, torch.float32, batch_first=True)
+    _check_arrays(weights_from_torch(mha), mha)
+
+
+@test_case(name="the weights reproduce the module's output with multi_head_attention")
+def reproduces_module(weights_from_torch):
+    mha = _module(703, 12, 4, batch_first=True)
+    Ws = _check_arrays(weights_from_torch(mha), mha, values=False)
+    X = np.random.default_rng(703).standard_normal((5, 12))
+    with torch.no_grad():
+        x = torch.from_numpy(X).unsqueeze(0)
+        torch_out = mha(x, x, x, need_weights=False)[0][0].numpy()
+    out, _ = ref.multi_head_attention(X, *Ws, mha.num_heads)
+    compare.check_close(
+        out,
+        torch_out,
+        "the reference pipeline run with your four arrays",
+        "(n, d_model)",
+        strict=True,
+    )
+
+
+@test_case(name="ValueError for a module with biases (bias=True, or add_bias_kv=True)")
+def biases(weights_from_torch):
+    for mha in (_module(704, 8, 2, bias=True), _module(705, 8, 4, add_bias_kv=True)):
+        compare.expect_value_error(
+            lambda m=mha: weights_from_torch(m),
+            "for a module with biases (bias=True or add_bias_kv)",
+        )
+
+
+@test_case(name="ValueError for a module with kdim/vdim different from embed_dim")
+def separate_projections(weights_from_torch):
+    mha = _module(706, 8, 2, kdim=6, vdim=4)
+    compare.expect_value_error(
+        lambda: weights_from_torch(mha),
+        "for a module with separate q/k/v projections (kdim/vdim differing from embed_dim)",
+    )

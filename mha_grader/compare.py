@@ -1,0 +1,214 @@
+"""Trusted assertion helpers for the hidden tests.
+
+Each helper raises ``AssertionError`` whose text is shown to the student: it says, in words, what
+was expected (a shape such as "(num_heads, n, d_head)", a property) and what the student's code
+returned, and may say where a result differs (which head, which row, the largest error). It never
+contains a hidden input or an expected value.
+
+Types are checked with ``type(x) is ...`` and values are compared here, on the trusted side, with
+explicit shape checks (``np.allclose`` broadcasts ``(n, n)`` against ``(h, n, n)`` silently), so an
+object that claims equality with everything cannot pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import StudentCodeError, StudentRaised
+
+# Added to a message when large scores made a result nan or inf.
+OVERFLOW_HINT = (
+    "Large scores make exp overflow: subtract the maximum along the axis before exp "
+    "(softmax does not change when all its inputs are shifted by the same amount)."
+)
+
+# Allowed error, relative to the expected array's largest magnitude, by the result's dtype.
+# float32 keeps ~7 significant digits and a few hundred operations lose a little more; float64
+# keeps ~16. A float64 result may still come from float32 arithmetic (NumPy 2 turns
+# `float32_array / np.sqrt(d)` into float64), and float32 arithmetic is a correct answer, so
+# float64 results get the float32 tolerance unless a check demands float64 precision (`strict`,
+# e.g. weights copied out of a float64 module). No misconception of these exercises produces an
+# error this small: they are off by far more than 1e-4.
+RTOL = {np.dtype(np.float64): 1e-8, np.dtype(np.float32): 1e-4}
+RTOL_OTHER = 1e-8  # longdouble: at least float64 precision
+
+
+def describe(value: Any) -> str:
+    """A short, input-free description of what came back: its type (and shape for arrays)."""
+    t = type(value)
+    if value is None:
+        return "None (is a `return` missing?)"
+    if t is np.ndarray:
+        return f"a NumPy {value.dtype} array of shape {value.shape}"
+    if t.__module__.startswith("torch"):
+        return "a torch tensor"
+    if t in (list, tuple, dict):
+        return f"a {t.__name__} of length {len(value)}"
+    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    return f"a value of type {name}"
+
+
+def tolerance(dtype: np.dtype | type, strict: bool = False) -> float:
+    """The relative tolerance for a result of ``dtype``: float32 precision at most, unless
+    ``strict`` (then the dtype's own precision)."""
+    dtype = np.dtype(dtype)
+    own = RTOL.get(dtype, RTOL_OTHER)
+    return own if strict else max(own, RTOL[np.dtype(np.float32)])
+
+
+def check_array(value: Any, what: str, shape_words: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Assert ``value`` is a float ndarray of exactly ``shape``; return it.
+
+    ``what`` names the value ("softmax's result"); ``shape_words`` is the expected shape in the
+    contract's words, e.g. "(num_heads, n, d_head)".
+    """
+    if type(value) is not np.ndarray:
+        hint = ""
+        if type(value) is list:
+            hint = " (wrap it with np.array, or keep the NumPy result instead of .tolist())"
+        elif type(value).__module__.startswith("torch"):
+            hint = " (convert it with .detach().numpy())"
+        raise AssertionError(
+            f"{what} should be a NumPy array of shape {shape_words}; "
+            f"your code returned {describe(value)}{hint}."
+        )
+    if value.shape != tuple(shape):
+        raise AssertionError(
+            f"{what} should have shape {shape_words}; your code returned "
+            f"{describe(value)}. Check which axes your code keeps, adds or moves."
+        )
+    if value.dtype.kind != "f":
+        raise AssertionError(
+            f"{what} should hold floating-point numbers; your code returned {describe(value)}."
+        )
+    if value.dtype == np.float16:
+        raise AssertionError(
+            f"{what} is a float16 array: too coarse to check. Compute in float32 or float64."
+        )
+    return value
+
+
+def _where(index: tuple[int, ...], axes: Sequence[str]) -> str:
+    """'head 1, row 2' for axis labels ('head', 'row', 'column'); unnamed axes are skipped."""
+    labels = list(axes)[-len(index) :] if axes else []
+    labels = [""] * (len(index) - len(labels)) + labels
+    parts = [f"{lab} {i}" for lab, i in zip(labels, index, strict=True) if lab]
+    return ", ".join(parts)
+
+
+def check_close(
+    value: Any,
+    expected: np.ndarray,
+    what: str,
+    shape_words: str,
+    axes: Sequence[str] = (),
+    strict: bool = False,
+    nan_hint: str = "",
+) -> np.ndarray:
+    """Assert ``value`` is a float array shaped like ``expected`` and close to it.
+
+    The tolerance (see ``tolerance``) is relative to the largest magnitude in ``expected``.
+    ``axes`` labels the last axes (e.g. ("head", "row", "column")) to say where the largest
+    error is; ``nan_hint`` is added
+    to the message when the result holds nan or inf.
+    """
+    value = check_array(value, what, shape_words, expected.shape)
+    if not np.all(np.isfinite(value)):
+        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+        raise AssertionError(
+            f"{what} contains {bad} nan or infinite value(s); every entry should be finite."
+            f"{' ' + nan_hint if nan_hint else ''}"
+        )
+    rtol = tolerance(value.dtype, strict)
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    allowed = rtol * (scale if scale > 0 else 1.0)
+    err = np.abs(value.astype(np.float64) - expected)
+    if expected.size and not float(np.max(err)) <= allowed:
+        index = np.unravel_index(int(np.argmax(err)), err.shape)
+        at = _where(tuple(int(i) for i in index), axes)
+        share = np.count_nonzero(err > allowed) / err.size
+        raise AssertionError(
+            f"{what} has the right shape but wrong values"
+            f"{f' (the largest error is at {at})' if at else ''}: "
+            f"{share:.0%} of the entries are off, by up to {float(np.max(err)):.2g} "
+            f"(allowed: {allowed:.1g})."
+        )
+    return value
+
+
+def check_pair(value: Any, what: str, first: str, second: str) -> tuple[Any, Any]:
+    """Assert ``value`` is a tuple (or list) of exactly two items, e.g. (out, weights)."""
+    if type(value) not in (tuple, list) or len(value) != 2:
+        raise AssertionError(
+            f"{what} should return a tuple ({first}, {second}); your code returned "
+            f"{describe(value)}."
+        )
+    return value[0], value[1]
+
+
+def check_float(value: Any, what: str) -> float:
+    """Assert ``value`` is a real number (Python float or a NumPy float), not a bool; return it."""
+    if type(value) is float or (type(value) in (np.float64, np.float32)):
+        return float(value)
+    hint = " (use float(...) on it)" if type(value) is np.ndarray else ""
+    raise AssertionError(f"{what} should be a float; your code returned {describe(value)}{hint}.")
+
+
+def check_bool(value: Any, what: str) -> bool:
+    """Assert ``value`` is a bool (Python or NumPy); return it."""
+    if type(value) is bool or type(value) is np.bool_:
+        return bool(value)
+    raise AssertionError(
+        f"{what} should be a bool (True or False); your code returned {describe(value)}."
+    )
+
+
+def check_int(value: Any, what: str) -> int:
+    """Assert ``value`` is a whole number (int or a NumPy integer, not a bool); return it."""
+    if type(value) is int or (isinstance(value, np.integer) and type(value).__module__ == "numpy"):
+        return int(value)
+    raise AssertionError(
+        f"{what} should be a whole number (int); your code returned {describe(value)}."
+    )
+
+
+def _mentions(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as a whole word or number ("5" is not in "15")."""
+    return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", text) is not None
+
+
+def expect_value_error(
+    call: Callable[[], Any],
+    situation: str,
+    must_mention: Sequence[str] = (),
+) -> None:
+    """Assert that ``call()`` raises ValueError; ``situation`` says when, in words.
+
+    ``must_mention`` lists words or numbers the error message must contain (as whole words), such
+    as the offending head count.
+    """
+    try:
+        result = call()
+    except StudentRaised as e:
+        if not e.is_a(ValueError):
+            raise AssertionError(
+                f"should raise ValueError {situation}; your code raised {e.exc_type} instead"
+                f"{f' ({e.where})' if e.where else ''}. Check the inputs yourself and "
+                "raise ValueError with a message that says what is wrong."
+            ) from None
+        missing = [w for w in must_mention if not _mentions(e.message, w)]
+        if missing:
+            raise AssertionError(
+                f"raises ValueError {situation}, as it should, but the message does not name "
+                "the offending value; say which value is wrong, so the caller can fix it."
+            ) from None
+        return
+    except StudentCodeError:
+        raise
+    raise AssertionError(
+        f"should raise ValueError {situation}; your code returned {describe(result)} instead."
+    )
