@@ -25,24 +25,38 @@ def _array_like(out, x, what):
     )
 
 
+def _call(softmax, x, **kwargs):
+    """softmax(x, **kwargs), turning the classic broadcasting error into a hint."""
+    try:
+        return softmax(x, **kwargs)
+    except ValueError as e:
+        if "broadcast" not in str(e):
+            raise
+        raise AssertionError(
+            f"softmax failed on an input of shape {x.shape} ({e}). A max or sum taken without "
+            "keepdims=True loses the reduced axis and no longer lines up with x: pass "
+            "keepdims=True so that it broadcasts back along `axis`."
+        ) from e
+
+
 @test_case()
 def test_worked_values(softmax):
     # exp(log 1), exp(log 2), exp(log 3) are 1, 2, 3: the weights are 1/6, 2/6, 3/6.
     x = np.log(np.array([1.0, 2.0, 3.0]))
-    out = softmax(x)
+    out = _call(softmax, x)
     _array_like(out, x, "softmax(log([1, 2, 3]))")
     assert np.allclose(out, [1 / 6, 2 / 6, 3 / 6]), (
         f"softmax(log([1, 2, 3])) should be [1/6, 1/3, 1/2] (exp turns the inputs back into "
         f"1, 2, 3, then each is divided by their sum 6); got {_show(out)}"
     )
-    out = softmax(np.zeros(4))
+    out = _call(softmax, np.zeros(4))
     assert np.allclose(out, 0.25), f"equal scores should share the weight equally: got {_show(out)}"
 
 
 @test_case()
 def test_rows_sum_to_one_on_the_last_axis(softmax):
     x = np.array([[1.0, 2.0, 0.5], [-1.0, 0.0, 3.0]])  # 2 rows of 3: not square on purpose
-    out = softmax(x)
+    out = _call(softmax, x)
     _array_like(out, x, "softmax of a (2, 3) array")
     assert np.all((out >= 0) & (out <= 1)), f"every weight must lie in [0, 1]; got {_show(out)}"
     rows, cols = out.sum(axis=-1), out.sum(axis=0)
@@ -64,7 +78,7 @@ def test_rows_sum_to_one_on_the_last_axis(softmax):
 @test_case()
 def test_axis_argument_is_used(softmax):
     x = np.array([[1.0, 2.0, 0.5], [-1.0, 0.0, 3.0]])
-    out = softmax(x, axis=0)
+    out = _call(softmax, x, axis=0)
     _array_like(out, x, "softmax(x, axis=0) on a (2, 3) array")
     if not np.allclose(out.sum(axis=0), 1):
         hint = ""
@@ -80,7 +94,7 @@ def test_axis_argument_is_used(softmax):
 def test_square_input_normalises_each_row(softmax):
     # On a square array a max or sum taken without keepdims still broadcasts, along the wrong axis.
     x = np.array([[0.0, 1.0, 2.0], [5.0, 0.0, 0.0], [1.0, 1.0, -3.0]])
-    out = softmax(x)
+    out = _call(softmax, x)
     _array_like(out, x, "softmax of a (3, 3) array")
     assert np.allclose(out.sum(axis=-1), 1), (
         f"on a square (3, 3) input each row must sum to 1; the rows sum to "
@@ -92,13 +106,13 @@ def test_square_input_normalises_each_row(softmax):
 @test_case()
 def test_leading_axes(softmax):
     x = np.arange(24, dtype=float).reshape(2, 3, 4) / 7.0
-    out = softmax(x)
+    out = _call(softmax, x)
     _array_like(out, x, "softmax of a (2, 3, 4) array")
     assert np.allclose(out.sum(axis=-1), 1), (
         f"on a (2, 3, 4) array the last axis must sum to 1 for every (i, j); got sums "
         f"{_show(out.sum(axis=-1))}"
     )
-    out = softmax(x, axis=1)
+    out = _call(softmax, x, axis=1)
     _array_like(out, x, "softmax(x, axis=1) on a (2, 3, 4) array")
     assert np.allclose(out.sum(axis=1), 1), (
         f"softmax(x, axis=1) on a (2, 3, 4) array must sum to 1 along axis 1; got sums "
@@ -109,7 +123,7 @@ def test_leading_axes(softmax):
 @test_case()
 def test_large_scores_stay_finite(softmax):
     x = np.array([[1e4, 0.0, -1e4], [-1e4, -1e4 + np.log(2.0), -1e4 - 50.0]])
-    out = softmax(x)
+    out = _call(softmax, x)
     _array_like(out, x, "softmax of scores as large as 1e4")
     assert np.all(np.isfinite(out)), (
         f"scores of magnitude 1e4 gave {_show(out)}: exp(1e4) overflows to inf and exp(-1e4) "
@@ -127,7 +141,7 @@ def test_large_scores_stay_finite(softmax):
 def test_input_is_not_modified(softmax):
     x = np.array([[3.0, 1.0, 2.0], [0.0, 4.0, -1.0]])
     before = x.copy()
-    softmax(x)
+    _call(softmax, x)
     assert np.array_equal(x, before), (
         f"softmax changed its input in place: it was {_show(before)}, afterwards {_show(x)}. "
         "Write `shifted = x - x.max(...)` rather than `x -= ...`."

@@ -1,0 +1,428 @@
+"""The public tests (exercises/tests): the reference passes them, classic mistakes fail them.
+
+Each known mistake (CONTRACT.md §6) is built here as a small buggy function and must fail the
+right public check with a message that names the idea behind the mistake.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from otter.test_files import GradingResults
+from otter.test_files.exception_test import ExceptionTestFile
+
+from mha_check.questions import CODE_QUESTIONS
+from solutions import crosscheck as ref_cc
+from solutions import multihead as ref
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLIC_TESTS = ROOT / "exercises" / "tests"
+REFERENCE_ENV = {**vars(ref_cc), **vars(ref)}
+
+
+def run_public(qid: str, **replace) -> dict[str, str | None]:
+    """Run question `qid`'s public cases on the reference with some functions replaced.
+
+    Returns case function name -> None when it passed, else the failure's message.
+    """
+    test_file = ExceptionTestFile.from_file(str(PUBLIC_TESTS / f"{qid}.py"))
+    env = {**REFERENCE_ENV, **replace}
+    outcome: dict[str, str | None] = {}
+    for tc in test_file.test_cases:
+        try:
+            tc.body.call_func(env)
+        except Exception as e:  # noqa: BLE001 - any failure is what the caller inspects
+            outcome[tc.body.test_func.__name__] = f"{type(e).__name__}: {e}"
+        else:
+            outcome[tc.body.test_func.__name__] = None
+    return outcome
+
+
+def failures(qid: str, **replace) -> dict[str, str]:
+    return {k: v for k, v in run_public(qid, **replace).items() if v is not None}
+
+
+# ---------------------------------------------------------------- the reference passes everything
+
+
+def test_there_is_one_public_test_file_per_code_question():
+    assert sorted(p.stem for p in PUBLIC_TESTS.glob("*.py")) == sorted(CODE_QUESTIONS)
+
+
+@pytest.mark.parametrize("qid", list(CODE_QUESTIONS))
+def test_reference_solution_passes_every_public_check(qid):
+    outcome = run_public(qid)
+    assert len(outcome) >= 4, f"{qid}: expected several checks, found {len(outcome)}"
+    assert failures(qid) == {}
+
+
+@pytest.mark.parametrize("qid", list(CODE_QUESTIONS))
+def test_public_test_file_has_otter_metadata_and_no_reference_code(qid):
+    path = PUBLIC_TESTS / f"{qid}.py"
+    source = path.read_text()
+    test_file = ExceptionTestFile.from_file(str(path))
+    assert test_file.name == qid
+    assert "OK_FORMAT = False" in source  # otter check refuses files without it
+    assert "solutions" not in source and "mha_grader" not in source
+    for fn in CODE_QUESTIONS:  # a test must call the student's function, never define its own
+        assert f"def {fn}(" not in source, f"{qid}.py defines {fn}"
+    for tc in test_file.test_cases:
+        params = tc.body._get_func_params()
+        assert qid in params, f"{tc.body.test_func.__name__} does not take {qid}"
+
+
+def test_public_tests_pass_through_otters_own_checker_on_the_reference_scripts():
+    """What `otter check` runs inside its kernel: the script's globals, then Checker.check."""
+    from otter.execute import Checker
+    from otter.nbmeta_config import NBMetadataConfig
+
+    results = []
+    for qid, filename in CODE_QUESTIONS.items():
+        env = {"__name__": "__main__"}
+        source = (ROOT / "solutions" / filename).read_text()
+        source = source.replace("from .multihead import", "from solutions.multihead import")
+        exec(compile(source, filename, "exec"), env)
+        results.append(
+            Checker.check(str(PUBLIC_TESTS / f"{qid}.py"), NBMetadataConfig(), None, env)
+        )
+    graded = pickle.loads(pickle.dumps(GradingResults(results)))  # as otter hands results back
+    assert graded.possible > 0 and graded.total == graded.possible
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ipykernel") is None,
+    reason="otter check runs the script in a Jupyter kernel: needs ipykernel (not pinned here)",
+)
+@pytest.mark.parametrize(
+    "script, qid", [("multihead.py", "split_heads"), ("crosscheck.py", "cross_check")]
+)
+def test_otter_check_passes_the_reference_scripts(tmp_path, script, qid):
+    for name in ("multihead.py", "crosscheck.py"):
+        shutil.copy(ROOT / "solutions" / name, tmp_path / name)
+    shutil.copytree(PUBLIC_TESTS, tmp_path / "tests")
+    run = subprocess.run(
+        [sys.executable, "-m", "otter", "check", script, "-t", "tests", "-q", qid],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "All tests passed!" in run.stdout, run.stdout + run.stderr
+
+
+# ------------------------------------------------------------------------- softmax mistakes
+
+
+def softmax_wrong_axis(x, axis=-1):
+    return ref.softmax(x, axis=0)
+
+
+def softmax_global(x, axis=-1):
+    e = np.exp(x - np.max(x))
+    return e / e.sum()
+
+
+def softmax_no_keepdims(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis))
+    return e / np.sum(e, axis=axis)
+
+
+def softmax_unstable(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_in_place(x, axis=-1):
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x.copy()
+
+
+@pytest.mark.parametrize(
+    "buggy, check, words",
+    [
+        (softmax_wrong_axis, "test_rows_sum_to_one_on_the_last_axis", "wrong axis"),
+        (softmax_global, "test_rows_sum_to_one_on_the_last_axis", "whole array"),
+        (softmax_no_keepdims, "test_square_input_normalises_each_row", "keepdims"),
+        (softmax_unstable, "test_large_scores_stay_finite", "Subtract the maximum"),
+        (softmax_in_place, "test_input_is_not_modified", "in place"),
+    ],
+)
+def test_softmax_mistake_fails_with_a_message_naming_it(buggy, check, words):
+    failed = failures("softmax", softmax=buggy)
+    assert check in failed
+    assert words in failed[check]
+
+
+def test_softmax_without_keepdims_on_a_non_square_input_is_told_about_keepdims():
+    failed = failures("softmax", softmax=softmax_no_keepdims)
+    message = failed["test_rows_sum_to_one_on_the_last_axis"]
+    assert message.startswith("AssertionError") and "keepdims=True" in message
+
+
+# ------------------------------------------------------------------- split / merge mistakes
+
+
+def split_interleaved(M, num_heads, d_head):
+    return M.reshape(M.shape[0], d_head, num_heads).transpose(2, 0, 1)
+
+
+def split_without_check(M, num_heads, d_head):
+    return M.reshape(M.shape[0], -1, d_head).transpose(1, 0, 2)[:num_heads]
+
+
+def merge_no_transpose(H):
+    h, n, d = H.shape
+    return H.reshape(n, h * d)
+
+
+def merge_reversed(H):
+    return ref.merge_heads(H[::-1])
+
+
+def split_no_transpose(M, num_heads, d_head):
+    if M.shape[-1] != num_heads * d_head:
+        raise ValueError("width")
+    return M.reshape(num_heads, M.shape[0], d_head)
+
+
+@pytest.mark.parametrize(
+    "qid, buggy, check, words",
+    [
+        ("split_heads", split_no_transpose, "test_worked_values", "rows of several tokens"),
+        ("split_heads", split_no_transpose, "test_shape_and_head_blocks", "move the head"),
+        ("split_heads", split_interleaved, "test_shape_and_head_blocks", "round-robin"),
+        ("split_heads", split_without_check, "test_wrong_width_raises_value_error", "ValueError"),
+        ("merge_heads", merge_no_transpose, "test_shape_and_column_blocks", "rows mix tokens"),
+        ("merge_heads", merge_reversed, "test_worked_values", "reverse order"),
+    ],
+)
+def test_split_and_merge_mistakes_fail_with_a_message_naming_them(qid, buggy, check, words):
+    failed = failures(qid, **{qid: buggy})
+    assert check in failed
+    assert words in failed[check]
+
+
+# -------------------------------------------------------------------------- attention mistakes
+
+
+def attention_with(scale, transpose=lambda K: np.swapaxes(K, -1, -2), use_vt=False):
+    def attention(Q, K, V):
+        w = ref.softmax(Q @ transpose(K) / scale(Q.shape[-1]), axis=-1)
+        return (w @ np.swapaxes(V, -1, -2) if use_vt else w @ V), w
+
+    return attention
+
+
+@pytest.mark.parametrize(
+    "buggy, check, words",
+    [
+        (attention_with(lambda d: 1.0), "test_worked_values", "without dividing"),
+        (attention_with(lambda d: d), "test_worked_values", "instead of sqrt"),
+        (attention_with(math.sqrt, use_vt=True), "test_worked_values", "transpose K, not V"),
+        (
+            attention_with(math.sqrt, transpose=lambda K: K.T),
+            "test_leading_axes_are_independent",
+            "K.T reverses every axis",
+        ),
+    ],
+)
+def test_attention_mistake_fails_with_a_message_naming_it(buggy, check, words):
+    failed = failures("attention", attention=buggy)
+    assert check in failed
+    assert words in failed[check]
+
+
+def test_attention_returning_weights_first_is_told_the_order():
+    failed = failures("attention", attention=lambda Q, K, V: ref.attention(Q, K, V)[::-1])
+    assert "(weights, out)" in failed["test_shapes_and_rows_sum_to_one"]
+
+
+# ----------------------------------------------------------------------------- mha mistakes
+
+
+def mha_with(*, project_out=True, split=True, scale_by_d_model=False, swap_qk=False):
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        d_model = X.shape[-1]
+        if d_model % num_heads:
+            raise ValueError("heads")
+        if swap_qk:
+            Wq, Wk = Wk, Wq
+        h = num_heads if split else 1
+        d = d_model // h
+        Q, K, V = (ref.split_heads(X @ W, h, d) for W in (Wq, Wk, Wv))
+        scale = math.sqrt(d_model if scale_by_d_model else d)
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / scale, axis=-1)
+        merged = ref.merge_heads(w @ V)
+        return (merged @ Wo if project_out else merged), w
+
+    return multi_head_attention
+
+
+@pytest.mark.parametrize(
+    "buggy, check, words",
+    [
+        (mha_with(project_out=False), "test_worked_values_one_head", "output projection"),
+        (mha_with(project_out=False), "test_worked_values_two_heads", "output projection"),
+        (mha_with(scale_by_d_model=True), "test_worked_values_two_heads", "sqrt(d_model)"),
+        (mha_with(split=False), "test_shapes_and_rows_sum_to_one", "instead of splitting"),
+        (mha_with(swap_qk=True), "test_worked_values_one_head", "Q and K swapped"),
+    ],
+)
+def test_mha_mistake_fails_with_a_message_naming_it(buggy, check, words):
+    failed = failures("multi_head_attention", multi_head_attention=buggy)
+    assert check in failed
+    assert words in failed[check]
+
+
+def test_mha_built_on_a_split_without_transpose_fails_the_head_locality_check():
+    def split_bad(M, num_heads, d_head):
+        return M.reshape(num_heads, M.shape[0], d_head)
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d = X.shape[-1] // num_heads
+        Q, K, V = (split_bad(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = ref.attention(Q, K, V)
+        return ref.merge_heads(out) @ Wo, w
+
+    failed = failures("multi_head_attention", multi_head_attention=mha)
+    assert "only its own block" not in failed.get("test_shapes_and_rows_sum_to_one", "")
+    assert (
+        "head 0 must see only features 0:4" in failed["test_each_head_sees_only_its_own_features"]
+    )
+
+
+# ------------------------------------------------------------ distinct pairs and parameter counts
+
+
+@pytest.mark.parametrize(
+    "buggy, words",
+    [
+        (lambda w, atol=1e-6: ref.distinct_head_pairs(w, atol)[::-1], "wrong order"),
+        (lambda w, atol=1e-6: [(j, i) for i, j in ref.distinct_head_pairs(w, atol)], "i < j"),
+        (lambda w, atol=1e-6: set(ref.distinct_head_pairs(w, atol)), "must return a list"),
+    ],
+)
+def test_distinct_pairs_mistakes_are_named(buggy, words):
+    failed = failures("distinct_head_pairs", distinct_head_pairs=buggy)
+    assert any(words in message for message in failed.values()), failed
+
+
+def test_distinct_pairs_ignoring_atol_fails_the_atol_check():
+    def exact(weights, atol=1e-6):
+        h = len(weights)
+        return [
+            (i, j) for i in range(h) for j in range(i + 1, h) if (weights[i] != weights[j]).any()
+        ]
+
+    failed = failures("distinct_head_pairs", distinct_head_pairs=exact)
+    assert set(failed) == {"test_atol_decides_what_counts_as_equal"}
+
+
+def test_parameter_counts_leaving_the_check_to_torch_is_told_to_raise_value_error():
+    def counts(d_model, head_counts, bias=False):
+        return {
+            h: sum(
+                p.numel() for p in torch.nn.MultiheadAttention(d_model, h, bias=bias).parameters()
+            )
+            for h in head_counts
+        }
+
+    failed = failures("parameter_counts", parameter_counts=counts)
+    assert set(failed) == {"test_head_count_that_does_not_divide_raises"}
+    assert "raise ValueError" in failed["test_head_count_that_does_not_divide_raises"]
+
+
+def test_parameter_counts_that_grow_with_heads_are_told_why_they_do_not():
+    failed = failures(
+        "parameter_counts",
+        parameter_counts=lambda d, hs, bias=False: {h: 4 * d * d * h for h in hs},
+    )
+    assert "splitting into heads is a reshape" in failed["test_module_example"]
+
+
+# ----------------------------------------------------------------------- adapter mistakes
+
+
+def adapter_no_transpose(mha):
+    return tuple(W.T.copy() for W in ref_cc.weights_from_torch(mha))
+
+
+def adapter_qkv_order(mha):
+    Wq, Wk, Wv, Wo = ref_cc.weights_from_torch(mha)
+    return Wk, Wq, Wv, Wo
+
+
+def adapter_float32(mha):
+    return tuple(W.astype(np.float32) for W in ref_cc.weights_from_torch(mha))
+
+
+@pytest.mark.parametrize(
+    "buggy, check, words",
+    [
+        (adapter_no_transpose, "test_projections_match_torch", "transpose it"),
+        (adapter_qkv_order, "test_projections_match_torch", "holds the k block"),
+        (adapter_float32, "test_returns_four_float64_matrices", "float64"),
+        (
+            lambda mha: ref_cc.weights_from_torch(torch.nn.MultiheadAttention(4, 2, bias=False)),
+            "test_module_with_biases_or_separate_projections_raises",
+            "must raise ValueError",
+        ),
+    ],
+)
+def test_adapter_mistake_fails_with_a_message_naming_it(buggy, check, words):
+    failed = failures("weights_from_torch", weights_from_torch=buggy)
+    assert check in failed
+    assert words in failed[check]
+
+
+def cross_check_with(*, average=False, wrong_layout=False, strict=False):
+    def cross_check(mha, X):
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        first = mha.batch_first != wrong_layout
+        x = x.unsqueeze(0) if first else x.unsqueeze(1)
+        with torch.no_grad():
+            out_t, w_t = mha(x, x, x, need_weights=True, average_attn_weights=average)
+        out_t = (out_t[0] if first else out_t[:, 0]).double().numpy()
+        out, w = ref.multi_head_attention(np.asarray(X, float), *ref_cc.weights_from_torch(mha), 2)
+        od = float(np.abs(out - out_t).max())
+        wd = float(np.abs(w - w_t[0].double().numpy()).max())
+        tol = 1e-14 if strict else 1e-6
+        match = od < tol and wd < tol
+        return {"output_max_abs_diff": od, "weights_max_abs_diff": wd, "match": match}
+
+    return cross_check
+
+
+@pytest.mark.parametrize(
+    "buggy, check, words",
+    [
+        (cross_check_with(average=True), "test_float64_module_matches", "average_attn_weights"),
+        (cross_check_with(wrong_layout=True), "test_float64_module_matches", "batch_first"),
+        (cross_check_with(strict=True), "test_float32_module_matches", "too strict"),
+    ],
+)
+def test_cross_check_mistake_fails_with_a_message_naming_it(buggy, check, words):
+    failed = failures("cross_check", cross_check=buggy)
+    assert check in failed
+    assert words in failed[check]
+
+
+def test_cross_check_that_always_says_match_is_caught():
+    def always(mha, X):
+        return {"output_max_abs_diff": 0.0, "weights_max_abs_diff": 0.0, "match": True}
+
+    failed = failures("cross_check", cross_check=always)
+    assert {"test_a_different_output_is_noticed", "test_different_weights_are_noticed"} <= set(
+        failed
+    )
