@@ -1,0 +1,88 @@
+"""Score one written answer against its rubric and write the feedback a student reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mha_check.answers import parse_answers
+
+from ..questions import POINTS, WRITTEN_QUESTIONS
+from ..results import TestResult
+from .flags import flags_for
+from .match import Status, read_concepts
+from .rubric import Rubric, load_rubrics
+
+NEEDS_REVIEW = "needs-review"
+_HEADINGS = {q: f"## {q.upper()}" for q in WRITTEN_QUESTIONS} | {"challenge": "## Challenge"}
+
+
+def _name(qid: str) -> str:
+    return f"{qid}: written answer"
+
+
+def _result(qid: str, score: float, output: str, tags: list[str] | None = None) -> TestResult:
+    return TestResult(_name(qid), qid, round(score, 2), POINTS[qid], output, tags=tags or [])
+
+
+def _feedback(rubric: Rubric, status: dict[str, Status]) -> list[str]:
+    lines = []
+    recognised = [c.idea for c in rubric.concepts if c.points and status[c.id] is Status.RECOGNISED]
+    missing = [c for c in rubric.concepts if c.points and status[c.id] is Status.ABSENT]
+    wrong = [c for c in rubric.concepts if status[c.id] in (Status.CONTRADICTED, Status.BOTH)]
+    if recognised:
+        lines.append("Recognised: " + "; ".join(recognised) + ".")
+    for c in wrong:
+        lines.append(
+            f"Re-check what you say about {c.idea}: part of your answer goes against what the "
+            "module verified."
+        )
+    if missing:
+        lines.append("Still missing, some hints:")
+        lines.extend(f"- {c.hint}" for c in missing)
+    if not recognised and not wrong:
+        lines.insert(
+            0, "None of the ideas this question asks about were recognised in your answer."
+        )
+    return lines
+
+
+def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> TestResult:
+    """One written answer: ``None`` = no section for it, ``""`` = not attempted."""
+    if text is None:
+        return _result(
+            qid,
+            0,
+            f"No answer found for {qid}: answers.md has no section headed `{_HEADINGS[qid]}`. "
+            "Keep the headings of the template so the grader can find your answers.",
+        )
+    if not text.strip():
+        return _result(qid, 0, f"{qid}: not attempted yet (only the placeholder line is there).")
+    rubric = rubric or load_rubrics()[qid]
+    status = read_concepts(rubric, text)
+    weights = {c.id: c.points for c in rubric.concepts}
+    earned = sum(w for k, w in weights.items() if status[k] is Status.RECOGNISED)
+    earned -= sum(w for k, w in weights.items() if status[k] is Status.CONTRADICTED)
+    share = max(0.0, earned) / rubric.total_weight
+    flags = flags_for(rubric, text, status, earned)
+    lines = _feedback(rubric, status)
+    if flags:
+        share = min([share, *(f.cap for f in flags)])
+        lines.extend(f.message for f in dict.fromkeys(flags))
+    return _result(qid, share * POINTS[qid], "\n".join(lines), [NEEDS_REVIEW] if flags else [])
+
+
+def grade_written(answers_text: str | None) -> list[TestResult]:
+    """One result per written question, in contract order. ``answers_text`` is the content of
+    answers.md (decoded with errors="replace"), or None when the submission has no answers.md."""
+    if answers_text is None:
+        return [
+            _result(q, 0, "answers.md is missing from the submission: no written answer to grade.")
+            for q in WRITTEN_QUESTIONS
+        ]
+    answers = parse_answers(answers_text)
+    return [grade_answer(q, answers[q]) for q in WRITTEN_QUESTIONS]
+
+
+def needs_review(results: Iterable[TestResult]) -> bool:
+    """The grade sheet's ``needs_review`` column: any result a person should look at."""
+    return any(NEEDS_REVIEW in r.tags for r in results)

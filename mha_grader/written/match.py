@@ -1,0 +1,161 @@
+"""Find a rubric's concepts in an answer, with the polarity the answer gives them.
+
+A phrasing matches when its words occur in order inside one sentence, each within ``gap``
+non-filler tokens of the previous one. The match is *negated* when an odd number of negations
+sits inside it (other than the phrasing's own, as in "can not attend") or just before it in the
+same clause. An affirmed phrasing or a negated opposite supports the concept; a negated phrasing
+or an affirmed opposite contradicts it. A match overlapping a longer match of the same concept
+is ignored, so "a single head can not attend to several tokens at once" is read as one claim.
+A rubric's ``neutral`` phrasings count for the concept either way: "a single head can not attend
+to several relationships at once" and "eight heads can" both name the capability at stake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from enum import Enum
+from functools import cache
+
+from .rubric import Alternative, Concept, Phrasing, Rubric
+from .text import Sentence, Token
+
+NEGATION_REACH = 3  # non-filler tokens before a match that a negation still applies from
+TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
+TYPO_MIN_RATIO = 0.88
+
+
+class Status(Enum):
+    ABSENT = "absent"
+    RECOGNISED = "recognised"
+    CONTRADICTED = "contradicted"
+    BOTH = "both"  # the answer asserts the idea and its opposite
+
+
+@dataclass(frozen=True)
+class Match:
+    sentence: int
+    positions: tuple[int, ...]  # the tokens the phrasing's words matched
+    supports: bool
+    neutral: bool  # from a phrasing that counts whether affirmed or negated
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        """More words, then a polar reading, then a tighter span: the better reading of a claim."""
+        return (len(self.positions), not self.neutral, self.positions[0] - self.positions[-1])
+
+    def overlaps(self, other: Match) -> bool:
+        if self.sentence != other.sentence:
+            return False
+        if set(self.positions) & set(other.positions):
+            return True
+        a, b = (self.positions[0], self.positions[-1]), (other.positions[0], other.positions[-1])
+        return (a[0] <= b[0] and b[1] <= a[1]) or (b[0] <= a[0] and a[1] <= b[1])
+
+
+@cache
+def _close(a: str, b: str) -> bool:
+    """A small typo: same first letter and a high similarity ratio, on words of some length."""
+    if min(len(a), len(b)) < TYPO_MIN_LENGTH or a[0] != b[0]:
+        return False
+    return SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO
+
+
+def token_matches(token: Token, alt: Alternative) -> bool:
+    if token.stem == alt.stem:
+        return True
+    if token.canonical or alt.canonical:
+        return False  # notation and phrase tokens (d_model, num_heads) must be exact
+    return _close(token.word, alt.word) or _close(token.stem, alt.stem)
+
+
+def _find(tokens: tuple[Token, ...], phrasing: Phrasing) -> list[list[int]]:
+    """Every way the phrasing's slots occur in order with gaps of at most ``phrasing.gap``."""
+    slots = phrasing.slots
+    found: list[list[int]] = []
+
+    def extend(positions: list[int]) -> None:
+        if len(positions) == len(slots):
+            found.append(positions)
+            return
+        gap = 0
+        for i in range(positions[-1] + 1, len(tokens)):
+            if tokens[i].is_hard_break:
+                return
+            if any(token_matches(tokens[i], a) for a in slots[len(positions)]):
+                extend([*positions, i])
+            if not tokens[i].is_filler:
+                gap += 1
+                if gap > phrasing.gap:
+                    return
+
+    for i, tok in enumerate(tokens):
+        if any(token_matches(tok, a) for a in slots[0]):
+            extend([i])
+    return found
+
+
+def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing) -> bool:
+    own = {positions[i] for i in phrasing.negator_slots}
+    inside = sum(
+        1
+        for i in range(positions[0], positions[-1] + 1)
+        if tokens[i].is_negator and i not in own and i not in positions
+    )
+    before, reach = 0, 0
+    if any(tokens[i].is_break for i in positions):
+        return inside % 2 == 1  # the phrasing opens its own clause ("even though ...")
+    for i in range(positions[0] - 1, -1, -1):
+        tok = tokens[i]
+        if tok.is_break:
+            break
+        if tok.is_negator:
+            before += 1
+        elif not tok.is_filler:
+            reach += 1
+            if reach >= NEGATION_REACH:
+                break
+    return (inside + before) % 2 == 1
+
+
+def concept_matches(concept: Concept, sentences: list[Sentence]) -> list[Match]:
+    matches: list[Match] = []
+    lists = ((concept.phrasings, True, False), (concept.opposites, False, False))
+    lists += ((concept.neutral, True, True),)
+    for s_index, sentence in enumerate(sentences):
+        if sentence.question:
+            continue
+        for phrasings, asserted, neutral in lists:
+            for phrasing in phrasings:
+                for positions in _find(sentence.tokens, phrasing):
+                    negated = not neutral and _negated(sentence.tokens, positions, phrasing)
+                    matches.append(Match(s_index, tuple(positions), asserted != negated, neutral))
+    # Where two readings of the same words overlap, only the better one counts: "does not lose
+    # the ability to attend to several tokens" is one (negated) claim, not two.
+    return [m for m in matches if not any(o.rank > m.rank and o.overlaps(m) for o in matches)]
+
+
+def concept_status(concept: Concept, sentences: list[Sentence]) -> Status:
+    matches = concept_matches(concept, sentences)
+    supported = any(m.supports for m in matches)
+    contradicted = any(not m.supports for m in matches)
+    if supported and contradicted:
+        return Status.BOTH
+    if supported:
+        return Status.RECOGNISED
+    if contradicted:
+        return Status.CONTRADICTED
+    return Status.ABSENT
+
+
+def read_concepts(rubric: Rubric, text: str) -> dict[str, Status]:
+    """Each concept's status in the answer; a concept whose ``requires`` are not all recognised
+    counts as absent (evidence for a claim the answer does not make is no evidence)."""
+    sentences = rubric.normaliser.sentences(text)
+    status = {c.id: concept_status(c, sentences) for c in rubric.concepts}
+    for c in rubric.concepts:
+        if status[c.id] is Status.RECOGNISED and any(
+            status[r] is not Status.RECOGNISED for r in c.requires
+        ):
+            status[c.id] = Status.ABSENT
+    return status

@@ -1,0 +1,180 @@
+"""Rubrics for the written answers: one TOML file per question in autograder/rubrics/.
+
+A rubric lists the concepts a full answer contains. Each concept has a weight (``points``; the
+question's total comes from points.toml), the phrasings that express it, and the ``opposites``:
+claims whose negation expresses the concept and whose assertion contradicts it. The header of
+autograder/rubrics/common.toml describes the format; that file also holds the phrase table and
+synonym groups every rubric shares.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from ..paths import RUBRICS
+from ..questions import WRITTEN_QUESTIONS
+from .text import FILLERS, NEGATORS, Normaliser, Token, stem
+
+
+class RubricError(ValueError):
+    """A rubric file that cannot be used (the instructor's mistake, reported with its place)."""
+
+
+@dataclass(frozen=True)
+class Alternative:
+    word: str
+    stem: str
+    canonical: bool
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    text: str  # as written in the rubric, for error messages and debugging
+    slots: tuple[tuple[Alternative, ...], ...]  # one tuple of accepted words per slot, in order
+    gap: int  # most non-filler tokens allowed between two consecutive slots
+
+    @property
+    def negator_slots(self) -> frozenset[int]:
+        """Slots that are themselves negations ("can not attend"): part of the claim."""
+        return frozenset(
+            i for i, alts in enumerate(self.slots) if all(a.word in NEGATORS for a in alts)
+        )
+
+
+@dataclass(frozen=True)
+class Concept:
+    id: str
+    points: float  # weight within the question; 0 for a guard (a wrong claim to catch)
+    idea: str  # names the idea when it is recognised, without giving it away
+    hint: str  # what to think about when it is missing: never the answer itself
+    phrasings: tuple[Phrasing, ...]
+    opposites: tuple[Phrasing, ...]
+    neutral: tuple[Phrasing, ...] = ()  # count for the concept whether affirmed or negated
+    requires: tuple[str, ...] = ()  # counts only when these concepts are recognised too
+
+
+@dataclass(frozen=True)
+class Rubric:
+    question: str
+    concepts: tuple[Concept, ...]
+    max_words: int  # longer answers are "far longer than needed": a teacher reads them
+    normaliser: Normaliser = field(compare=False)
+
+    @property
+    def total_weight(self) -> float:
+        return sum(c.points for c in self.concepts)
+
+
+def _synonym_groups(raw: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
+    """word stem -> every word of its group (groups are symmetric)."""
+    groups: dict[str, set[str]] = {}
+    for head, others in raw.items():
+        members = {head, *others}
+        for word in members:
+            groups.setdefault(stem(word), set()).update(members)
+    return {k: frozenset(v) for k, v in groups.items()}
+
+
+def _alternative(token: Token) -> Alternative:
+    return Alternative(token.word, token.stem, token.canonical)
+
+
+def compile_phrasing(
+    text: str, normaliser: Normaliser, synonyms: Mapping[str, frozenset[str]], gap: int, where: str
+) -> Phrasing:
+    slots: list[tuple[Alternative, ...]] = []
+    for slot in text.split():
+        alts: dict[str, Alternative] = {}
+        for option in slot.split("|"):
+            tokens = normaliser.tokens(option)
+            if len(tokens) != 1:
+                raise RubricError(
+                    f"{where}: {option!r} in phrasing {text!r} is not one word; join a multi-word "
+                    "expression in the [phrases] table and use its canonical token"
+                )
+            tok = tokens[0]
+            words = {tok.word} if tok.canonical else {tok.word, *synonyms.get(tok.stem, ())}
+            for word in words:
+                folded = normaliser.tokens(word)
+                if len(folded) != 1:
+                    raise RubricError(f"{where}: synonym {word!r} is not one word after [phrases]")
+                alts.setdefault(folded[0].stem, _alternative(folded[0]))
+        if all(a.word in FILLERS for a in alts.values()):
+            continue  # "is the same" -> "same": fillers are skipped in answers too
+        slots.append(tuple(alts.values()))
+    if not slots:
+        raise RubricError(f"{where}: phrasing {text!r} has no words that can be matched")
+    return Phrasing(text, tuple(slots), gap)
+
+
+def _load_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RubricError(f"{path}: {exc}") from exc
+
+
+def load_rubric(path: Path, common: Mapping | None = None) -> Rubric:
+    common = common or {}
+    raw = _load_toml(path)
+    phrases = {**common.get("phrases", {}), **raw.get("phrases", {})}
+    normaliser = Normaliser(phrases)
+    synonyms = _synonym_groups({**common.get("synonyms", {}), **raw.get("synonyms", {})})
+    default_gap = int(raw.get("gap", common.get("gap", 3)))
+    concepts = []
+    for i, c in enumerate(raw.get("concept", [])):
+        where = f"{path.name} concept {c.get('id', i)!r}"
+        missing = [k for k in ("id", "points", "idea", "hint") if k not in c]
+        if missing or not (c.get("phrasings") or c.get("opposites") or c.get("neutral")):
+            raise RubricError(f"{where}: needs id, points, idea, hint and some phrasings")
+        gap = int(c.get("gap", default_gap))
+
+        def compile_all(key: str, c=c, gap=gap, where=where) -> tuple[Phrasing, ...]:
+            # an entry is "words" or {text = "words", gap = 0} for a phrasing that needs its own gap
+            return tuple(
+                compile_phrasing(p, normaliser, synonyms, gap, where)
+                if isinstance(p, str)
+                else compile_phrasing(p["text"], normaliser, synonyms, int(p["gap"]), where)
+                for p in c.get(key, [])
+            )
+
+        concepts.append(
+            Concept(
+                id=c["id"],
+                points=float(c["points"]),
+                idea=c["idea"],
+                hint=c["hint"],
+                phrasings=compile_all("phrasings"),
+                opposites=compile_all("opposites"),
+                neutral=compile_all("neutral"),
+                requires=tuple(c.get("requires", ())),
+            )
+        )
+    ids = [c.id for c in concepts]
+    for c in concepts:
+        unknown = [r for r in c.requires if r not in ids]
+        if unknown:
+            raise RubricError(f"{path.name} concept {c.id!r}: requires unknown {unknown}")
+    if not concepts or sum(c.points for c in concepts) <= 0:
+        raise RubricError(f"{path.name}: no concept with points")
+    return Rubric(
+        raw.get("question", path.stem), tuple(concepts), int(raw.get("max_words", 150)), normaliser
+    )
+
+
+@cache
+def load_rubrics(folder: Path = RUBRICS) -> dict[str, Rubric]:
+    """Every written question's rubric, keyed by question id (cached: they are read once)."""
+    common = _load_toml(folder / "common.toml") if (folder / "common.toml").exists() else {}
+    rubrics = {}
+    for qid in WRITTEN_QUESTIONS:
+        path = folder / f"{qid}.toml"
+        if not path.exists():
+            raise RubricError(f"no rubric for {qid}: expected {path}")
+        rubrics[qid] = load_rubric(path, common)
+    return rubrics

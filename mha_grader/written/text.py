@@ -1,0 +1,153 @@
+"""Turn free text into sentences of normalised, stemmed tokens.
+
+Steps, in order: spell out contractions and notation (``don't`` -> ``do not``, ``W_q`` -> ``wq``,
+``d_{model}`` -> ``d_model``), split into sentences, tokenise, replace multi-word phrases by one
+canonical token (``number of heads`` -> ``num_heads``, from the rubrics' ``[phrases]`` tables),
+then stem with the Snowball English stemmer. Rubric phrasings go through the same steps, so both
+sides meet on the same stems.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+import snowballstemmer
+
+# Words that never change what a claim says; they are skipped when measuring the distance between
+# the words of a phrasing, so "d_model must be divisible" is as close as "d_model divisible".
+FILLERS = frozenset(
+    """a an the is are was were be been being am must should has have had having do does did
+    to that this these those it its they them their there just also only really simply still
+    will would can could may might shall need needs needed has got gets get of""".split()
+)
+# Words that reverse the claim that follows them in the same clause ("otherwise X can not be
+# split" says X can be split).
+NEGATORS = frozenset("not no never none nothing neither nor without cannot otherwise".split())
+# Tokens that end a clause: negation does not reach across them.
+CLAUSE_BREAKS = frozenset(
+    ", ; : ( ) — – - but while whereas although though because since so yet instead".split()
+)
+# Punctuation that separates two claims: a phrasing never matches across it.
+HARD_BREAKS = frozenset("; : — –".split())
+# Function words that make a text a sentence rather than a list of keywords (negations and
+# "same"-like words excluded: a keyword list often has "no" or "same" in it).
+FUNCTION_WORDS = FILLERS | frozenset(
+    """and or but because so since which who what when where why how if than then as for with by
+    in on at from into each every all both i we you he she my our your his her""".split()
+)
+
+_REWRITES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p, re.IGNORECASE), r)
+    for p, r in [
+        (r"[’‘`´]", "'"),
+        (r"×", " x "),
+        (r"\bcan't\b|\bcannot\b", "can not"),
+        (r"\bwon't\b", "will not"),
+        (r"n't\b", " not"),
+        (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
+        (r"\bd_?\{?(model|k|v|head)\}?", r"d_\1"),
+        (r"\bw_?\{?([qkvo])\}?(?![a-z])", r"w\1"),
+        (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
+        (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
+        (r"\s*%\s*", " mod "),
+        (r"\s*/\s*", " / "),
+    ]
+]
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s+")
+_TOKEN = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?|[,;:()—–/=+^]|(?<=\s)-(?=\s)", re.IGNORECASE)
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@dataclass(frozen=True)
+class Token:
+    word: str  # lower-case word or canonical token
+    stem: str  # what matching compares
+    canonical: bool  # a notation or phrase token (d_model, num_heads): matched exactly, no typos
+
+    @property
+    def is_filler(self) -> bool:
+        return self.word in FILLERS
+
+    @property
+    def is_negator(self) -> bool:
+        return self.word in NEGATORS
+
+    @property
+    def is_hard_break(self) -> bool:
+        return self.word in HARD_BREAKS
+
+    @property
+    def is_break(self) -> bool:
+        return self.word in CLAUSE_BREAKS
+
+
+@dataclass(frozen=True)
+class Sentence:
+    tokens: tuple[Token, ...]
+    question: bool  # ends with "?": a question asked back (often the prompt pasted) asserts nothing
+
+
+@cache
+def stem(word: str) -> str:
+    if not word.isalpha():
+        return word  # notation (d_model, 256, wq) is compared as written
+    return _STEMMER.stemWord(word)
+
+
+def rewrite(text: str) -> str:
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(rewrite(text)) if s and s.strip()]
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens of a text, punctuation dropped (for counting and keyword checks)."""
+    return [t for t in _TOKEN.findall(rewrite(text).lower()) if t[0].isalnum()]
+
+
+class Normaliser:
+    """Tokenises text, folding multi-word phrases into canonical tokens, then stems."""
+
+    def __init__(self, phrases: Mapping[str, Iterable[str]]):
+        # phrase tokens (as a tuple of lower-case words) -> canonical token; longest first
+        table: dict[tuple[str, ...], str] = {}
+        for canonical, variants in phrases.items():
+            for variant in [canonical, *variants]:
+                key = tuple(_TOKEN.findall(rewrite(variant).lower()))
+                if key:
+                    table[key] = canonical
+        self._phrases = table
+        self._canonical = frozenset(phrases)
+        self._longest = max((len(k) for k in table), default=1)
+
+    def tokens(self, text: str) -> tuple[Token, ...]:
+        raw = [t.lower() for t in _TOKEN.findall(rewrite(text))]
+        out: list[Token] = []
+        i = 0
+        while i < len(raw):
+            for size in range(min(self._longest, len(raw) - i), 0, -1):
+                canonical = self._phrases.get(tuple(raw[i : i + size]))
+                if canonical is not None:
+                    out.append(Token(canonical, canonical, True))
+                    i += size
+                    break
+            else:
+                word = raw[i]
+                canonical = word in self._canonical or not word.isalpha()
+                out.append(Token(word, stem(word), canonical))
+                i += 1
+        return tuple(out)
+
+    def sentences(self, text: str) -> list[Sentence]:
+        return [
+            Sentence(self.tokens(s), s.rstrip().endswith("?"))
+            for s in split_sentences(text)
+            if self.tokens(s)
+        ]
