@@ -47,8 +47,8 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
     for item in pairs:
         if type(item) is not tuple or len(item) != 2:
             raise AssertionError(
-                f"every item of the list should be a tuple (i, j) of two head indices; your code "
-                f"returned {compare.describe(item)} in the list."
+                "every item of the list should be a tuple (i, j) of two head indices; your list "
+                f"holds {compare.describe(item)}."
             )
         got.append(tuple(compare.check_int(k, "each head index") for k in item))
     if any(i >= j for i, j in got):
@@ -74,7 +74,7 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
         raise AssertionError(f"for {situation}, " + "; ".join(problems) + ".")
     if got != expected:
         raise AssertionError(
-            f"for {situation} the right pairs are listed, but not in lexicographic order "
+            f"for {situation}, the right pairs are listed, but not in lexicographic order "
             "(sorted by i, then by j)."
         )
 

@@ -74,7 +74,7 @@ def reproduces_module(weights_from_torch):
     compare.check_close(
         out,
         torch_out,
-        "the reference pipeline run with your four arrays",
+        "multi_head_attention run with your four arrays (compared with the module's output)",
         "(n, d_model)",
         strict=True,
     )
