@@ -1,0 +1,225 @@
+"""The catalogue of known mistakes (contract §6): what each one does and what a student is told.
+
+Every message has three parts, in the module's own terms: what the code did, why that is wrong,
+and a nudge toward the fix. None shows answer code or any hidden test's inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Misconception:
+    id: str
+    where: str  # the contract function the mistake lives in
+    did: str
+    why: str
+    nudge: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.did} {self.why} Hint: {self.nudge}"
+
+
+_ENTRIES = [
+    Misconception(
+        "softmax-wrong-axis",
+        "softmax",
+        "Your softmax normalises along a different axis from the one it is asked for (it ignores "
+        "`axis`, or uses a fixed axis).",
+        "In attention every query's row of scores becomes a probability distribution over the "
+        "keys, so the entries must sum to 1 along the axis the caller names.",
+        "use the `axis` argument in both the max and the sum, and check that the result sums to 1 "
+        "along `axis` for a 3-D input and for axis=0.",
+    ),
+    Misconception(
+        "softmax-unstable",
+        "softmax",
+        "Your softmax is right for moderate scores but gives nan, inf or zeros when scores are "
+        "large (about 1e3 to 1e4): exp overflows or underflows.",
+        "Softmax does not change when every entry along the axis is shifted by the same constant; "
+        "shifting by each row's maximum makes the largest exponent exp(0) = 1, so nothing "
+        "overflows.",
+        "subtract the maximum along `axis` (keeping that axis) before taking exp.",
+    ),
+    Misconception(
+        "softmax-no-keepdims",
+        "softmax",
+        "Your softmax takes the max or the sum along `axis` without keeping that axis, so it "
+        "broadcasts back along the wrong axis: it raises for some shapes and gives wrong numbers "
+        "for square ones.",
+        "Each row's own max and sum must act on that same row; a reduced array of shape (n,) "
+        "lines up with the last axis, not with the rows.",
+        "keep the reduced axis (`keepdims=True`) for the max and for the sum, so they have size 1 "
+        "along `axis`.",
+    ),
+    Misconception(
+        "softmax-global",
+        "softmax",
+        "Your softmax normalises over the whole array: all entries together sum to 1, instead of "
+        "each slice along `axis`.",
+        "Each query gets its own distribution over the keys; normalising over everything makes "
+        "queries (and heads) compete with each other and shrinks every weight.",
+        "reduce (max and sum) along `axis` only.",
+    ),
+    Misconception(
+        "split-no-transpose",
+        "split_heads",
+        "Your split_heads returns the right shape (num_heads, n, d_head) by reshaping the "
+        "(n, d_model) matrix straight into it, so a head's rows mix features of different tokens.",
+        "A head is a slice of the feature axis: head h holds features h*d_head to "
+        "(h+1)*d_head - 1 of every token. A reshape keeps the memory order (token by token), so "
+        "the head axis must be separated from the token axis first and then moved to the front.",
+        "reshape to (n, num_heads, d_head) first, then move the head axis to the front.",
+    ),
+    Misconception(
+        "split-interleaved",
+        "split_heads",
+        "Your split_heads deals features out to the heads round-robin (head 0 gets features 0, "
+        "num_heads, 2*num_heads, ...).",
+        "Each head owns one contiguous block of d_head features, the h-th chunk; merge_heads and "
+        "the rows of Wo rely on that layout.",
+        "split the feature axis as (num_heads, d_head), heads being the slower-changing index.",
+    ),
+    Misconception(
+        "split-token-axis",
+        "split_heads",
+        "Your split_heads cuts the token axis into groups instead of the feature axis: each head "
+        "gets a few tokens with all their features.",
+        "Every head attends over all n tokens; what differs between heads is which d_head "
+        "features of each token they see.",
+        "keep all n tokens in every head and divide the d_model features into num_heads chunks.",
+    ),
+    Misconception(
+        "merge-no-transpose",
+        "merge_heads",
+        "Your merge_heads reshapes (num_heads, n, d_head) straight to (n, d_model) without moving "
+        "the head axis, so a row of the result mixes different tokens.",
+        "Merging is the inverse of splitting: token i's row is head 0's output for token i, then "
+        "head 1's output for token i, and so on.",
+        "bring the token axis to the front, (n, num_heads, d_head), and only then flatten the last "
+        "two axes.",
+    ),
+    Misconception(
+        "merge-reversed-heads",
+        "merge_heads",
+        "Your merge_heads concatenates the heads in reverse order (last head first).",
+        "Head h's features must come back in block h, where split_heads took them from; the "
+        "output projection Wo pairs each block with its own rows.",
+        "concatenate the heads in order 0, 1, ..., num_heads - 1.",
+    ),
+    Misconception(
+        "scale-missing",
+        "attention",
+        "Your attention does not scale the scores Q Kᵀ by 1/sqrt(d_k).",
+        "Dot products of d_k-dimensional vectors grow like sqrt(d_k); unscaled, softmax saturates "
+        "towards one-hot weights.",
+        "divide the scores by the square root of the query/key width (the last axis of Q).",
+    ),
+    Misconception(
+        "scale-not-sqrt",
+        "attention",
+        "Your attention divides the scores by d_k instead of sqrt(d_k).",
+        "The spread of a dot product of d_k-dimensional vectors grows like sqrt(d_k), so "
+        "sqrt(d_k) brings the scores back to unit scale; d_k over-flattens the weights.",
+        "divide by the square root of d_k.",
+    ),
+    Misconception(
+        "scale-d-model",
+        "multi_head_attention",
+        "Your multi-head attention scales each head's scores by sqrt(d_model) instead of "
+        "sqrt(d_head).",
+        "Each head takes dot products of its own d_head-dimensional slices, so the scale is set "
+        "by the head's width d_head = d_model / num_heads, not by the model's width.",
+        "scale by the square root of the per-head query width.",
+    ),
+    Misconception(
+        "attention-transpose-v",
+        "attention",
+        "Your attention transposes V instead of K: the scores use Q times K untransposed and the "
+        "output uses Vᵀ, which only runs when the shapes happen to be square.",
+        "Scores compare every query with every key: (n, d_k) times Kᵀ (d_k, m) gives (n, m); the "
+        "weights then average the rows of V: (n, m) times V (m, d_v).",
+        "transpose K (its last two axes) for the scores and use V as it is.",
+    ),
+    Misconception(
+        "attention-3d-transpose",
+        "attention",
+        "Your attention uses K.T, which on stacked heads (num_heads, m, d_k) reverses all three "
+        "axes instead of swapping the last two: it works for one head (2-D) but fails or mixes "
+        "heads when heads are stacked.",
+        "attention must work with leading batch/head axes: each head's own keys are transposed, "
+        "the head axis stays where it is.",
+        "swap only the last two axes of K.",
+    ),
+    Misconception(
+        "mha-no-output-projection",
+        "multi_head_attention",
+        "Your multi_head_attention returns the merged heads without the output projection Wo.",
+        "After concatenation each token's features are still grouped by head; Wo mixes the "
+        "heads' outputs into one d_model representation (and is one of the four d_model x "
+        "d_model matrices in the parameter count).",
+        "multiply the merged heads by Wo.",
+    ),
+    Misconception(
+        "mha-heads-not-split",
+        "multi_head_attention",
+        "Your multi_head_attention runs one attention over all d_model features instead of "
+        "splitting into heads, so every head has the same pattern.",
+        "Multi-head attention projects once at full width, then cuts the features into "
+        "num_heads slices and runs scaled dot-product attention per slice; that is what lets "
+        "heads attend differently.",
+        "split Q, K and V into heads, attend per head, then merge.",
+    ),
+    Misconception(
+        "adapter-no-transpose",
+        "weights_from_torch",
+        "Your weights_from_torch copies torch's weight matrices as stored, without transposing.",
+        "torch.nn.Linear stores a weight as (out_features, in_features) and computes x @ W.T, "
+        "while our pipeline computes X @ W.",
+        "transpose each block of in_proj_weight and out_proj.weight.",
+    ),
+    Misconception(
+        "adapter-qkv-order",
+        "weights_from_torch",
+        "Your weights_from_torch takes the q, k and v blocks of in_proj_weight in the wrong order.",
+        "in_proj_weight stacks the three projections row-wise, queries first, then keys, then "
+        "values, each block d_model rows tall.",
+        "take the blocks in the order the module stacks them.",
+    ),
+    Misconception(
+        "adapter-averaged-weights",
+        "cross_check",
+        "Your cross_check compares your per-head weights with torch's head-averaged weights "
+        "(what the module returns by default), so the weights never match.",
+        "Heads attend differently; an average hides that, and a per-head pipeline must be "
+        "compared head by head, (num_heads, n, n) against (num_heads, n, n).",
+        "ask the module for per-head weights (look at average_attn_weights).",
+    ),
+    Misconception(
+        "adapter-batch-first",
+        "cross_check",
+        "Your cross_check lays the sequence out one way whatever the module's batch_first says, "
+        "so for modules of the other layout torch sees n sequences of one token (each token "
+        "attends only to itself).",
+        "With batch_first=False the module expects (n, batch, d_model); with batch_first=True, "
+        "(batch, n, d_model). Its per-head weights are (batch, num_heads, n, n) either way.",
+        "read mha.batch_first, add the batch axis where that layout wants it, and take it out "
+        "of the output the same way.",
+    ),
+    Misconception(
+        "adapter-strict-tolerance",
+        "cross_check",
+        "Your cross_check reports no match for a float32 module although the differences are "
+        "only float32 rounding: its tolerance is fit for float64.",
+        "float32 keeps about 7 significant digits, so a correct float32 module differs from a "
+        "float64 pipeline by about 1e-7 to 1e-5 relative to the output's size.",
+        "choose the tolerance from the module's dtype, relative to the output's scale.",
+    ),
+]
+
+CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
+
+# Ids the contract fixes (§6); the rest are this project's additions (documented in the README).
+CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i != "adapter-strict-tolerance")

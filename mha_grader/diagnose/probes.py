@@ -1,0 +1,167 @@
+"""Probe inputs of the diagnosis: the grader's own, unrelated to any hidden test.
+
+Chosen so that every catalogued mistake gives a different result (tests/test_diagnose_probes.py
+checks every pair): n >= 2, num_heads >= 2, d_head >= 2, n != d_head, num_heads != d_head
+(so sqrt(d_model) differs from d_head), non-symmetric weights at a moderate scale, plus a
+large-score probe for softmax stability and a few square shapes on which shape-dependent
+mistakes run instead of raising.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Probe:
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    large: bool = False  # a large-score probe: only numerically stable code passes it
+
+    def describe(self) -> str:
+        """Shapes of the inputs, for messages (probes are not hidden, so this may be shown)."""
+        parts = [_shape_of(a) for a in self.args]
+        parts += [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return "(" + ", ".join(parts) + ")"
+
+
+def _shape_of(a: Any) -> str:
+    if isinstance(a, np.ndarray):
+        return f"array of shape {a.shape}"
+    if type(a).__name__ == "MultiheadAttention":
+        dtype = str(a.in_proj_weight.dtype).removeprefix("torch.")
+        return (
+            f"MultiheadAttention({a.embed_dim}, {a.num_heads}, {dtype}, "
+            f"batch_first={a.batch_first})"
+        )
+    return repr(a)
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(20260 + seed)
+
+
+@cache
+def softmax_probes() -> tuple[Probe, ...]:
+    r = _rng(1)
+    large = r.standard_normal((3, 4)) * 3000
+    large[1] -= 8000  # a row far below zero: exp underflows to 0 without the shift
+    return (
+        Probe((r.standard_normal((3, 5)),), {"axis": -1}),
+        Probe((r.standard_normal((2, 3, 4)),), {"axis": -1}),
+        Probe((r.standard_normal((4, 3)),), {"axis": 0}),
+        Probe((r.standard_normal((3, 3)),), {"axis": -1}),  # square: keepdims slips run here
+        Probe((r.standard_normal((2, 3, 4)),), {"axis": 1}),
+        Probe((r.standard_normal((2, 5)),)),  # the default axis
+        Probe((large,), {"axis": -1}, large=True),
+    )
+
+
+@cache
+def split_probes() -> tuple[Probe, ...]:
+    r = _rng(2)
+    return (
+        Probe((r.standard_normal((4, 6)), 2, 3)),
+        Probe((r.standard_normal((6, 12)), 3, 4)),
+        Probe((r.standard_normal((4, 8)), 4, 2)),
+    )
+
+
+@cache
+def merge_probes() -> tuple[Probe, ...]:
+    r = _rng(3)
+    return (
+        Probe((r.standard_normal((2, 4, 3)),)),
+        Probe((r.standard_normal((3, 5, 2)),)),
+        Probe((r.standard_normal((4, 3, 2)),)),
+    )
+
+
+@cache
+def attention_probes() -> tuple[Probe, ...]:
+    r = _rng(4)
+
+    def qkv(*shape_q: int, m: int, d_v: int, scale: float = 1.0) -> tuple:
+        *lead, n, d_k = shape_q
+        return (
+            r.standard_normal((*lead, n, d_k)) * scale,
+            r.standard_normal((*lead, m, d_k)) * scale,
+            r.standard_normal((*lead, m, d_v)),
+        )
+
+    return (
+        Probe(qkv(4, 3, m=5, d_v=2)),  # one head, n != m, d_k != d_v
+        Probe(qkv(2, 4, 3, m=5, d_v=4)),  # stacked heads
+        Probe(qkv(2, 3, 4, 2, m=4, d_v=3)),  # batch and head axes
+        Probe(qkv(3, 3, m=3, d_v=3)),  # square: a transposed V runs here
+        Probe(qkv(3, 3, 3, m=3, d_v=3)),  # all sizes equal: K.T on stacked heads runs here
+        Probe(qkv(2, 3, 4, m=5, d_v=2, scale=40.0), large=True),
+    )
+
+
+def _weights(r: np.random.Generator, d_model: int, scale: float = 1.0) -> list[np.ndarray]:
+    return [r.standard_normal((d_model, d_model)) * scale / np.sqrt(d_model) for _ in range(4)]
+
+
+@cache
+def mha_probes() -> tuple[Probe, ...]:
+    r = _rng(5)
+    out = []
+    for n, d_model, h, scale in [(5, 6, 2, 1.0), (4, 8, 4, 1.0), (6, 12, 3, 1.0), (5, 6, 2, 25.0)]:
+        X = r.standard_normal((n, d_model))
+        out.append(Probe((X, *_weights(r, d_model, scale), h), large=scale > 1))
+    return tuple(out)
+
+
+def make_module(d_model: int, num_heads: int, dtype: str, batch_first: bool, seed: int) -> Any:
+    """A bias-free torch MultiheadAttention with seeded, non-symmetric weights."""
+    import torch
+
+    r = _rng(seed)
+    mha = torch.nn.MultiheadAttention(
+        d_model, num_heads, bias=False, batch_first=batch_first, dtype=getattr(torch, dtype)
+    )
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.from_numpy(r.standard_normal((3 * d_model, d_model))) * 0.4)
+        mha.out_proj.weight.copy_(torch.from_numpy(r.standard_normal((d_model, d_model))) * 0.4)
+    return mha.eval()
+
+
+@cache
+def adapter_probes() -> tuple[Probe, ...]:
+    return (
+        Probe((make_module(6, 2, "float64", False, 6),)),
+        Probe((make_module(8, 4, "float32", True, 7),)),
+    )
+
+
+@cache
+def crosscheck_probes() -> tuple[Probe, ...]:
+    r = _rng(8)
+    out = []
+    for i, (dtype, batch_first) in enumerate(
+        [("float64", False), ("float64", True), ("float32", False), ("float32", True)]
+    ):
+        d_model, h = (6, 2) if i % 2 == 0 else (8, 4)
+        X = r.standard_normal((5, d_model))
+        out.append(Probe((make_module(d_model, h, dtype, batch_first, 9 + i), X)))
+    return tuple(out)
+
+
+@cache
+def distinct_probes() -> tuple[Probe, ...]:
+    r = _rng(10)
+    w = r.random((4, 3, 3))
+    w[2] = w[0]  # heads 0 and 2 identical
+    w[3] = w[1] + 1e-9  # heads 1 and 3 within atol
+    w2 = r.random((3, 2, 2))
+    return (Probe((w,)), Probe((w2,), {"atol": 0.5}), Probe((w2,)))
+
+
+@cache
+def count_probes() -> tuple[Probe, ...]:
+    return (Probe((8, [1, 2, 4, 8])), Probe((12, [1, 3]), {"bias": True}))

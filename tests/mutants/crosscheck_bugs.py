@@ -1,0 +1,195 @@
+"""Buggy (and correct) versions of crosscheck.py functions, written as students might."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from solutions.crosscheck import weights_from_torch
+from solutions.multihead import multi_head_attention
+
+from .registry import bug, correct
+
+
+def _check_module(mha):
+    if not mha._qkv_same_embed_dim or mha.in_proj_bias is not None:
+        raise ValueError("needs bias=False and equal q/k/v dimensions")
+    if mha.out_proj.bias is not None:
+        raise ValueError("needs bias=False")
+
+
+# --- weights_from_torch ----------------------------------------------------------------
+
+
+@bug("adapter-no-transpose")
+def weights_from_torch__chunk_as_stored(mha):
+    _check_module(mha)
+    q, k, v = torch.chunk(mha.in_proj_weight.detach().double(), 3, dim=0)
+    o = mha.out_proj.weight.detach().double()
+    return tuple(t.numpy().copy() for t in (q, k, v, o))
+
+
+@bug("adapter-no-transpose")
+def weights_from_torch__np_split_only_wo_transposed(mha):
+    _check_module(mha)
+    w = mha.in_proj_weight.detach().numpy().astype(np.float64)
+    Wq, Wk, Wv = np.split(w, 3)
+    return Wq, Wk, Wv, mha.out_proj.weight.detach().numpy().astype(np.float64).T
+
+
+@bug("adapter-qkv-order")
+def weights_from_torch__k_first(mha):
+    _check_module(mha)
+    Wk, Wq, Wv = (t.T.numpy().copy() for t in mha.in_proj_weight.detach().double().chunk(3))
+    return Wq, Wk, Wv, mha.out_proj.weight.detach().double().T.numpy().copy()
+
+
+@bug("adapter-qkv-order")
+def weights_from_torch__v_and_q_swapped_loop(mha):
+    _check_module(mha)
+    d = mha.embed_dim
+    w = mha.in_proj_weight.detach().to(torch.float64).numpy()
+    blocks = [np.ascontiguousarray(w[i * d : (i + 1) * d].T) for i in range(3)]
+    Wv, Wk, Wq = blocks
+    return Wq, Wk, Wv, np.ascontiguousarray(mha.out_proj.weight.detach().double().numpy().T)
+
+
+# --- cross_check ------------------------------------------------------------------------
+
+
+def _report(out, weights, out_t, w_t, dtype):
+    out_diff = float(np.abs(out - out_t).max())
+    w_diff = float(np.abs(weights - w_t).max())
+    tol = 1e-4 if dtype == torch.float32 else 1e-8
+    return {
+        "output_max_abs_diff": out_diff,
+        "weights_max_abs_diff": w_diff,
+        "match": out_diff < tol and w_diff < tol,
+    }
+
+
+def _ours(mha, X):
+    return multi_head_attention(np.asarray(X, np.float64), *weights_from_torch(mha), mha.num_heads)
+
+
+@bug("adapter-averaged-weights")
+def cross_check__default_average(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.tensor(X, dtype=dtype)
+    x = x[None] if mha.batch_first else x[:, None]
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x)
+    out_t = out_t[0] if mha.batch_first else out_t[:, 0]
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t.double().numpy(), w_t.double().numpy(), dtype)
+
+
+@bug("adapter-averaged-weights")
+def cross_check__explicit_average(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.from_numpy(np.asarray(X)).to(dtype).unsqueeze(0 if mha.batch_first else 1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, need_weights=True, average_attn_weights=True)
+    out_t = out_t.squeeze(0 if mha.batch_first else 1).to(torch.float64).numpy()
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t, w_t.squeeze(0).to(torch.float64).numpy(), dtype)
+
+
+@bug("adapter-batch-first")
+def cross_check__always_batch_axis_first(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.tensor(X, dtype=dtype)[None]
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t[0].double().numpy(), w_t[0].double().numpy(), dtype)
+
+
+@bug("adapter-batch-first")
+def cross_check__always_sequence_first(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.as_tensor(np.asarray(X)).to(dtype).unsqueeze(1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t[:, 0].double().numpy(), w_t[0].double().numpy(), dtype)
+
+
+@bug("adapter-strict-tolerance")
+def cross_check__allclose_float64_tolerance(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.tensor(X, dtype=dtype).unsqueeze(0 if mha.batch_first else 1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    out_t = (out_t[0] if mha.batch_first else out_t[:, 0]).double().numpy()
+    w_t = w_t[0].double().numpy()
+    out, weights = _ours(mha, X)
+    return {
+        "output_max_abs_diff": float(np.max(np.abs(out - out_t))),
+        "weights_max_abs_diff": float(np.max(np.abs(weights - w_t))),
+        "match": bool(np.allclose(out, out_t, rtol=0, atol=1e-12))
+        and bool(np.allclose(weights, w_t, rtol=0, atol=1e-12)),
+    }
+
+
+@bug("adapter-strict-tolerance")
+def cross_check__fixed_tiny_tolerance(mha, X):
+    report = _report(*_ours(mha, X), *_torch_side(mha, X), torch.float64)
+    return report
+
+
+def _torch_side(mha, X):
+    x = torch.tensor(X, dtype=mha.in_proj_weight.dtype)
+    x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    out_t = out_t[0] if mha.batch_first else out_t[:, 0]
+    return out_t.double().numpy(), w_t[0].double().numpy()
+
+
+# --- outside the catalogue ------------------------------------------------------------
+
+
+@bug()
+def cross_check__no_dtype_conversion(mha, X):
+    x = torch.from_numpy(np.asarray(X))  # float64: a float32 module refuses it
+    x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    out_t = (out_t[0] if mha.batch_first else out_t[:, 0]).double().numpy()
+    return _report(*_ours(mha, X), out_t, w_t[0].double().numpy(), mha.in_proj_weight.dtype)
+
+
+@bug()
+def weights_from_torch__wo_from_value_block(mha):
+    _check_module(mha)
+    d = mha.embed_dim
+    w = mha.in_proj_weight.detach().double().numpy()
+    Wq, Wk, Wv = (w[i * d : (i + 1) * d].T.copy() for i in range(3))
+    return Wq, Wk, Wv, Wv.copy()
+
+
+# --- correct alternatives --------------------------------------------------------------
+
+
+@correct
+def weights_from_torch__state_dict(mha):
+    _check_module(mha)
+    state = {k: v.detach().cpu().double().numpy() for k, v in mha.state_dict().items()}
+    Wq, Wk, Wv = (b.T.copy() for b in np.split(state["in_proj_weight"], 3, axis=0))
+    return Wq, Wk, Wv, state["out_proj.weight"].T.copy()
+
+
+@correct
+def cross_check__relative_tolerance(mha, X):
+    out_t, w_t = _torch_side(mha, X)
+    out, weights = _ours(mha, X)
+    rtol = 1e-5 if mha.in_proj_weight.dtype == torch.float32 else 1e-10
+    scale = max(1.0, float(np.abs(out_t).max()))
+    out_diff = float(np.abs(out - out_t).max())
+    w_diff = float(np.abs(weights - w_t).max())
+    return {
+        "output_max_abs_diff": out_diff,
+        "weights_max_abs_diff": w_diff,
+        "match": out_diff <= rtol * 10 * scale and w_diff <= rtol * 10,
+    }

@@ -1,0 +1,126 @@
+"""Blame lands where the bug is, and answers outside the catalogue get a plain explanation."""
+
+import numpy as np
+
+from mha_grader.diagnose import diagnose
+from mha_grader.diagnose import mutants as mut
+from solutions import multihead as ref
+from tests.mutants.build import reference_env
+
+
+def _global_softmax(x, axis=-1):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def test_attention_right_given_a_wrong_softmax_blames_softmax_and_says_attention_is_right():
+    d = diagnose("attention", reference_env(softmax=_global_softmax))
+    assert d.blame == "softmax" and d.misconceptions == ("softmax-global",)
+    assert "attention is right given the functions it calls" in d.message
+    assert "your softmax" in d.message
+
+
+def test_multi_head_attention_blames_every_wrong_callee_by_name():
+    env = reference_env(
+        split_heads=mut.SPLIT["split-interleaved"][0], merge_heads=mut._merge_reversed
+    )
+    d = diagnose("multi_head_attention", env)
+    assert d.misconceptions == ("split-interleaved", "merge-reversed-heads")
+    assert d.blame == "split_heads"
+    assert "your split_heads and your merge_heads" in d.message
+
+
+def test_a_bug_two_calls_deep_is_blamed_on_the_deepest_function():
+    d = diagnose("cross_check", reference_env(softmax=_global_softmax))
+    assert d.blame == "softmax" and d.misconceptions == ("softmax-global",)
+    assert "through your multi_head_attention" in d.message
+
+
+def test_an_own_mistake_with_right_callees_says_the_callees_are_right():
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        return mut._mha_no_wo(
+            X, Wq, Wk, Wv, Wo, num_heads, ref.split_heads, ref.attention, ref.merge_heads
+        )
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d.misconceptions == ("mha-no-output-projection",)
+    assert "split_heads, attention, merge_heads are right" in d.message
+
+
+def test_an_own_mistake_on_top_of_a_wrong_callee_names_both():
+    def attention(Q, K, V):
+        w = _global_softmax(Q @ np.swapaxes(K, -1, -2))  # unscaled, through the own softmax
+        return w @ V, w
+
+    env = reference_env(softmax=_global_softmax, attention=attention)
+    d = diagnose("attention", env)
+    assert d.misconceptions == ("scale-missing", "softmax-global")
+    assert d.blame == "attention" and "about your softmax" in d.message
+
+
+def test_a_callee_that_always_raises_is_blamed_for_the_callers_failure():
+    def split_heads(M, num_heads, d_head):
+        raise ValueError("always")
+
+    d = diagnose("multi_head_attention", reference_env(split_heads=split_heads))
+    assert d.blame == "split_heads" and d.misconception is None
+    assert "raised ValueError: always" in d.message
+
+
+def test_an_answer_outside_the_catalogue_gets_a_specific_plain_explanation():
+    def split_heads(M, num_heads, d_head):  # heads in reverse order: not a catalogued mistake
+        return ref.split_heads(M, num_heads, d_head)[::-1]
+
+    d = diagnose("split_heads", reference_env(split_heads=split_heads))
+    assert d.misconception is None and d.tags == [] and d.blame == "split_heads"
+    assert "largest error" in d.message and "head" in d.message
+    assert "right values, in the wrong places" in d.message
+
+
+def test_a_wrong_shape_is_reported_as_shapes():
+    def merge_heads(H):
+        return H.reshape(H.shape[1], -1).T
+
+    d = diagnose("merge_heads", reference_env(merge_heads=merge_heads))
+    assert d.misconception is None
+    assert "returned shape (6, 4) where (4, 6) was expected" in d.message
+
+
+def test_weights_as_float32_get_a_dtype_explanation_and_no_tag():
+    from solutions import crosscheck as ref_cc
+
+    def weights_from_torch(mha):
+        return tuple(W.astype(np.float32) for W in ref_cc.weights_from_torch(mha))
+
+    d = diagnose("weights_from_torch", reference_env(weights_from_torch=weights_from_torch))
+    assert d.misconception is None and "float64" in d.message
+
+
+def test_distinct_head_pairs_and_parameter_counts_get_plain_explanations():
+    def pairs(weights, atol=1e-6):
+        return [(i, j) for i, j in ref.distinct_head_pairs(weights, atol)] + [(1, 1)]
+
+    def counts(d_model, head_counts, bias=False):
+        return {h: 4 * d_model * d_model + h for h in head_counts}
+
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=pairs))
+    assert d.misconception is None and "i >= j" in d.message
+    d = diagnose("parameter_counts", reference_env(parameter_counts=counts))
+    assert d.misconception is None and "adds no parameters" in d.message
+
+
+def test_an_unattempted_function_gets_no_diagnosis():
+    def stub(*args, **kwargs):
+        raise NotImplementedError
+
+    assert diagnose("softmax", reference_env(softmax=stub)) is None
+
+
+def test_messages_never_show_a_traceback_or_the_probe_values():
+    env = reference_env(split_heads=lambda M, h, d: M.reshape(h, M.shape[0], d) + 1)
+    d = diagnose("split_heads", env)
+    assert "Traceback" not in d.message
+    from mha_grader.diagnose.probes import split_probes
+
+    first = split_probes()[0].args[0]
+    assert f"{first[0, 0]:.3g}" not in d.message and f"{first[0, 0]:.4f}" not in d.message

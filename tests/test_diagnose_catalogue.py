@@ -1,0 +1,61 @@
+"""The misconception catalogue covers contract §6 and its messages teach without answer code."""
+
+import re
+
+import pytest
+
+from mha_grader.diagnose import CATALOGUE, CONTRACT_IDS
+from mha_grader.paths import ROOT
+from mha_grader.questions import CODE_QUESTIONS
+
+CONTRACT_SECTION_6 = {
+    "softmax-wrong-axis",
+    "softmax-unstable",
+    "softmax-no-keepdims",
+    "softmax-global",
+    "split-no-transpose",
+    "split-interleaved",
+    "split-token-axis",
+    "merge-no-transpose",
+    "merge-reversed-heads",
+    "scale-missing",
+    "scale-not-sqrt",
+    "scale-d-model",
+    "attention-transpose-v",
+    "attention-3d-transpose",
+    "mha-no-output-projection",
+    "mha-heads-not-split",
+    "adapter-no-transpose",
+    "adapter-qkv-order",
+    "adapter-averaged-weights",
+    "adapter-batch-first",
+}
+
+
+def test_every_contract_id_is_catalogued_under_its_exact_name():
+    assert set(CONTRACT_IDS) == CONTRACT_SECTION_6
+    assert CONTRACT_SECTION_6 <= set(CATALOGUE)
+
+
+@pytest.mark.parametrize("mid", sorted(CATALOGUE))
+def test_each_mistake_lives_in_a_code_question(mid):
+    assert CATALOGUE[mid].where in CODE_QUESTIONS
+
+
+@pytest.mark.parametrize("mid", sorted(CATALOGUE))
+def test_each_message_says_what_why_and_how_without_answer_code(mid):
+    m = CATALOGUE[mid]
+    assert m.did.startswith("Your ") and len(m.why) > 40 and m.nudge
+    assert "Hint:" in m.message
+    code = re.compile(r"np\.|\.transpose\(|\.reshape\(|swapaxes|return |def ")
+    assert not code.search(m.message), m.message
+
+
+def test_readme_table_lists_every_misconception_with_its_message():
+    readme = (ROOT / "README.md").read_text()
+    if "<!-- section: misconceptions -->" not in readme:
+        pytest.skip("README section not written yet")
+    section = readme.split("<!-- section: misconceptions -->", 1)[1].split("<!-- section:", 1)[0]
+    for mid, m in CATALOGUE.items():
+        assert f"`{mid}`" in section
+        assert m.did.replace("|", "\\|") in section

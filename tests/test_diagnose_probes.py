@@ -1,0 +1,125 @@
+"""The diagnosis probes separate every pair of catalogued mistakes."""
+
+import itertools
+from functools import partial
+
+import numpy as np
+import pytest
+
+from mha_grader.diagnose import mutants as mut
+from mha_grader.diagnose import probes as pr
+from mha_grader.diagnose.compare import matches, run
+from solutions import crosscheck as ref_cc
+from solutions import multihead as ref
+
+REF_CALLEES = {"split": ref.split_heads, "attention": mut.attention_ref, "merge": ref.merge_heads}
+
+
+def _family(catalogue, bind=lambda f: f):
+    return [(mid, bind(f)) for mid, fs in catalogue.items() for f in fs]
+
+
+def _wrong_on(probes, reference, family):
+    """Drop variants that are right in this context (a last-axis-only softmax in attention)."""
+    expected = run(reference, probes)
+    return [(mid, f) for mid, f in family if not matches(run(f, probes), expected)]
+
+
+def _mha_family():
+    whole = _family(mut.MHA, lambda f: partial(f, **REF_CALLEES))
+    inline = [
+        (mid, partial(mut.mha_ref, **{**REF_CALLEES, "split": f})) for mid, f in _family(mut.SPLIT)
+    ]
+    inline += [
+        (mid, partial(mut.mha_ref, **{**REF_CALLEES, "merge": f})) for mid, f in _family(mut.MERGE)
+    ]
+    inline += [
+        (mid, partial(mut.mha_ref, **{**REF_CALLEES, "attention": f}))
+        for mid, f in _family(mut.ATTENTION)
+    ]
+    inline += [
+        (
+            mid,
+            partial(
+                mut.mha_ref, **{**REF_CALLEES, "attention": partial(mut.attention_ref, softmax=f)}
+            ),
+        )
+        for mid, f in _family(mut.SOFTMAX)
+    ]
+    inline = _wrong_on(pr.mha_probes(), partial(mut.mha_ref, **REF_CALLEES), inline)
+    # mistakes that raise on every multi-head probe are told apart by their own question
+    return [(mid, f) for mid, f in whole + inline if any(o.ok for o in run(f, pr.mha_probes()))]
+
+
+FAMILIES = {
+    "softmax": (pr.softmax_probes, ref.softmax, _family(mut.SOFTMAX)),
+    "split_heads": (pr.split_probes, ref.split_heads, _family(mut.SPLIT)),
+    "merge_heads": (pr.merge_probes, ref.merge_heads, _family(mut.MERGE)),
+    "attention": (
+        pr.attention_probes,
+        mut.attention_ref,
+        _family(mut.ATTENTION)
+        + _wrong_on(
+            pr.attention_probes(),
+            mut.attention_ref,
+            [(mid, partial(mut.attention_ref, softmax=f)) for mid, f in _family(mut.SOFTMAX)],
+        ),
+    ),
+    "multi_head_attention": (
+        pr.mha_probes,
+        partial(mut.mha_ref, **REF_CALLEES),
+        _mha_family(),
+    ),
+    "weights_from_torch": (pr.adapter_probes, ref_cc.weights_from_torch, _family(mut.ADAPTER)),
+}
+
+
+@pytest.mark.parametrize("qid", FAMILIES)
+def test_every_pair_of_different_mistakes_gives_different_results_on_the_probes(qid):
+    probes, reference, family = FAMILIES[qid]
+    results = [(mid, run(f, probes())) for mid, f in family]
+    expected = run(reference, probes())
+    for mid, r in results:
+        assert not matches(r, expected), f"{mid} looks right on the {qid} probes"
+    for (a, ra), (b, rb) in itertools.combinations(results, 2):
+        if a != b:
+            assert not matches(ra, rb) and not matches(rb, ra), f"{a} and {b} coincide"
+
+
+def test_cross_check_mistakes_give_different_reports_on_the_probes():
+    def report(**kw):
+        return [
+            mut.cross_check_with(*p.args, ref_cc.weights_from_torch, ref.multi_head_attention, **kw)
+            for p in pr.crosscheck_probes()
+        ]
+
+    right = report()
+    variants = [(mid, report(**kw)) for mid, kws in mut.CROSS_CHECK.items() for kw in kws]
+    for mid, r in variants:
+        assert max(max(x.values()) for x in r) > 1e-2, f"{mid} reports no difference"
+        assert r != right
+    averaged = dict(variants)["adapter-averaged-weights"]
+    for mid, r in variants:
+        if mid == "adapter-batch-first":
+            # output wrong only for one layout; averaged weights leave the output right
+            assert any(x["output_max_abs_diff"] > 1e-2 for x in r)
+            assert all(x["output_max_abs_diff"] < 1e-4 for x in averaged)
+
+
+def test_multi_head_probes_meet_the_design_conditions():
+    for p in pr.mha_probes():
+        X, Wq, Wk, Wv, Wo, h = p.args
+        n, d_model = X.shape
+        d_head = d_model // h
+        assert n >= 2 and h >= 2 and d_head >= 2 and n != d_head and h != d_head
+        for W in (Wq, Wk, Wv, Wo):
+            assert not np.allclose(W, W.T)
+    assert any(p.large for p in pr.mha_probes())
+    assert any(p.large for p in pr.attention_probes())
+    assert any(p.large for p in pr.softmax_probes())
+
+
+def test_the_large_probes_overflow_an_unshifted_exponential():
+    (big,) = [p for p in pr.softmax_probes() if p.large]
+    with np.errstate(all="ignore"):
+        assert not np.isfinite(np.exp(big.args[0])).all() or (np.exp(big.args[0]) == 0).any()

@@ -1,0 +1,33 @@
+"""The mutation suite through direct.proxy: right tag, right blame, and only where the bug is."""
+
+from collections import Counter
+
+import pytest
+
+from mha_grader.diagnose import CATALOGUE, diagnose_all
+from mha_grader.questions import CODE_QUESTIONS
+from tests.mutants.build import SUBMISSIONS, load_env
+
+
+def test_every_catalogued_mistake_has_at_least_two_buggy_submissions():
+    counts = Counter(i for s in SUBMISSIONS for i in s.ids)
+    assert {mid: counts[mid] for mid in CATALOGUE if counts[mid] < 2} == {}
+
+
+def test_the_suite_has_correct_alternatives_and_mistakes_outside_the_catalogue():
+    assert sum(1 for s in SUBMISSIONS if s.blame is None) >= 4
+    assert sum(1 for s in SUBMISSIONS if s.blame and not s.ids) >= 4
+
+
+@pytest.mark.parametrize("sub", SUBMISSIONS, ids=lambda s: s.name)
+def test_submission_is_diagnosed_only_where_the_bug_is_and_named_right(sub):
+    found = diagnose_all(CODE_QUESTIONS, load_env(sub))
+    diagnosed = {q for q, d in found.items() if d is not None}
+    assert diagnosed == set(sub.affects)
+    for q in sub.affects:
+        d = found[q]
+        assert d.misconceptions == sub.ids, f"{q}: {d.message}"
+        assert d.blame == sub.blame, f"{q}: {d.message}"
+        assert d.message and "Traceback" not in d.message
+        if q != sub.blame:
+            assert f"your {sub.blame}" in d.message
