@@ -111,9 +111,8 @@ def _run(args: argparse.Namespace) -> int:
 def _code_results(
     qids: list[str], folder: Path, tests: Path, args: argparse.Namespace
 ) -> tuple[list[QuestionResult], list[str]]:
-    from otter.test_files.exception_test import ExceptionTestFile
-
     from .loading import load_student_files
+    from .otter_format import exception_test_file_class
     from .runner import run_question
 
     files = sorted({CODE_QUESTIONS[q] for q in qids}, key=["multihead.py", "crosscheck.py"].index)
@@ -127,6 +126,7 @@ def _code_results(
         if lf.module is not None:
             env.update(vars(lf.module))
 
+    ExceptionTestFile = exception_test_file_class()
     results = []
     for q in qids:
         own = loaded[CODE_QUESTIONS[q]]

@@ -28,6 +28,13 @@ def make_console() -> Console:
     return Console(highlight=False, soft_wrap=not tty, emoji=False)
 
 
+def _indented(console: Console, text: Text, indent: int) -> None:
+    if console.soft_wrap:  # no wrapping: one long line, searchable in a log
+        console.print(Text(" " * indent) + text)
+    else:
+        console.print(Padding(text, (0, 0, 0, indent)))
+
+
 def _status_text(r: QuestionResult) -> Text:
     words = r.status.value
     if r.status is Status.PASSED and r.total:
@@ -48,7 +55,7 @@ def print_header(console: Console, folder: Path, tests: Path | None) -> None:
 def print_problems(console: Console, problems: list[str]) -> None:
     """File-level problems (missing, syntax error, failed import), before the question lines."""
     for p in problems:
-        console.print(Padding(Text(p, style="red"), (0, 0, 0, 2)))
+        _indented(console, Text(p, style="red"), 2)
 
 
 def print_results(console: Console, results: list[QuestionResult], show_output: bool) -> None:
@@ -57,10 +64,11 @@ def print_results(console: Console, results: list[QuestionResult], show_output: 
         line = Text("  ") + Text(f"{r.qid:<{WIDTH}}") + _status_text(r)
         console.print(line)
         if r.message and r.status is not Status.ANSWERED:
-            console.print(Padding(Text(r.message), (0, 0, 0, 6)))
+            _indented(console, Text(r.message), 6)
         if show_output and r.output.strip():
-            console.print(Padding(Text("your code printed:", style="dim"), (0, 0, 0, 6)))
-            console.print(Padding(Text(r.output.rstrip()), (0, 0, 0, 8)))
+            _indented(console, Text("your code printed:", style="dim"), 6)
+            for line in r.output.rstrip().splitlines():
+                _indented(console, Text(line), 8)
 
 
 def print_summary(console: Console, results: list[QuestionResult]) -> None:

@@ -1,0 +1,342 @@
+"""mha-check, run as students run it (a subprocess), on good, untouched and broken folders."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mha_check import questions as check_questions
+from mha_grader import questions as grader_questions
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = list(check_questions.CODE_QUESTIONS)
+WRITTEN = list(check_questions.WRITTEN_QUESTIONS)
+MULTIHEAD_QS = [q for q, f in check_questions.CODE_QUESTIONS.items() if f == "multihead.py"]
+CROSSCHECK_QS = [q for q, f in check_questions.CODE_QUESTIONS.items() if f == "crosscheck.py"]
+
+
+def run_check(*args: str | Path, cwd: Path = ROOT, timeout: float = 120) -> tuple[int, str]:
+    """Run `python -m mha_check ARGS`; return its exit status and everything it printed."""
+    run = subprocess.run(
+        [sys.executable, "-m", "mha_check", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return run.returncode, run.stdout + run.stderr
+
+
+def lines_by_question(text: str) -> dict[str, str]:
+    """Question id -> the rest of its report line, plus the indented message lines under it."""
+    found: dict[str, str] = {}
+    current = None
+    for line in text.splitlines():
+        m = re.match(r"^  (\w+)\s+(\S.*)$", line)
+        if m and m.group(1) in check_questions.QUESTION_IDS:
+            current = m.group(1)
+            found[current] = m.group(2)
+        elif current and line.startswith("      "):
+            found[current] += " " + line.strip()
+        else:
+            current = None
+    return found
+
+
+def student_folder(tmp_path: Path, name: str = "student") -> Path:
+    """A copy of the reference solutions, laid out as a student's folder."""
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    for f in ("multihead.py", "crosscheck.py", "answers.md"):
+        shutil.copy(ROOT / "solutions" / f, folder / f)
+    return folder
+
+
+def append(path: Path, code: str) -> int:
+    """Append `code` to a file; return the line number where it starts."""
+    text = path.read_text()
+    path.write_text(text + "\n" + code)
+    return text.count("\n") + 2
+
+
+def line_of(path: Path, fragment: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if fragment in line)
+
+
+@pytest.fixture(scope="module")
+def reference_run() -> tuple[int, str]:
+    return run_check("solutions")
+
+
+@pytest.fixture(scope="module")
+def stubs_run() -> tuple[int, str]:
+    return run_check("exercises")
+
+
+# ---------------------------------------------------------------------------- good and untouched
+
+
+def test_question_ids_match_the_graders():
+    assert check_questions.QUESTION_IDS == grader_questions.QUESTION_IDS
+    assert check_questions.CODE_QUESTIONS == grader_questions.CODE_QUESTIONS
+    assert check_questions.STUDENT_FILES == grader_questions.STUDENT_FILES
+
+
+def test_reference_folder_passes_everything_and_exits_0(reference_run):
+    status, text = reference_run
+    found = lines_by_question(text)
+    assert list(found) == list(check_questions.QUESTION_IDS)  # contract order, one line each
+    assert all(found[q].startswith("passed") for q in CODE)
+    assert all(found[q].startswith("answered") for q in WRITTEN)
+    assert status == 0
+    assert "Traceback" not in text
+
+
+def test_untouched_stubs_are_not_attempted_yet_and_exit_1(stubs_run):
+    status, text = stubs_run
+    found = lines_by_question(text)
+    assert list(found) == list(check_questions.QUESTION_IDS)
+    assert {q: found[q] for q in found} == {q: "not attempted yet" for q in found}
+    assert status == 1
+    assert "Traceback" not in text
+
+
+def test_one_question_only(tmp_path):
+    status, text = run_check("solutions", "--question", "split_heads")
+    assert list(lines_by_question(text)) == ["split_heads"]
+    assert status == 0
+
+
+def test_console_script_and_default_folder(tmp_path):
+    shutil.copytree(ROOT / "exercises", tmp_path / "exercises")
+    mha_check = Path(sys.executable).parent / "mha-check"
+    run = subprocess.run(
+        [str(mha_check), "-q", "softmax", "-q", "q1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert lines_by_question(run.stdout) == {
+        "softmax": "not attempted yet",
+        "q1": "not attempted yet",
+    }
+    assert run.returncode == 1
+
+
+def test_folder_holding_the_files_in_one_sub_folder(tmp_path):
+    student_folder(tmp_path / "alice", "exercises")
+    status, text = run_check(tmp_path / "alice", "-q", "merge_heads", "-q", "challenge")
+    assert lines_by_question(text) == {
+        "merge_heads": "passed (4 checks)",
+        "challenge": lines_by_question(text)["challenge"],
+    }
+    assert lines_by_question(text)["challenge"].startswith("answered")
+    assert status == 0
+
+
+def test_unknown_question_is_refused_with_the_list_of_ids():
+    status, text = run_check("solutions", "--question", "softmaxx")
+    assert status == 2
+    assert "invalid choice" in text and "split_heads" in text and "Traceback" not in text
+
+
+def test_path_that_is_not_a_folder(tmp_path):
+    status, text = run_check(tmp_path / "nothing.zip")
+    assert status == 2
+    assert "is not a folder" in text and "unzip it first" in text
+
+
+# ---------------------------------------------------------------------------- broken functions
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory) -> tuple[int, str, dict[str, int]]:
+    """One folder with a raising, a hanging, a wrong-shape and a half-written function."""
+    folder = student_folder(tmp_path_factory.mktemp("mixed"))
+    mh = folder / "multihead.py"
+    where = {
+        "softmax": append(mh, "def softmax(x, axis=-1):\n    return {}['nope']\n") + 1,
+        "split_heads": append(
+            mh, "def split_heads(M, num_heads, d_head):\n    while True:\n        pass\n"
+        )
+        + 2,
+        "merge_heads": 0,
+        "parameter_counts": append(
+            mh, "def parameter_counts(d_model, head_counts, bias=False):\n    return helper()\n"
+        ),
+        "helper": append(mh, "def helper():\n    raise NotImplementedError\n") + 1,
+    }
+    append(mh, "def merge_heads(H):\n    print('debugging merge')\n    return H\n")
+    answers = folder / "answers.md"
+    text = answers.read_text().replace("## Q3", "## Notes")
+    q4 = text.index("## Q4")
+    q5 = text.index("## Q5")
+    quote = text[q4:q5].split("\n\n")[1]
+    text = text[:q4] + "## Q4\n\n" + quote + "\n\n_Write your answer here._\n\n" + text[q5:]
+    answers.write_text(text)
+    status, out = run_check(
+        folder, *[f"-q{q}" for q in (*MULTIHEAD_QS, *WRITTEN)], "--time-limit", "1"
+    )
+    return status, out, where
+
+
+def test_a_function_that_raises_shows_the_students_own_line(mixed_run):
+    _, text, where = mixed_run
+    line = lines_by_question(text)["softmax"]
+    assert line.startswith("failed")
+    assert f"your code raised KeyError: 'nope' at multihead.py, line {where['softmax']}" in line
+    assert "in softmax: return {}['nope']" in line
+    assert "Traceback" not in text
+
+
+def test_a_hanging_function_is_stopped_with_a_message(mixed_run):
+    _, text, where = mixed_run
+    line = lines_by_question(text)["split_heads"]
+    assert line.startswith("failed")
+    assert "did not finish within 1 s" in line
+    lines = (where["split_heads"] - 1, where["split_heads"])  # the `while` or the `pass`
+    assert any(f"stopped at multihead.py, line {n}, in split_heads" in line for n in lines)
+
+
+def test_a_wrong_shape_is_described(mixed_run):
+    _, text, _ = mixed_run
+    line = lines_by_question(text)["merge_heads"]
+    assert line.startswith("failed (3 of 4 checks)")
+    assert "expected shape (n, num_heads*d_head) = (2, 4)" in line
+    assert "shape (2, 2, 2)" in line
+    assert "debugging merge" not in text  # the student's prints are kept out of the report
+
+
+def test_a_function_calling_an_unwritten_helper_says_which(mixed_run):
+    _, text, where = mixed_run
+    line = lines_by_question(text)["parameter_counts"]
+    assert "parameter_counts calls helper, which is not written yet" in line
+    assert f"multihead.py, line {where['helper']}" in line
+
+
+def test_written_answers_missing_or_not_attempted(mixed_run):
+    status, text, _ = mixed_run
+    found = lines_by_question(text)
+    assert found["q3"].startswith("failed") and "no section for q3" in found["q3"]
+    assert "## Q3" in found["q3"]
+    assert found["q4"] == "not attempted yet"
+    assert found["q5"].startswith("answered")
+    assert status == 1
+
+
+def test_show_output_prints_what_the_students_code_printed(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py", "def merge_heads(H):\n    print('debugging merge')\n    return H\n"
+    )
+    _, text = run_check(folder, "-q", "merge_heads", "--show-output")
+    assert "your code printed:" in text and "debugging merge" in text
+
+
+def test_a_missing_function_is_named_with_its_signature(tmp_path):
+    folder = student_folder(tmp_path)
+    append(folder / "multihead.py", "del distinct_head_pairs\n")
+    status, text = run_check(folder, "-q", "distinct_head_pairs")
+    line = lines_by_question(text)["distinct_head_pairs"]
+    assert "multihead.py defines no function distinct_head_pairs(weights, atol=1e-6)" in line
+    assert status == 1
+
+
+# -------------------------------------------------------------------------------- broken files
+
+
+def test_syntax_error_names_file_and_line_and_costs_only_dependent_questions(tmp_path):
+    folder = student_folder(tmp_path)
+    lineno = append(folder / "multihead.py", "def oops(:\n    pass\n")
+    status, text = run_check(folder, "-q", "softmax", "-q", "cross_check", "-q", "q1")
+    assert f"multihead.py has a syntax error at line {lineno}" in text
+    assert "def oops(:" in text
+    found = lines_by_question(text)
+    assert found["softmax"].startswith("not checked")
+    assert found["cross_check"].startswith("not checked")  # crosscheck.py imports multihead.py
+    assert "crosscheck.py imports multihead.py, which could not be loaded" in text
+    assert found["q1"].startswith("answered")
+    assert status == 1 and "Traceback" not in text
+
+
+def test_syntax_error_in_crosscheck_leaves_multihead_questions_alone(tmp_path):
+    folder = student_folder(tmp_path)
+    lineno = append(folder / "crosscheck.py", "x = = 1\n")
+    status, text = run_check(folder, "-q", "attention", "-q", "weights_from_torch")
+    assert f"crosscheck.py has a syntax error at line {lineno}" in text
+    found = lines_by_question(text)
+    assert found["attention"].startswith("passed")
+    assert found["weights_from_torch"].startswith("not checked")
+    assert status == 1
+
+
+def test_missing_file_costs_only_its_questions(tmp_path):
+    folder = student_folder(tmp_path)
+    (folder / "crosscheck.py").unlink()
+    (folder / "answers.md").unlink()
+    status, text = run_check(folder)
+    found = lines_by_question(text)
+    assert all(found[q].startswith("passed") for q in MULTIHEAD_QS)
+    assert all(found[q].startswith("not checked") for q in CROSSCHECK_QS + WRITTEN)
+    assert "crosscheck.py is missing" in text and "answers.md is missing" in text
+    assert status == 1 and "Traceback" not in text
+
+
+def test_import_error_names_what_failed(tmp_path):
+    folder = student_folder(tmp_path)
+    lineno = append(folder / "multihead.py", "import numpyy\n")
+    status, text = run_check(folder, "-q", "softmax")
+    assert "multihead.py could not import what it needs" in text
+    assert "No module named 'numpyy'" in text
+    assert f"line {lineno}" in text
+    assert status == 1 and "Traceback" not in text
+
+
+def test_hang_at_import_is_stopped(tmp_path):
+    folder = student_folder(tmp_path)
+    append(folder / "multihead.py", "while True:\n    pass\n")
+    status, text = run_check(folder, "-q", "softmax", "--time-limit", "1")
+    assert "multihead.py did not finish loading within the time limit" in text
+    assert lines_by_question(text)["softmax"].startswith("not checked")
+    assert status == 1 and "Traceback" not in text
+
+
+def test_exit_at_import_is_reported(tmp_path):
+    folder = student_folder(tmp_path)
+    append(folder / "multihead.py", "import sys\nsys.exit(3)\n")
+    status, text = run_check(folder, "-q", "softmax")
+    assert "multihead.py called exit() or sys.exit() while being imported" in text
+    assert status == 1
+
+
+def test_code_that_swallows_the_stop_is_given_up_on(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def softmax(x, axis=-1):\n    while True:\n        try:\n            while True:\n"
+        "                pass\n        except BaseException:\n            pass\n",
+    )
+    status, text = run_check(folder, "-q", "softmax", "--time-limit", "0.5")
+    assert "keeps running after being stopped" in text
+    assert status == 1 and "Traceback" not in text
+
+
+def test_otter_format_is_loaded_without_the_rest_of_otter():
+    code = (
+        "import sys; from mha_check.otter_format import exception_test_file_class as f; "
+        "c = f(); from otter.test_files import test_case; "
+        "print(c.__module__, test_case.__module__, 'pandas' in sys.modules, 'otter.api' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == [
+        "otter.test_files.exception_test",
+        "otter.test_files.exception_test",
+        "False",
+        "False",
+    ]
