@@ -331,7 +331,8 @@ def test_otter_format_is_loaded_without_the_rest_of_otter():
     code = (
         "import sys; from mha_check.otter_format import exception_test_file_class as f; "
         "c = f(); from otter.test_files import test_case; "
-        "print(c.__module__, test_case.__module__, 'pandas' in sys.modules, 'otter.api' in sys.modules)"
+        "print(c.__module__, test_case.__module__, 'pandas' in sys.modules, "
+        "'otter.api' in sys.modules)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == [
