@@ -105,6 +105,8 @@ def _run_case(tc, env: Mapping[str, Callable]) -> tuple[bool, str]:
 def run_question(qid: str, env: Mapping[str, Callable]) -> list[TestResult]:
     """Run every hidden case of ``qid``; each test function gets the env entries it names."""
     test_file = _test_file(qid)
+    if env.get(qid) is None:
+        return missing_results(qid, f"{qid} is not defined in {CODE_QUESTIONS[qid]}.")
     share = case_points(qid)
     results = []
     for tc in test_file.test_cases:
