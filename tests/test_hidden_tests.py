@@ -644,3 +644,22 @@ def test_failure_messages_never_show_test_source(messages_and_inputs):
         assert [line for line in code_lines if line in text] == []
     for marker in ("Traceback", "Error at line", 'File "', "autograder/", "solutions"):
         assert marker not in text
+
+
+def test_a_function_missing_from_env_costs_its_question_with_a_message():
+    env = env_with()
+    del env["distinct_head_pairs"]
+    results = hidden.run_question("distinct_head_pairs", env)
+    assert score(results) == 0 and len(results) == len(hidden.case_names("distinct_head_pairs"))
+    assert all("not defined in multihead.py" in r.output for r in results)
+
+
+def test_test_files_load_once_and_safely_from_several_threads(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(hidden, "_loaded", {})
+    env, qids = env_with(), list(CODE_QUESTIONS) * 2
+    with ThreadPoolExecutor(4) as pool:
+        totals = list(pool.map(lambda q: score(hidden.run_question(q, env)), qids))
+    assert totals == pytest.approx([POINTS[q] for q in qids])
+    assert sorted(hidden._loaded) == sorted(CODE_QUESTIONS)
