@@ -88,12 +88,14 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
 
-    # Libraries first, before the student's folder goes on sys.path: their import time never
-    # counts against a check's time limit, and a student file cannot shadow them.
-    import numpy  # noqa: F401
-
-    if NEEDS_TORCH & set(code_qids):
-        import torch  # noqa: F401
+    missing = _import_libraries(code_qids)
+    if missing:
+        console.print(
+            f"mha-check: the package {missing} is not installed in this Python; install the "
+            "packages listed in requirements.txt (see the README), then run mha-check again.",
+            markup=False,
+        )
+        return 2
 
     results: list[QuestionResult] = []
     problems: list[str] = []
@@ -108,6 +110,19 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r.done for r in results) else 1
 
 
+def _import_libraries(code_qids: list[str]) -> str | None:
+    """Import numpy (and torch if needed) before any student code; the missing one's name."""
+    # Before the student's folder goes on sys.path: their import time never counts against a
+    # check's time limit, and a student's file cannot shadow them.
+    names = ["numpy", "rich"] + (["torch"] if NEEDS_TORCH & set(code_qids) else [])
+    for name in names:
+        try:
+            __import__(name)
+        except ImportError:
+            return name
+    return None
+
+
 def _code_results(
     qids: list[str], folder: Path, tests: Path, args: argparse.Namespace
 ) -> tuple[list[QuestionResult], list[str]]:
@@ -120,6 +135,12 @@ def _code_results(
         files.insert(0, "multihead.py")  # crosscheck.py imports it: load it (and report it) first
     loaded = load_student_files(folder, files, args.time_limit)
     problems = [lf.problem for lf in loaded.values() if lf.problem]
+    if args.show_output:
+        problems += [
+            f"{lf.name} printed while loading:\n{lf.output.rstrip()}"
+            for lf in loaded.values()
+            if lf.output.strip()
+        ]
 
     env: dict[str, Any] = {}
     for lf in reversed(list(loaded.values())):  # multihead.py's names win over crosscheck.py's
@@ -143,7 +164,14 @@ def _code_results(
                 QuestionResult(q, Status.UNAVAILABLE, f"no public test file {test_path}")
             )
             continue
-        test_file = ExceptionTestFile.from_file(str(test_path))
+        try:
+            test_file = ExceptionTestFile.from_file(str(test_path))
+        except Exception as e:  # e.g. a package the test needs is not installed
+            message = (
+                f"its public test {test_path.name} could not be loaded ({type(e).__name__}: {e})"
+            )
+            results.append(QuestionResult(q, Status.UNAVAILABLE, message))
+            continue
         question_env = {**env, **vars(own.module)}  # the question's own file decides its names
         results.append(run_question(q, test_file, question_env, folder, args.time_limit))
     return results, problems

@@ -55,7 +55,10 @@ def print_header(console: Console, folder: Path, tests: Path | None) -> None:
 def print_problems(console: Console, problems: list[str]) -> None:
     """File-level problems (missing, syntax error, failed import), before the question lines."""
     for p in problems:
-        _indented(console, Text(p, style="red"), 2)
+        first, *rest = p.splitlines()
+        _indented(console, Text(first, style="red"), 2)
+        for line in rest:  # e.g. what a file printed while loading
+            _indented(console, Text(line), 4)
 
 
 def print_results(console: Console, results: list[QuestionResult], show_output: bool) -> None:

@@ -341,3 +341,29 @@ def test_otter_format_is_loaded_without_the_rest_of_otter():
         "False",
         "False",
     ]
+
+
+def test_bundle_layout_runs_with_python_dash_m_and_finds_the_shipped_tests(tmp_path):
+    """As unzipped by a student: mha_check/ beside exercises/ (stubs and tests/)."""
+    shutil.copytree(ROOT / "mha_check", tmp_path / "mha_check")
+    shutil.copytree(ROOT / "exercises", tmp_path / "exercises")
+    status, text = run_check("-q", "split_heads", cwd=tmp_path)
+    assert f"public tests from {(tmp_path / 'exercises' / 'tests').resolve()}" in text
+    assert lines_by_question(text) == {"split_heads": "not attempted yet"}
+    assert status == 1
+
+
+def test_mha_check_never_imports_the_grader_or_the_solutions():
+    for path in (ROOT / "mha_check").glob("*.py"):
+        source = path.read_text()
+        for forbidden in ("mha_grader", "solutions"):
+            assert not re.search(rf"^\s*(from|import)\s+{forbidden}\b", source, re.M), path.name
+
+
+def test_output_printed_while_loading_is_shown_only_on_request(tmp_path):
+    folder = student_folder(tmp_path)
+    append(folder / "multihead.py", "print('hello from the top level')\n")
+    _, quiet = run_check(folder, "-q", "softmax")
+    _, loud = run_check(folder, "-q", "softmax", "--show-output")
+    assert "hello from the top level" not in quiet
+    assert "multihead.py printed while loading:" in loud and "hello from the top level" in loud
