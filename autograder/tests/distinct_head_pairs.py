@@ -11,6 +11,7 @@ from solutions import multihead as ref
 name = "distinct_head_pairs"
 
 
+@cache
 def _patterns(seed: int, num_heads: int, n: int) -> np.ndarray:
     """Random attention patterns: every row is a softmax, every head different."""
     return ref.softmax(np.random.default_rng(seed).standard_normal((num_heads, n, n)) * 2.0)
@@ -19,7 +20,7 @@ def _patterns(seed: int, num_heads: int, n: int) -> np.ndarray:
 @cache
 def _with_copies() -> np.ndarray:
     """Five heads: head 3 copies head 0 and head 4 copies head 1."""
-    w = _patterns(601, 5, 4)
+    w = _patterns(601, 5, 4).copy()
     w[3], w[4] = w[0], w[1]
     return w
 
@@ -35,6 +36,22 @@ def _near(shifts: tuple[tuple[int, int, float], ...]) -> np.ndarray:
         h[row, col] += shift
         heads.append(h)
     return np.stack(heads)
+
+
+@cache
+def _expected(key: tuple, atol: float | None) -> list[tuple[int, int]]:
+    """The reference pairs, once per process: a batch grades many submissions."""
+    make, *args = key
+    w = make(*args)
+    return ref.distinct_head_pairs(w) if atol is None else ref.distinct_head_pairs(w, atol=atol)
+
+
+def _run(distinct_head_pairs, key: tuple, atol: float | None, situation: str) -> None:
+    """key = (pattern maker, *its arguments); atol None means the default is not passed."""
+    make, *args = key
+    w = make(*args)
+    pairs = distinct_head_pairs(w) if atol is None else distinct_head_pairs(w, atol=atol)
+    _check(pairs, _expected(key, atol), situation)
 
 
 def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
@@ -81,26 +98,23 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
 
 @test_case(name="all heads different: every pair (i, j), i < j, in lexicographic order")
 def all_different(distinct_head_pairs):
-    w = _patterns(603, 4, 3)
-    _check(distinct_head_pairs(w), ref.distinct_head_pairs(w), "four different heads")
+    _run(distinct_head_pairs, (_patterns, 603, 4, 3), None, "four different heads")
 
 
 @test_case(name="identical heads are left out")
 def identical_heads(distinct_head_pairs):
-    w = _with_copies()
-    _check(distinct_head_pairs(w), ref.distinct_head_pairs(w), "five heads, two of them copies")
+    _run(distinct_head_pairs, (_with_copies,), None, "five heads, two of them copies")
 
 
 @test_case(name="atol decides: a difference within atol is the same pattern, beyond it is not")
 def custom_atol(distinct_head_pairs):
     # Head 1 is 0.6 atol from head 0, head 2 is 1.5 atol from head 0 but 0.9 atol from head 1,
     # head 3 is 1.2 atol from head 0 elsewhere: "same" is not transitive.
-    w = _near(((1, 3, 0.6e-3), (1, 3, 1.5e-3), (4, 0, 1.2e-3)))
-    expected = ref.distinct_head_pairs(w, atol=1e-3)
-    _check(distinct_head_pairs(w, atol=1e-3), expected, "heads that differ by about atol")
+    shifts = ((1, 3, 0.6e-3), (1, 3, 1.5e-3), (4, 0, 1.2e-3))
+    _run(distinct_head_pairs, (_near, shifts), 1e-3, "heads that differ by about atol")
 
 
 @test_case(name="the default atol is 1e-6")
 def default_atol(distinct_head_pairs):
-    w = _near(((0, 1, 0.5e-6), (2, 3, 5e-6)))
-    _check(distinct_head_pairs(w), ref.distinct_head_pairs(w), "heads that differ by about 1e-6")
+    shifts = ((0, 1, 0.5e-6), (2, 3, 5e-6))
+    _run(distinct_head_pairs, (_near, shifts), None, "heads that differ by about 1e-6")

@@ -26,6 +26,21 @@ def _module(seed: int, d_model: int, num_heads: int, dtype=torch.float64, **opti
     return mha.eval()
 
 
+@cache
+def _expected(mha) -> tuple[np.ndarray, ...]:
+    """The reference arrays of a (cached, never modified) module, once per process."""
+    return ref_cc.weights_from_torch(mha)
+
+
+@cache
+def _tokens_and_output(seed: int, mha) -> tuple[np.ndarray, np.ndarray]:
+    """Tokens X (n, d_model) and the module's own output for them (batch_first module)."""
+    X = np.random.default_rng(seed).standard_normal((5, mha.embed_dim))
+    with torch.no_grad():
+        x = torch.from_numpy(X).unsqueeze(0)
+        return X, mha(x, x, x, need_weights=False)[0][0].numpy()
+
+
 def _check_arrays(result, mha, values: bool = True) -> list[np.ndarray]:
     """The four arrays, each checked for type, shape, dtype and (if `values`) value."""
     if type(result) not in (tuple, list) or len(result) != 4:
@@ -33,7 +48,7 @@ def _check_arrays(result, mha, values: bool = True) -> list[np.ndarray]:
             "weights_from_torch should return a tuple (Wq, Wk, Wv, Wo); your code returned "
             f"{compare.describe(result)}."
         )
-    expected = ref_cc.weights_from_torch(mha)
+    expected = _expected(mha)
     for got, want, label in zip(result, expected, NAMES, strict=True):
         what = f"{label} (item {NAMES.index(label)} of the tuple)"
         compare.check_array(got, what, "(d_model, d_model)", want.shape)
@@ -66,10 +81,7 @@ def float32_module(weights_from_torch):
 def reproduces_module(weights_from_torch):
     mha = _module(703, 12, 4, batch_first=True)
     Ws = _check_arrays(weights_from_torch(mha), mha, values=False)
-    X = np.random.default_rng(703).standard_normal((5, 12))
-    with torch.no_grad():
-        x = torch.from_numpy(X).unsqueeze(0)
-        torch_out = mha(x, x, x, need_weights=False)[0][0].numpy()
+    X, torch_out = _tokens_and_output(703, mha)
     out, _ = ref.multi_head_attention(X, *Ws, mha.num_heads)
     compare.check_close(
         out,
