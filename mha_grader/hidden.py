@@ -15,6 +15,7 @@ values: otter's own failure message quotes the failing line, so it is not used.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -36,6 +37,10 @@ READ_ONLY_HINT = (
     " Your code tried to change an input array in place; work on a copy instead "
     "(e.g. `x = x - x.max(...)` rather than `x -= ...`)."
 )
+
+# Numbers with a fractional part, as a student's own message might print a hidden input array
+# (`raise ValueError(f"bad {M}")`); shapes and counts are integers and stay.
+_DECIMAL = re.compile(r"-?\d*\.\d+(?:e[+-]?\d+)?|-?\d+e[+-]?\d+", re.IGNORECASE)
 
 _lock = threading.Lock()
 _loaded: dict[str, object] = {}  # qid -> otter ExceptionTestFile, parsed once per process
@@ -84,8 +89,12 @@ def missing_results(qid: str, why: str) -> list[TestResult]:
 def student_message(e: StudentCodeError) -> str:
     """What to tell the student when a call into their code did not return a usable value."""
     text = str(e)
-    if isinstance(e, StudentRaised) and "read-only" in e.message:
-        text += READ_ONLY_HINT
+    if isinstance(e, StudentRaised):
+        # The message is the student's own; it may still quote the hidden inputs it was given.
+        at = f" ({e.where})" if e.where else ""
+        text = f"raised {e.exc_type}: {_DECIMAL.sub('…', e.message)}{at}"
+        if "read-only" in e.message:
+            text += READ_ONLY_HINT
     return text
 
 

@@ -663,3 +663,16 @@ def test_test_files_load_once_and_safely_from_several_threads(monkeypatch):
         totals = list(pool.map(lambda q: score(hidden.run_question(q, env)), qids))
     assert totals == pytest.approx([POINTS[q] for q in qids])
     assert sorted(hidden._loaded) == sorted(CODE_QUESTIONS)
+
+
+def test_a_students_own_error_message_quoting_the_inputs_is_redacted():
+    def noisy(M, num_heads, d_head):
+        raise ValueError(f"cannot split {M} into {num_heads} heads of width {d_head}")
+
+    results = grade("split_heads", split_heads=noisy)
+    ok = [r for r in results if r.passed]
+    assert len(ok) == 1 and "ValueError" in ok[0].name
+    for r in results:
+        if not r.passed:
+            assert "raised ValueError: cannot split [[" in r.output
+            assert not re.search(r"\d\.\d", r.output), r.output
