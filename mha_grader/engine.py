@@ -129,11 +129,17 @@ class Engine:
                 self._zygote.close()
                 self._zygote = None
 
-    def _session(self, files: dict[str, str], missing: dict[str, str]) -> WorkerSession:
-        """A started session; restarts the zygote once if it died (a grader-side failure)."""
+    def open_session(
+        self,
+        files: Mapping[str, str],
+        missing: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+    ) -> WorkerSession:
+        """A started worker session for module sources (``{"multihead": text, ...}``); use it
+        as a context manager. Restarts the zygote once if it died (a grader-side failure)."""
         for attempt in (1, 2):
             self.start()
-            session = WorkerSession(self._zygote, files, self.limits, missing)
+            session = WorkerSession(self._zygote, files, limits or self.limits, missing)
             try:
                 session.start()
                 return session
@@ -199,7 +205,7 @@ class Engine:
                 results += _unavailable(qid, f"not graded: {missing[name.removesuffix('.py')]}.")
             return results, None
         try:
-            session = self._session(files, missing)
+            session = self.open_session(files, missing)
         except SandboxError:
             log.exception("the sandbox failed for %s", grade.student)
             grade.status = "grader-error"

@@ -110,7 +110,8 @@ class WorkerSession:
         self.log = SessionLog()
         self.functions: dict[str, set[str]] = {}  # module -> public callables after import
         self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
-        self.timed_out_functions: set[tuple[str, str]] = set()
+        # (module, func) -> why it is not called again (it hung, or took all the memory)
+        self.skipped: dict[tuple[str, str], errors.StudentCodeError] = {}
         self._worker: _Worker | None = None
         self._seq = 0
         self._budget_left = self.limits.submission_timeout
@@ -203,10 +204,19 @@ class WorkerSession:
         self._seq += 1
         request["seq"] = self._seq
         payload = wire.encode(request)
+        by_budget = self._budget_left < timeout
         timeout = min(timeout, self._budget_left)
         started = time.monotonic()
         try:
             return self._roundtrip(worker, payload, self._seq, started + timeout, timeout)
+        except errors.CallTimeout:
+            if by_budget:
+                self.log.budget_exhausted = True
+                raise errors.CallTimeout(
+                    "ran out of time: the submission used up its total time limit "
+                    f"({self.limits.submission_timeout:g} s)"
+                ) from None
+            raise
         finally:
             self._budget_left -= time.monotonic() - started
 
@@ -228,7 +238,9 @@ class WorkerSession:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._retire(worker)
-                    raise errors.CallTimeout(f"did not finish within {timeout:g} s")
+                    raise errors.CallTimeout(
+                        f"ran out of time: did not finish within {timeout:.3g} s (an endless loop?)"
+                    )
                 for key, _ in sel.select(left):
                     if key.data == "out":
                         if not self._drain(worker):
@@ -342,11 +354,8 @@ class WorkerSession:
 
     def call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
         """Call the student's ``module.func`` in the worker; raises errors.StudentCodeError."""
-        if (module, func) in self.timed_out_functions:
-            raise errors.CallTimeout(
-                "not run again: it did not finish in time on an earlier case "
-                f"(limit {self.limits.call_timeout:g} s per call)"
-            )
+        if (module, func) in self.skipped:
+            raise self.skipped[(module, func)]
         try:
             worker = self._ensure_worker()
         except errors.StudentCodeError as e:  # out of time budget while restarting
@@ -359,7 +368,10 @@ class WorkerSession:
             reply = self._exchange(worker, request, self.limits.call_timeout)
         except errors.CallTimeout:
             self.log.timeouts.append(func)
-            self.timed_out_functions.add((module, func))
+            self.skipped[(module, func)] = errors.CallTimeout(
+                "not run again: it ran out of time on an earlier case "
+                f"(limit {self.limits.call_timeout:g} s per call)"
+            )
             raise
         except errors.WorkerCrashed:
             self.log.crashes.append(func)
@@ -368,7 +380,16 @@ class WorkerSession:
             if "value" not in reply:
                 raise errors.BadResult("the worker's reply was malformed")
             return reply["value"]
-        raise self._error(reply.get("error"))
+        error = self._error(reply.get("error"))
+        if isinstance(error, errors.StudentRaised) and error.is_a(MemoryError):
+            self.skipped[(module, func)] = errors.StudentRaised(
+                "MemoryError",
+                error.mro,
+                "not run again: it ran out of memory on an earlier case "
+                f"(limit {self.limits.memory_bytes >> 20} MB)",
+                error.where,
+            )
+        raise error
 
     def proxy(self, module: str, func: str) -> Callable:
         def call(*args: Any, **kwargs: Any) -> Any:

@@ -109,6 +109,7 @@ def bwrap_command(bwrap: str, python: str, privileged: bool) -> tuple[list[str],
     interpreter_dir = os.path.dirname(python)
     if not interpreter_dir.startswith(("/usr/", prefix + "/")):
         args += _mkdirs(python, made) + ["--ro-bind", interpreter_dir, interpreter_dir]
+    args += ["--perms", "0755", "--dir", SANDBOX_WORKER_PARENT]
     seen = []
     for i, site in enumerate(_site_dirs()):
         if site.startswith(prefix + "/") or site.startswith("/usr/"):
@@ -132,6 +133,13 @@ def _env() -> dict[str, str]:
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"  # one thread per worker: -j workers share the cores, NPROC counts threads
     return env
+
+
+def worker_uids(pid: int | None = None) -> range:
+    """The uids the workers of the grader process ``pid`` (default: this one) run as: a range
+    of their own, so parallel graders never share one."""
+    start = UID_BASE + ((os.getpid() if pid is None else pid) % (1 << 22)) * 256
+    return range(start, start + 256)
 
 
 class Zygote:
@@ -232,8 +240,8 @@ class Zygote:
     def spawn(self, limits: Limits, channel: socket.socket, output_fd: int) -> tuple[int, int]:
         """Fork a contained worker on ``channel``/``output_fd``; returns (pid, uid) for kill."""
         with self._lock:
-            # A uid range of our own per grader process, so parallel graders never share one.
-            uid = UID_BASE + (os.getpid() % (1 << 22)) * 256 + self._next_uid % 256
+            uids = worker_uids()
+            uid = uids[self._next_uid % len(uids)]
             self._next_uid += 1
         reply = self._request(
             {"op": "spawn", "uid": uid, "limits": limits.for_worker()},

@@ -1,0 +1,4 @@
+# append-to-solution
+# Hangs forever while being imported.
+while True:
+    pass

@@ -1,0 +1,294 @@
+"""The project's own hostile submissions (tests/hostile/) against the real hidden tests.
+
+None may gain a point it did not earn, see a hidden line, write outside its sandbox or stop the
+grader. One engine (one zygote) serves the whole module, with short time limits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mha_grader import report
+from mha_grader.engine import Engine, Grade
+from mha_grader.questions import CODE_QUESTIONS, POINTS, STUDENT_FILES, WRITTEN_QUESTIONS
+from mha_grader.results import TestResult as Result
+from mha_grader.sandbox import Limits, worker_uids
+from mha_grader.submission import load_submission
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = ROOT / "tests" / "hostile"
+SOLUTIONS = ROOT / "solutions"
+FAST = Limits(call_timeout=1.0, import_timeout=1.0, submission_timeout=30.0, memory_bytes=512 << 20)
+MULTIHEAD_QUESTIONS = [q for q, f in CODE_QUESTIONS.items() if f == "multihead.py"]
+
+
+def stand_in_written(text: str | None) -> list[Result]:
+    """Written answers are not what these tests are about: 1 point each if present."""
+    return [Result(f"{q}: stand-in", q, 1.0 if text else 0.0, POINTS[q]) for q in WRITTEN_QUESTIONS]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with Engine(limits=FAST, grade_written=stand_in_written) as e:
+        yield e
+
+
+def build(tmp_path: Path, name: str, **placeholders: str) -> Path:
+    """A submission folder: the reference files with the attack in tests/hostile/<name>."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for file in STUDENT_FILES:
+        (folder / file).write_text((SOLUTIONS / file).read_text())
+    for attack in (HOSTILE / name).iterdir():
+        text = attack.read_text()
+        for key, value in placeholders.items():
+            text = text.replace(f"__{key}__", value)
+        if text.startswith("# append-to-solution"):
+            text = (SOLUTIONS / attack.name).read_text() + "\n\n" + text
+        (folder / attack.name).write_text(text)
+    return folder
+
+
+def grade(engine: Engine, folder: Path) -> Grade:
+    return engine.grade(load_submission(folder))
+
+
+def hidden_code_lines() -> set[str]:
+    """Lines of hidden test code (no string literals) that must never reach a report."""
+    lines = set()
+    for path in (ROOT / "autograder" / "tests").glob("*.py"):
+        for line in path.read_text().splitlines():
+            line = line.strip()
+            if len(line) > 25 and not any(q in line for q in "\"'#"):
+                lines.add(line)
+    assert lines, "expected hidden test files to compare against"
+    return lines
+
+
+def assert_reports_clean(grade_: Grade, tmp_path: Path) -> str:
+    """Write the reports and check that no hidden test line is in them; returns the text."""
+    folder = report.write_student(tmp_path / "out", grade_)
+    text = (folder / "feedback.md").read_text() + (folder / "results.json").read_text()
+    leaked = [line for line in hidden_code_lines() if line in text]
+    assert leaked == []
+    return text
+
+
+def full_marks(g: Grade, qids) -> bool:
+    scores = g.scores()
+    return all(scores[q] == POINTS[q] for q in qids)
+
+
+def test_a_copy_of_the_solutions_gets_full_marks_on_every_code_question(engine, tmp_path):
+    folder = tmp_path / "correct"
+    folder.mkdir()
+    for file in STUDENT_FILES:
+        (folder / file).write_text((SOLUTIONS / file).read_text())
+    g = grade(engine, folder)
+    assert g.status == "ok"
+    assert full_marks(g, CODE_QUESTIONS)
+
+
+def test_loop_at_import_costs_that_files_questions_only(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "import_loop"))
+    scores = g.scores()
+    assert all(scores[q] == 0 for q in MULTIHEAD_QUESTIONS)
+    assert scores["weights_from_torch"] == POINTS["weights_from_torch"]  # crosscheck.py still runs
+    assert g.status == "timeout"
+    assert any("multihead.py" in note and "time" in note for note in g.notes)
+    assert_reports_clean(g, tmp_path)
+
+
+def test_loop_in_a_call_costs_the_functions_that_hang_only(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "call_loop"))
+    scores = g.scores()
+    assert scores["softmax"] == 0
+    assert full_marks(g, ["split_heads", "merge_heads", "parameter_counts", "weights_from_torch"])
+    assert g.status == "timeout"
+    softmax_outputs = [r.output for r in g.results if r.question == "softmax"]
+    assert all("time" in out for out in softmax_outputs)
+
+
+def test_os_exit_and_sys_exit_in_a_call_cost_those_functions_only(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "exits"))
+    scores = g.scores()
+    assert scores["split_heads"] == 0 and scores["merge_heads"] == 0
+    assert full_marks(g, ["softmax", "attention", "parameter_counts", "weights_from_torch"])
+    assert g.status == "crashed"
+    split_outputs = " ".join(r.output for r in g.results if r.question == "split_heads")
+    assert "exited with status 3" in split_outputs
+
+
+def test_memory_exhaustion_is_contained_and_costs_that_function(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "memory"))
+    assert g.scores()["softmax"] == 0
+    assert full_marks(g, ["split_heads", "merge_heads", "parameter_counts"])
+
+
+def _worker_processes() -> list[int]:
+    """Processes running as one of this grader's worker uids, anywhere on this machine."""
+    found, ours = [], worker_uids()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid in ours:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="per-worker uids need root")
+def test_fork_bomb_is_limited_and_its_whole_tree_is_killed(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "fork_bomb"))
+    assert g.scores()["softmax"] == 0
+    assert full_marks(g, ["split_heads", "merge_heads"])
+    assert _worker_processes() == []
+
+
+def test_output_flood_is_truncated_and_call_output_is_never_shown(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "output_flood"))
+    assert full_marks(g, CODE_QUESTIONS)
+    assert len(g.output) < FAST.output_bytes + 200
+    text = assert_reports_clean(g, tmp_path)
+    assert "y" * 100 not in text  # printed inside softmax, during the hidden tests
+    assert any("not shown" in note for note in g.notes)
+    assert len(text) < 200_000
+
+
+def test_reading_solutions_or_hidden_tests_by_path_import_or_search_finds_nothing(engine, tmp_path):
+    folder = build(tmp_path, "snoop", CHECKOUT=str(ROOT))
+    files = {"multihead": (folder / "multihead.py").read_text()}
+    patient = Limits(import_timeout=60.0, submission_timeout=120.0)  # it walks every folder
+    with engine.open_session(files, limits=patient) as session:
+        assert session.broken == {}
+        assert session.call("multihead", "findings", (), {}) == []
+        assert "snoop found: []" in session.log.import_output
+
+
+def test_forged_results_and_grade_sheet_are_never_written_outside_the_sandbox(engine, tmp_path):
+    out = tmp_path / "out"
+    folder = build(tmp_path, "forge", OUT=str(out), CHECKOUT=str(ROOT))
+    before = set(tmp_path.rglob("*"))
+    g = grade(engine, folder)
+    assert g.scores()["softmax"] == 0
+    assert set(tmp_path.rglob("*")) == before  # nothing appeared next to the submission
+    assert not (ROOT / "results.json").exists() and not (ROOT / "grades.csv").exists()
+    report.write_student(out, g)
+    report.write_grades_csv(out, [report.grade_row(g)])
+    data = json.loads((out / "students" / "forge" / "results.json").read_text())
+    assert data["score"] == g.total < g.max_total
+    assert not (out / "students" / "forge" / "grades.csv").exists()
+
+
+def test_monkeypatched_numpy_comparisons_do_not_turn_wrong_answers_right(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "monkeypatch"))
+    scores = g.scores()
+    assert scores["softmax"] == 0 and scores["split_heads"] == 0
+    assert full_marks(g, ["merge_heads", "parameter_counts"])
+
+
+def test_killing_its_parent_fails_and_the_grader_carries_on(engine, tmp_path):
+    folder = build(tmp_path, "kill_parent")
+    with engine.open_session({"multihead": (folder / "multihead.py").read_text()}) as session:
+        attempts = session.call("multihead", "attempts", (), {})
+    if os.geteuid() == 0:  # a uid of its own: it may signal nothing but its own processes
+        assert [a.split(": ")[1] for a in attempts[:2]] == ["PermissionError"] * 2
+    g = grade(engine, folder)
+    assert full_marks(g, CODE_QUESTIONS)
+    assert g.status == "ok"
+
+
+def test_no_network_not_even_the_grading_machines_loopback(engine, tmp_path):
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(5)
+    connections = []
+    threading.Thread(target=lambda: _accept(server, connections), daemon=True).start()
+    port = server.getsockname()[1]
+    folder = build(tmp_path, "network", PORT=str(port))
+    try:
+        with engine.open_session({"multihead": (folder / "multihead.py").read_text()}) as s:
+            assert s.call("multihead", "reach", (), {}) == []
+    finally:
+        server.close()
+    assert connections == []
+
+
+def _accept(server: socket.socket, connections: list) -> None:
+    try:
+        connections.append(server.accept())
+    except OSError:
+        pass
+
+
+def test_objects_that_claim_equality_with_everything_earn_nothing(engine, tmp_path):
+    g = grade(engine, build(tmp_path, "liar"))
+    scores = g.scores()
+    assert scores["softmax"] == 0 and scores["merge_heads"] == 0
+    assert scores["parameter_counts"] < POINTS["parameter_counts"]
+    outputs = " ".join(r.output for r in g.results if r.question == "softmax")
+    assert "not plain data" in outputs
+
+
+def test_pickle_payloads_are_never_unpickled(engine, tmp_path):
+    marker = tmp_path / "unpickled"
+    g = grade(engine, build(tmp_path, "pickle_payload", MARKER=str(marker)))
+    assert not marker.exists()
+    scores = g.scores()
+    assert scores["softmax"] == 0 and scores["split_heads"] == 0 and scores["merge_heads"] == 0
+    assert full_marks(g, ["parameter_counts", "weights_from_torch"])
+
+
+def test_zip_with_climbing_paths_is_graded_without_writing_anything(engine, tmp_path):
+    archive = tmp_path / "zipper.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for file in STUDENT_FILES:
+            zf.writestr(f"exercises/{file}", (SOLUTIONS / file).read_text())
+        zf.writestr("../escaped.py", "print('out')")
+        zf.writestr("/tmp/absolute.py", "print('abs')")
+        zf.writestr("exercises/../../multihead.py", "raise SystemExit")
+    before = set(tmp_path.parent.iterdir())
+    g = grade(engine, archive)
+    assert set(tmp_path.parent.iterdir()) == before
+    assert g.student == "zipper"
+    assert full_marks(g, CODE_QUESTIONS)
+    assert any("ignored" in note for note in g.notes)
+
+
+def test_invalid_utf8_costs_that_files_questions_and_says_why(engine, tmp_path):
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    for file in STUDENT_FILES:
+        (folder / file).write_text((SOLUTIONS / file).read_text())
+    (folder / "multihead.py").write_bytes(
+        b"# caf\xe9\n" + (SOLUTIONS / "multihead.py").read_bytes()
+    )
+    g = grade(engine, folder)
+    scores = g.scores()
+    assert all(scores[q] == 0 for q in MULTIHEAD_QUESTIONS)
+    assert scores["weights_from_torch"] == POINTS["weights_from_torch"]
+    assert sum(scores[q] for q in WRITTEN_QUESTIONS) > 0  # written answers graded regardless
+    assert g.status == "unreadable-files"
+    assert any("UTF-8" in r.output for r in g.results if r.question == "softmax")
+
+
+def test_a_syntax_error_is_reported_with_file_and_line(engine, tmp_path):
+    folder = tmp_path / "typo"
+    folder.mkdir()
+    for file in STUDENT_FILES:
+        (folder / file).write_text((SOLUTIONS / file).read_text())
+    with open(folder / "multihead.py", "a") as f:
+        f.write("\ndef broken(:\n    pass\n")
+    g = grade(engine, folder)
+    assert g.status == "import-error"
+    line = len((SOLUTIONS / "multihead.py").read_text().splitlines()) + 2
+    outputs = " ".join(r.output for r in g.results if r.question == "softmax")
+    assert f"multihead.py, line {line}" in outputs
+    assert g.scores()["weights_from_torch"] == POINTS["weights_from_torch"]
