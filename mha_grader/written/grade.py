@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from mha_check.answers import parse_answers
@@ -13,6 +14,9 @@ from .match import Status, read_concepts
 from .rubric import Rubric, load_rubrics
 
 NEEDS_REVIEW = "needs-review"
+# Answers longer than this many times the rubric's max_words are read only up to that point:
+# they are flagged for a teacher anyway, and matching time stays bounded.
+READ_LIMIT = 4
 _HEADINGS = {q: f"## {q.upper()}" for q in WRITTEN_QUESTIONS} | {"challenge": "## Challenge"}
 
 
@@ -46,6 +50,13 @@ def _feedback(rubric: Rubric, status: dict[str, Status]) -> list[str]:
     return lines
 
 
+def _first_words(text: str, limit: int) -> str:
+    for i, m in enumerate(re.finditer(r"\S+", text)):
+        if i == limit:
+            return text[: m.start()]
+    return text
+
+
 def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> TestResult:
     """One written answer: ``None`` = no section for it, ``""`` = not attempted."""
     if text is None:
@@ -58,7 +69,7 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     if not text.strip():
         return _result(qid, 0, f"{qid}: not attempted yet (only the placeholder line is there).")
     rubric = rubric or load_rubrics()[qid]
-    status = read_concepts(rubric, text)
+    status = read_concepts(rubric, _first_words(text, READ_LIMIT * rubric.max_words))
     weights = {c.id: c.points for c in rubric.concepts}
     earned = sum(w for k, w in weights.items() if status[k] is Status.RECOGNISED)
     earned -= sum(w for k, w in weights.items() if status[k] is Status.CONTRADICTED)

@@ -59,6 +59,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s+")
 _TOKEN = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?|[,;:()—–/=+^]|(?<=\s)-(?=\s)", re.IGNORECASE)
 _STEMMER = snowballstemmer.stemmer("english")
+# A run-on "sentence" is read in pieces of this many tokens: matching time stays linear in the
+# length of an answer, however it is punctuated.
+MAX_SENTENCE_TOKENS = 80
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,9 @@ class Normaliser:
         return tuple(out)
 
     def sentences(self, text: str) -> list[Sentence]:
-        return [
-            Sentence(self.tokens(s), s.rstrip().endswith("?"))
-            for s in split_sentences(text)
-            if self.tokens(s)
-        ]
+        out = []
+        for s in split_sentences(text):
+            tokens, question = self.tokens(s), s.rstrip().endswith("?")
+            for i in range(0, len(tokens), MAX_SENTENCE_TOKENS):
+                out.append(Sentence(tokens[i : i + MAX_SENTENCE_TOKENS], question))
+        return out
