@@ -14,8 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from . import report
-from .submission import load_submission
+from . import paths
 
 
 def add_one_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +31,9 @@ def _existing_rows(out: Path) -> list[dict[str, str]]:
 
 
 def run_one(args: argparse.Namespace) -> int:
+    from . import report
     from .engine import Engine
+    from .submission import load_submission
 
     try:
         submission = load_submission(args.submission)
@@ -84,6 +85,8 @@ def _register_optional() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="mha-grade: %(levelname)s: %(message)s")
+    if str(paths.ROOT) not in sys.path:  # the trusted side imports the reference `solutions`
+        sys.path.append(str(paths.ROOT))
     _register_optional()
     parser = argparse.ArgumentParser(prog="mha-grade", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

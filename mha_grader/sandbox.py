@@ -23,7 +23,6 @@ import sys
 import sysconfig
 import tempfile
 import threading
-import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -85,8 +84,11 @@ def _mkdirs(path: str, made: set[str]) -> list[str]:
     return args
 
 
-def bwrap_command(bwrap: str, python: str, privileged: bool) -> tuple[list[str], list[str]]:
-    """The bwrap argument list, and the site-packages paths as the worker will see them."""
+def bwrap_command(
+    bwrap: str, python: str, privileged: bool, empty_file: str
+) -> tuple[list[str], list[str]]:
+    """The bwrap argument list, and the site-packages paths as the worker will see them.
+    ``empty_file`` is an empty regular file mounted over the editable install's pointers."""
     args = [bwrap, "--die-with-parent", "--new-session"]
     if privileged:  # no user namespace: per-worker uids need a real root in the sandbox
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -119,7 +121,7 @@ def bwrap_command(bwrap: str, python: str, privileged: bool) -> tuple[list[str],
         args += ["--ro-bind", site, target]
         for entry in os.listdir(site):  # hide the editable install's pointers to the checkout
             if entry.startswith("__editable__"):
-                args += ["--ro-bind", "/dev/null", f"{target}/{entry}"]
+                args += ["--ro-bind", empty_file, f"{target}/{entry}"]
         seen.append(target)
     args += ["--ro-bind", str(WORKER_DIR), f"{SANDBOX_WORKER_PARENT}/worker"]
     args += ["--proc", "/proc", "--dev", "/dev"]
@@ -171,15 +173,17 @@ class Zygote:
         python = os.path.realpath(sys.executable)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = _env()
+        self._tmp = tempfile.TemporaryDirectory(prefix="mha-worker-")
         if self.bwrap:
-            prefix, site_dirs = bwrap_command(self.bwrap, python, self.privileged)
+            empty = Path(self._tmp.name, "empty")
+            empty.touch(mode=0o444)
+            prefix, site_dirs = bwrap_command(self.bwrap, python, self.privileged, str(empty))
             for k, v in env.items():
                 prefix += ["--setenv", k, v]
             parent, tmp_base = SANDBOX_WORKER_PARENT, "/tmp"
         else:
             prefix, site_dirs = [], _site_dirs()
             parent = str(WORKER_DIR.parent)
-            self._tmp = tempfile.TemporaryDirectory(prefix="mha-worker-")
             os.chmod(self._tmp.name, 0o711)
             tmp_base = self._tmp.name
         config = {
@@ -260,6 +264,10 @@ class Zygote:
                 self._ctrl.close()
                 self._ctrl = None
             if self._proc is not None:
+                try:  # closing the control socket asks it to kill its workers and exit
+                    self._proc.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    pass
                 try:
                     os.killpg(self._proc.pid, 9)
                 except OSError:
@@ -268,13 +276,3 @@ class Zygote:
             if self._tmp is not None:
                 self._tmp.cleanup()
                 self._tmp = None
-
-
-def wait_until(predicate, timeout: float, step: float = 0.01) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout`` seconds pass (for callers' cleanups)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(step)
-    return predicate()

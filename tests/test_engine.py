@@ -1,0 +1,119 @@
+"""The engine end to end: what a submission's files cost, grader failures, reuse, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from mha_grader import cli
+from mha_grader.engine import Engine
+from mha_grader.questions import CODE_QUESTIONS, POINTS, STUDENT_FILES, WRITTEN_QUESTIONS
+from mha_grader.results import TestResult as Result
+from mha_grader.sandbox import Limits
+from mha_grader.submission import load_submission
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMITS = Limits(call_timeout=2.0, import_timeout=2.0, submission_timeout=30.0)
+CROSSCHECK_QUESTIONS = [q for q, f in CODE_QUESTIONS.items() if f == "crosscheck.py"]
+
+
+def one_point_each(text: str | None) -> list[Result]:
+    return [Result(f"{q}: stand-in", q, 1.0 if text else 0.0, POINTS[q]) for q in WRITTEN_QUESTIONS]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with Engine(limits=LIMITS, grade_written=one_point_each) as e:
+        yield e
+
+
+def folder_from(tmp_path: Path, source: Path, name: str, drop: tuple[str, ...] = ()) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for file in STUDENT_FILES:
+        if file not in drop:
+            shutil.copy(source / file, folder / file)
+    return folder
+
+
+def test_untouched_stubs_score_nothing_and_say_not_attempted(engine, tmp_path):
+    g = engine.grade(load_submission(folder_from(tmp_path, ROOT / "exercises", "stubs")))
+    assert all(g.scores()[q] == 0 for q in CODE_QUESTIONS)
+    code = [r for r in g.results if r.question in CODE_QUESTIONS]
+    assert code and all("not attempted" in r.output for r in code)
+    assert g.status == "ok"
+
+
+def test_a_missing_crosscheck_costs_only_its_questions(engine, tmp_path):
+    folder = folder_from(tmp_path, ROOT / "solutions", "nocc", drop=("crosscheck.py",))
+    g = engine.grade(load_submission(folder))
+    scores = g.scores()
+    assert all(scores[q] == 0 for q in CROSSCHECK_QUESTIONS)
+    assert all(scores[q] == POINTS[q] for q in CODE_QUESTIONS if q not in CROSSCHECK_QUESTIONS)
+    assert all(scores[q] == 1.0 for q in WRITTEN_QUESTIONS)
+    assert g.status == "missing-files"
+    outputs = [r.output for r in g.results if r.question == "cross_check"]
+    assert all("crosscheck.py is missing" in out for out in outputs)
+
+
+def test_a_missing_answers_file_costs_only_the_written_questions(engine, tmp_path):
+    folder = folder_from(tmp_path, ROOT / "solutions", "noans", drop=("answers.md",))
+    g = engine.grade(load_submission(folder))
+    assert all(g.scores()[q] == POINTS[q] for q in CODE_QUESTIONS)
+    assert all(g.scores()[q] == 0 for q in WRITTEN_QUESTIONS)
+
+
+def test_a_failure_of_the_grader_itself_is_flagged_for_review_not_blamed_on_the_student(tmp_path):
+    def broken_runner(qid, env):
+        raise RuntimeError("bug in a hidden test")
+
+    folder = folder_from(tmp_path, ROOT / "solutions", "victim")
+    with Engine(LIMITS, run_question=broken_runner, grade_written=one_point_each) as engine:
+        g = engine.grade(load_submission(folder))
+    assert g.status == "grader-error" and g.needs_review
+    assert all("grader itself failed" in r.output for r in g.results if r.question == "softmax")
+    assert all(g.scores()[q] == 1.0 for q in WRITTEN_QUESTIONS)
+
+
+def test_the_engine_grades_several_submissions_at_once_from_threads(engine, tmp_path):
+    folders = [folder_from(tmp_path, ROOT / "solutions", f"s{i}") for i in range(3)]
+    grades = {}
+
+    def grade(folder: Path) -> None:
+        grades[folder.name] = engine.grade(load_submission(folder))
+
+    threads = [threading.Thread(target=grade, args=(f,)) for f in folders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(grades) == ["s0", "s1", "s2"]
+    assert all(g.scores() == grades["s0"].scores() for g in grades.values())
+    assert all(g.scores()[q] == POINTS[q] for g in grades.values() for q in CODE_QUESTIONS)
+
+
+def test_mha_grade_one_writes_the_contract_layout_and_keeps_other_rows(tmp_path, capsys):
+    out = tmp_path / "out"
+    first = folder_from(tmp_path, ROOT / "solutions", "ada")
+    second = folder_from(tmp_path, ROOT / "exercises", "bob")
+    assert cli.main(["one", str(first), "-o", str(out)]) == 0
+    assert cli.main(["one", str(second), "-o", str(out)]) == 0
+    assert "bob:" in capsys.readouterr().out
+    with open(out / "grades.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"ada", "bob"}
+    assert float(rows["ada"]["softmax"]) == POINTS["softmax"]
+    assert float(rows["bob"]["softmax"]) == 0
+    data = json.loads((out / "students" / "ada" / "results.json").read_text())
+    assert data["score"] == float(rows["ada"]["total"])
+    assert (out / "students" / "bob" / "feedback.md").read_text().startswith("# Feedback for bob")
+
+
+def test_mha_grade_one_explains_a_path_that_is_not_a_submission(tmp_path, capsys):
+    assert cli.main(["one", str(tmp_path / "nowhere"), "-o", str(tmp_path / "out")]) == 2
+    assert "not a submission folder or .zip" in capsys.readouterr().err

@@ -1,0 +1,106 @@
+"""Report writers: grades.csv, results.json (Gradescope) and feedback.md, written atomically."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from mha_grader import report
+from mha_grader.engine import Grade
+from mha_grader.questions import MAX_TOTAL, POINTS, QUESTION_IDS
+from mha_grader.results import TestResult as Result
+
+
+def sample_grade() -> Grade:
+    results = [
+        Result("softmax: rows sum to 1", "softmax", 3.0, 3.0, "passed"),
+        Result(
+            "softmax: wrong axis",
+            "softmax",
+            0.0,
+            3.0,
+            "each column sums to 1, not each row",
+            tags=["misconception:softmax-wrong-axis"],
+        ),
+        Result("q1: concepts", "q1", 1.0, 4.0, "mention the projections", tags=["needs-review"]),
+    ]
+    return Grade(
+        "ada",
+        results,
+        status="timeout",
+        notes=["ran out of time in: attention"],
+        output="hello from import",
+    )
+
+
+def test_grades_csv_has_the_contract_columns_in_order(tmp_path):
+    report.write_grades_csv(tmp_path, [report.grade_row(sample_grade())])
+    with open(tmp_path / "grades.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert reader.fieldnames == [
+        "student",
+        *QUESTION_IDS,
+        "total",
+        "max_total",
+        "status",
+        "needs_review",
+    ]
+    row = rows[0]
+    assert row["student"] == "ada" and row["softmax"] == "3" and row["q1"] == "1"
+    assert row["attention"] == "0" and row["total"] == "4"
+    assert row["max_total"] == report.points(MAX_TOTAL)
+    assert row["status"] == "timeout" and row["needs_review"] == "true"
+
+
+def test_results_json_follows_gradescopes_format(tmp_path):
+    folder = report.write_student(tmp_path, sample_grade())
+    data = json.loads((folder / "results.json").read_text())
+    assert data["score"] == 4.0
+    assert {"name", "score", "max_score", "output", "visibility", "tags"} <= set(data["tests"][0])
+    assert all(t["name"].split(":")[0] in QUESTION_IDS for t in data["tests"])
+    assert sum(t["score"] for t in data["tests"]) == data["score"]
+    assert data["tests"][1]["tags"] == ["misconception:softmax-wrong-axis"]
+    assert "ran out of time in: attention" in data["output"]
+    assert "hello from import" in data["output"]
+    assert data["extra_data"]["status"] == "timeout"
+
+
+def test_feedback_shows_points_per_question_and_what_went_wrong(tmp_path):
+    folder = report.write_student(tmp_path, sample_grade())
+    text = (folder / "feedback.md").read_text()
+    assert f"| softmax | 3 / {report.points(POINTS['softmax'])} |" in text
+    assert "each column sums to 1, not each row" in text
+    assert "known mistake: softmax-wrong-axis" in text
+    assert "a person will review this answer" in text
+    assert "ran out of time in: attention" in text
+    assert "hello from import" in text
+
+
+def test_feedback_keeps_student_output_inside_its_code_block(tmp_path):
+    grade = sample_grade()
+    grade.output = "```\n# Forged heading\n```"
+    text = report.feedback_md(grade)
+    block = text.split("```text\n", 1)[1]
+    assert block.count("```") == 1  # only the closing fence: the student cannot close it
+
+
+def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
+    target = tmp_path / "grades.csv"
+    report.atomic_write(target, "old\n")
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        report.atomic_write(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["grades.csv"]  # no temporary left behind
+
+
+@pytest.mark.parametrize("value, text", [(6.0, "6"), (2 / 3, "0.6667"), (79.5, "79.5"), (0, "0")])
+def test_points_are_written_as_short_decimals(value, text):
+    assert report.points(value) == text
