@@ -1,0 +1,302 @@
+"""Grade a whole class: ``mha-grade batch SUBMISSIONS_DIR -o OUT [-j JOBS] [--regrade]``.
+
+Resumable and incremental: each student's reports are written atomically and then sealed by
+``students/<id>/grade.json`` (the grades.csv row plus a key: the submission's content hash and
+the grader's own fingerprint). A student whose sealed key still matches is not graded again, so
+an interrupted batch resumes where it stopped and a rerun grades only what is new or changed
+(or everything, after the hidden tests, rubrics, points or reference solutions change). The
+exit status is non-zero only when the grader itself failed, never because a student's code did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import AUTOGRADER, ROOT, SOLUTIONS
+from .sandbox import Limits
+from .submission import student_id
+
+SEAL = "grade.json"
+GRADER_FAILED = "grader-error"
+
+
+def add_batch_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("submissions", type=Path, help="folder of submissions (sub-folders and .zip)")
+    p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel graders (cores)"
+    )
+    p.add_argument("--regrade", action="store_true", help="grade everything again")
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=Limits.call_timeout,
+        metavar="SECONDS",
+        help="wall-clock limit per call into student code (default %(default)g)",
+    )
+
+
+def grader_fingerprint() -> str:
+    """A hash of the hidden tests, rubrics, points and reference solutions: change any of them
+    and the next batch regrades everyone. (After upgrading the grader's code, use --regrade.)"""
+    h = hashlib.sha256()
+    for folder in (AUTOGRADER, SOLUTIONS):
+        for path in sorted(folder.rglob("*")):
+            if (
+                path.is_file()
+                and path.suffix in {".py", ".toml"}
+                and "__pycache__" not in path.parts
+            ):
+                h.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+                h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def find_submissions(folder: Path) -> tuple[dict[str, Path], list[str]]:
+    """Student id -> path for every sub-folder and .zip; plus warnings about what was skipped."""
+    found: dict[str, Path] = {}
+    warnings = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("."):
+            continue
+        if not (path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip")):
+            warnings.append(f"skipped {path.name}: not a folder or .zip")
+            continue
+        sid = student_id(path)
+        if sid in found:
+            warnings.append(f"skipped {path.name}: {found[sid].name} has the same student id {sid}")
+            continue
+        found[sid] = path
+    return found, warnings
+
+
+def read_seal(out: Path, student: str) -> dict | None:
+    try:
+        seal = json.loads((out / "students" / student / SEAL).read_text())
+        return seal if isinstance(seal, dict) and isinstance(seal.get("row"), dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def submission_key(path: Path, fingerprint: str) -> str:
+    from .submission import load_submission
+
+    return f"{fingerprint}:{load_submission(path).digest()}"
+
+
+# -- the grading processes ---------------------------------------------------------------------
+
+_engine = None
+
+
+def _start_engine(limits: Limits | None) -> None:
+    """Runs once in each grading process: the sandbox and its imports start once per process."""
+    import atexit
+
+    from .engine import Engine
+
+    global _engine
+    _engine = Engine(limits)
+    _engine.start()
+    atexit.register(_engine.close)
+
+
+def _grade_one(path: Path, out: Path, key: str) -> dict:
+    """Grade one submission in a grading process, write its reports, seal them."""
+    from . import report
+    from .submission import load_submission
+
+    grade = _engine.grade(load_submission(path))
+    report.write_student(out, grade)
+    row = report.grade_row(grade)
+    seal = {"key": key, "row": row, "source": path.name}
+    report.atomic_write(report.student_dir(out, grade.student) / SEAL, json.dumps(seal) + "\n")
+    return row
+
+
+# -- the parent ----------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchResult:
+    graded: int
+    skipped: int
+    failed: list[str]  # students the grader itself failed on
+    rows: list[dict[str, str]]
+
+
+def _progress():
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}"),
+        transient=False,
+    )
+
+
+def _as_completed(futures: dict[Future, str]) -> Iterator[tuple[str, Future]]:
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+        for fut in done:
+            yield futures[fut], fut
+
+
+def run_batch_grading(
+    submissions: Path,
+    out: Path,
+    jobs: int = 1,
+    regrade: bool = False,
+    show_progress: bool = True,
+    limits: Limits | None = None,
+) -> BatchResult:
+    """Grade every submission in `submissions` that is not already graded under `out`."""
+    from . import report
+    from .summary import build_summary
+
+    found, warnings = find_submissions(submissions)
+    for w in warnings:
+        print(f"mha-grade batch: {w}", file=sys.stderr)
+    fingerprint = grader_fingerprint()
+    todo: dict[str, tuple[Path, str]] = {}
+    rows: dict[str, dict[str, str]] = {}
+    for sid, path in found.items():
+        key = submission_key(path, fingerprint)
+        seal = read_seal(out, sid)
+        if seal is not None and seal.get("key") == key and not regrade:
+            rows[sid] = seal["row"]
+        else:
+            todo[sid] = (path, key)
+    skipped = len(rows)
+    failed: list[str] = []
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if todo:
+            _grade_all(todo, out, jobs, rows, failed, show_progress, limits)
+    finally:
+        # Whatever happened, the grade sheet lists every student graded so far, in id order.
+        done = [rows[sid] for sid in sorted(rows)]
+        report.write_grades_csv(out, done)
+        if done:
+            build_summary(out)
+    return BatchResult(len(rows) - skipped, skipped, failed, [rows[s] for s in sorted(rows)])
+
+
+def _failure_row(sid: str) -> dict[str, str]:
+    """A grade-sheet row for a student the grader itself failed on: zero, flagged, not sealed
+    (so the next run tries again)."""
+    from . import report
+    from .questions import MAX_TOTAL, QUESTION_IDS
+
+    row = {"student": sid, **dict.fromkeys(QUESTION_IDS, "0"), "total": "0"}
+    row.update(max_total=report.points(MAX_TOTAL), status=GRADER_FAILED, needs_review="true")
+    return row
+
+
+def _grade_all(
+    todo: dict[str, tuple[Path, str]],
+    out: Path,
+    jobs: int,
+    rows: dict[str, dict[str, str]],
+    failed: list[str],
+    show_progress: bool,
+    limits: Limits | None,
+) -> None:
+    import multiprocessing
+
+    # "spawn": a fresh interpreter per grading process, never a fork of this one with its
+    # threads (the progress bar) and torch's thread pools.
+    ctx = multiprocessing.get_context("spawn")
+    jobs = max(1, min(jobs, len(todo)))
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits,))
+    futures = {pool.submit(_grade_one, path, out, key): sid for sid, (path, key) in todo.items()}
+    progress = _progress() if show_progress else None
+    task = progress.add_task("grading", total=len(todo), last="") if progress else None
+    if progress:
+        progress.start()
+    try:
+        for sid, fut in _as_completed(futures):
+            try:
+                row = fut.result()
+            except Exception as e:  # the grader's failure, not the student's
+                print(f"mha-grade batch: grading {sid} failed: {e!r}", file=sys.stderr)
+                row = _failure_row(sid)
+            rows[sid] = row
+            if row.get("status") == GRADER_FAILED:
+                failed.append(sid)
+            if progress:
+                progress.update(task, advance=1, last=f"{sid}: {row['total']}")
+    except BaseException:
+        # Ctrl-C or a kill: drop the queue and stop the grading processes (their sandboxes die
+        # with them). Sealed students stay graded; the rest are graded by the next run.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        if progress:
+            progress.stop()
+    pool.shutdown(wait=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    if not args.submissions.is_dir():
+        print(f"mha-grade batch: {args.submissions} is not a folder", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    signal.signal(signal.SIGTERM, _interrupt)  # a kill ends like Ctrl-C: the sheet is written
+    try:
+        result = run_batch_grading(
+            args.submissions,
+            args.out,
+            args.jobs,
+            args.regrade,
+            show_progress=sys.stderr.isatty(),
+            limits=Limits(call_timeout=args.call_timeout),
+        )
+    except KeyboardInterrupt:
+        print(
+            "\nmha-grade batch: interrupted; what was graded is saved. Run the same command "
+            "again to resume.",
+            file=sys.stderr,
+        )
+        return 130
+    seconds = time.perf_counter() - start
+    print(
+        f"graded {result.graded}, unchanged {result.skipped} "
+        f"({len(result.rows)} students) in {seconds:.1f} s"
+    )
+    print(f"grade sheet: {args.out / 'grades.csv'}")
+    print(f"summary: {args.out / 'summary.md'}")
+    print(f"feedback: {args.out / 'students'}/<student>/feedback.md")
+    if result.failed:
+        print(f"the grader failed on: {', '.join(result.failed)}", file=sys.stderr)
+        return 1
+    return 0
