@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from .diagnose import explain_failures
 from .proxy import MODULES, SessionLog, WorkerSession
 from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .results import TestResult
@@ -163,7 +164,8 @@ class Engine:
         why = session.available(module, qid)
         if why is not None:
             return _unavailable(qid, f"not graded: {why}.")
-        return self.run_question(qid, env)
+        # a failing case gets the diagnosis: the misconception's tag and what it means
+        return explain_failures(qid, self.run_question(qid, env), env)
 
     # -- grading -------------------------------------------------------------------------------
 

@@ -1,6 +1,16 @@
 """Name the misconception behind a wrong answer, and the function it lives in (contract §6)."""
 
+from .attach import explain_failures
 from .catalogue import CATALOGUE, CONTRACT_IDS, Misconception
-from .core import Diagnosis, diagnose, diagnose_all
+from .core import Diagnoser, Diagnosis, diagnose, diagnose_all
 
-__all__ = ["CATALOGUE", "CONTRACT_IDS", "Diagnosis", "Misconception", "diagnose", "diagnose_all"]
+__all__ = [
+    "Diagnoser",
+    "explain_failures",
+    "CATALOGUE",
+    "CONTRACT_IDS",
+    "Diagnosis",
+    "Misconception",
+    "diagnose",
+    "diagnose_all",
+]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -54,16 +55,42 @@ class Diagnosis:
 def diagnose(qid: str, env: Mapping[str, Callable]) -> Diagnosis | None:
     """Diagnose question ``qid`` given the student's functions (proxy semantics).
 
-    Returns None when the function agrees with the reference on every probe (or is not
-    attempted): the failing hidden test's own message then says all there is to say.
+    Returns None when the function agrees with the reference on every probe, is not attempted,
+    or hangs or crashes (the failing hidden test's own message then says all there is to say).
     """
-    return _Session(env).diagnose(qid)
+    return Diagnoser(env).diagnose(qid)
 
 
 def diagnose_all(qids: Iterable[str], env: Mapping[str, Callable]) -> dict[str, Diagnosis | None]:
     """Diagnose several questions of one submission, sharing the calls into its code."""
-    session = _Session(env)
-    return {q: session.diagnose(q) for q in qids}
+    diagnoser = Diagnoser(env)
+    return {q: diagnoser.diagnose(q) for q in qids}
+
+
+class _GiveUp(BaseException):
+    """A call into the student's code timed out or crashed: stop calling it (a BaseException,
+    so that ``run`` does not record it as an ordinary outcome)."""
+
+
+class Diagnoser:
+    """Diagnoses for one submission; calls into its code are shared between questions.
+
+    Calls count against the submission's time, so diagnosis stops (returns None) once its
+    calls took ``budget`` seconds, or when one of them times out or kills the worker.
+    """
+
+    def __init__(self, env: Mapping[str, Callable], budget: float = 5.0):
+        self._session = _Session(env, budget)
+        self._gave_up = False
+
+    def diagnose(self, qid: str) -> Diagnosis | None:
+        if self._gave_up:
+            return None
+        try:
+            return self._session.diagnose(qid)
+        except _GiveUp:
+            self._gave_up = True
+            return None
 
 
 def _named(
@@ -80,11 +107,13 @@ def _catalogue_text(ids: tuple[str, ...]) -> str:
 class _Session:
     """One diagnosis: caches the student's results and the callees' diagnoses."""
 
-    def __init__(self, env: Mapping[str, Callable]):
+    def __init__(self, env: Mapping[str, Callable], budget: float = 5.0):
         self.env = env
         self.memo: dict[str, Diagnosis | None] = {}
         self.calls: dict[tuple, Outcome] = {}
         self.wrapped: dict[str, Callable] = {}
+        self.budget = budget  # seconds of calls into the student's code, for all questions
+        self.spent = 0.0
 
     def fn(self, name: str) -> Callable:
         """The student's function, memoised: candidates call it often with the same inputs."""
@@ -102,8 +131,14 @@ class _Session:
             except wire.WireError:
                 return func(*args, **kwargs)
             if key not in self.calls:
+                if self.spent > self.budget:
+                    raise _GiveUp  # slow code: the hidden tests need the time more
+                start = time.monotonic()
                 self.calls[key] = run(lambda: func(*args, **kwargs), [pr.Probe(())])[0]
+                self.spent += time.monotonic() - start
             outcome = self.calls[key]
+            if isinstance(outcome.error, errors.CallTimeout | errors.WorkerCrashed):
+                raise _GiveUp from None
             if not outcome.ok:
                 raise outcome.error
             return outcome.value
@@ -177,8 +212,8 @@ class _Session:
         i = next(i for i, o in enumerate(student) if not o.ok)
         return self.plain(
             qid,
-            f"Your {qid} raised on every input we tried; on inputs {probes[i].describe()}: "
-            f"{error_text(student[i].error)}.",
+            f"Your {qid} gave no usable result on any input we tried; on inputs "
+            f"{probes[i].describe()}: {error_text(student[i].error)}.",
         )
 
     # --- softmax ------------------------------------------------------------------------

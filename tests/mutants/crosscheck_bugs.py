@@ -14,8 +14,8 @@ from .registry import bug, correct
 def _check_module(mha):
     if not mha._qkv_same_embed_dim or mha.in_proj_bias is not None:
         raise ValueError("needs bias=False and equal q/k/v dimensions")
-    if mha.out_proj.bias is not None:
-        raise ValueError("needs bias=False")
+    if mha.out_proj.bias is not None or mha.bias_k is not None:
+        raise ValueError("needs bias=False and no add_bias_kv")
 
 
 # --- weights_from_torch ----------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""How a diagnosis reaches the results, and when diagnosis stays out of the way."""
+
+import time
+
+from mha_grader import errors
+from mha_grader.diagnose import Diagnoser, diagnose, explain_failures
+from mha_grader.diagnose import mutants as mut
+from mha_grader.results import TestResult as Result
+from tests.mutants.build import reference_env
+
+
+def _results():
+    return [
+        Result("split_heads: case a", "split_heads", 1.0, 1.0, "passed"),
+        Result("split_heads: case b", "split_heads", 0.0, 1.0, "wrong values"),
+    ]
+
+
+def test_only_failing_cases_get_the_tag_and_the_diagnosis():
+    env = reference_env(split_heads=mut.SPLIT["split-no-transpose"][0])
+    passed, failed = explain_failures("split_heads", _results(), env)
+    assert passed.tags == [] and passed.output == "passed"
+    assert failed.tags == ["misconception:split-no-transpose"]
+    assert failed.output.startswith("wrong values\nDiagnosis: Your split_heads")
+
+
+def test_results_that_all_pass_are_left_alone_without_calling_the_student():
+    def boom(*args):
+        raise AssertionError("must not be called")
+
+    results = [Result("softmax: a", "softmax", 1.0, 1.0, "passed")]
+    assert explain_failures("softmax", results, {"softmax": boom}) == results
+
+
+def test_a_failure_inside_the_diagnosis_leaves_the_results_unchanged(monkeypatch):
+    def broken(self, qid):
+        raise RuntimeError("a bug in the diagnosis")
+
+    monkeypatch.setattr(Diagnoser, "diagnose", broken)
+    results = explain_failures("split_heads", _results(), reference_env())
+    assert results[1].output == "wrong values" and results[1].tags == []
+
+
+def test_a_result_that_is_not_an_array_is_described_by_its_type():
+    d = diagnose("split_heads", reference_env(split_heads=lambda *a: "heads"))
+    assert d.misconception is None and "returned str, not a numeric array" in d.message
+
+
+def test_a_function_that_timed_out_is_not_called_again_and_gets_no_diagnosis():
+    calls = []
+
+    def hangs(*args, **kwargs):
+        calls.append(1)
+        raise errors.CallTimeout("ran out of time")
+
+    env = {**reference_env(), "softmax": hangs}
+    assert diagnose("attention", {**env, "attention": hangs}) is None
+    assert len(calls) == 1
+
+
+def test_diagnosis_stops_once_its_time_budget_is_spent():
+    slow_split = mut.SPLIT["split-no-transpose"][0]
+
+    def slow(*args, **kwargs):
+        time.sleep(0.02)
+        return slow_split(*args, **kwargs)
+
+    env = reference_env(split_heads=slow)
+    assert Diagnoser(env, budget=0.01).diagnose("split_heads") is None
+    assert Diagnoser(env).diagnose("split_heads").misconception == "split-no-transpose"
