@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
-from .questions import CODE_QUESTIONS, NEEDS_TORCH, QUESTION_IDS, WRITTEN_QUESTIONS
+from .questions import (
+    CODE_QUESTIONS,
+    NEEDS_TORCH,
+    QUESTION_IDS,
+    STUDENT_FILES,
+    WRITTEN_QUESTIONS,
+)
 from .results import QuestionResult, Status
 
 DEFAULT_TIME_LIMIT = 10.0  # seconds per check; the public checks take milliseconds
@@ -23,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
         "path",
         nargs="?",
         type=Path,
-        help="folder with multihead.py, crosscheck.py and answers.md (default: ./exercises)",
+        help="folder (or .zip) with multihead.py, crosscheck.py and answers.md "
+        "(default: ./exercises)",
     )
     p.add_argument(
         "-q",
@@ -65,14 +74,32 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from . import report  # rich: imported here so that --help stays instant
-    from .folder import default_path, find_student_folder, find_tests
+    from .folder import default_path
 
     console = report.make_console()
     path = args.path if args.path is not None else default_path(Path.cwd())
+    if path.is_file() and path.suffix.lower() == ".zip":
+        with tempfile.TemporaryDirectory(prefix="mha-check-") as unpacked:
+            try:
+                with zipfile.ZipFile(path) as zf:
+                    zf.extractall(unpacked)  # zipfile drops absolute and ".." parts of names
+            except (zipfile.BadZipFile, OSError) as e:
+                console.print(f"mha-check: {path} could not be unzipped ({e}).", markup=False)
+                return 2
+            console.print(f"mha-check: checking the files inside {path}", markup=False)
+            return _check_folder(args, console, Path(unpacked))
+    if path.is_file() and path.name in STUDENT_FILES:
+        path = path.parent  # `mha-check exercises/multihead.py` checks that file's folder
     if not path.is_dir():
-        hint = " Give the folder, not the .zip: unzip it first." if path.suffix == ".zip" else ""
-        console.print(f"mha-check: {path} is not a folder.{hint}", markup=False)
+        console.print(f"mha-check: {path} is not a folder.", markup=False)
         return 2
+    return _check_folder(args, console, path)
+
+
+def _check_folder(args: argparse.Namespace, console: Any, path: Path) -> int:
+    from . import report
+    from .folder import find_student_folder, find_tests
+
     folder = find_student_folder(path).resolve()
     selected = args.question or list(QUESTION_IDS)
     code_qids = [q for q in QUESTION_IDS if q in CODE_QUESTIONS and q in selected]

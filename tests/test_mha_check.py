@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -147,9 +148,25 @@ def test_unknown_question_is_refused_with_the_list_of_ids():
 
 
 def test_path_that_is_not_a_folder(tmp_path):
-    status, text = run_check(tmp_path / "nothing.zip")
+    status, text = run_check(tmp_path / "nothing")
     assert status == 2
-    assert "is not a folder" in text and "unzip it first" in text
+    assert "is not a folder" in text and "Traceback" not in text
+
+
+def test_a_zip_is_checked_as_submitted(tmp_path):
+    folder = student_folder(tmp_path, "exercises")
+    archive = tmp_path / "alice.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for f in folder.iterdir():
+            zf.write(f, f"exercises/{f.name}")
+    status, text = run_check(archive, "-q", "split_heads", "-q", "q2")
+    assert "checking the files inside" in text
+    assert lines_by_question(text)["split_heads"] == "passed (5 checks)"
+    assert lines_by_question(text)["q2"].startswith("answered")
+    assert status == 0
+    (tmp_path / "broken.zip").write_bytes(b"not a zip")
+    status, text = run_check(tmp_path / "broken.zip")
+    assert status == 2 and "could not be unzipped" in text
 
 
 # ---------------------------------------------------------------------------- broken functions
