@@ -384,3 +384,26 @@ def test_output_printed_while_loading_is_shown_only_on_request(tmp_path):
     _, loud = run_check(folder, "-q", "softmax", "--show-output")
     assert "hello from the top level" not in quiet
     assert "multihead.py printed while loading:" in loud and "hello from the top level" in loud
+
+
+def test_classic_mistakes_are_named_on_their_question_line(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def split_heads(M, num_heads, d_head):\n"
+        "    if M.shape[-1] != num_heads * d_head:\n"
+        "        raise ValueError('width')\n"
+        "    return M.reshape(num_heads, M.shape[0], d_head)\n\n\n"
+        "def softmax(x, axis=-1):\n"
+        "    e = np.exp(x - x.max(axis=0, keepdims=True))\n"
+        "    return e / e.sum(axis=0, keepdims=True)\n",
+    )
+    status, text = run_check(folder, "-q", "softmax", "-q", "split_heads")
+    found = lines_by_question(text)
+    assert found["softmax"].startswith("failed")
+    assert (
+        "The columns sum to 1 instead: did you normalise over the wrong axis?" in found["softmax"]
+    )
+    assert found["split_heads"].startswith("failed")
+    assert "Head 0 holds rows of several tokens" in found["split_heads"]
+    assert status == 1
