@@ -124,3 +124,16 @@ def test_messages_never_show_a_traceback_or_the_probe_values():
 
     first = split_probes()[0].args[0]
     assert f"{first[0, 0]:.3g}" not in d.message and f"{first[0, 0]:.4f}" not in d.message
+
+
+def test_two_softmax_mistakes_at_once_get_both_ids():
+    def no_shift_no_keepdims(x, axis=-1):
+        return np.exp(x) / np.exp(x).sum(axis=axis)
+
+    def fixed_axis_no_shift(x, axis=-1):
+        return np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)
+
+    d = diagnose("softmax", reference_env(softmax=no_shift_no_keepdims))
+    assert d.misconceptions == ("softmax-no-keepdims", "softmax-unstable")
+    d = diagnose("softmax", reference_env(softmax=fixed_axis_no_shift))
+    assert d.misconceptions == ("softmax-wrong-axis", "softmax-unstable")

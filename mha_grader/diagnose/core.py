@@ -187,9 +187,10 @@ class _Session:
         text = _catalogue_text(ids)
         if inline:
             where = CATALOGUE[ids[0]].where
+            right = f"Your {where} is right, but " if not self.wrong(where) else ""
             text = (
-                f"Inside {qid} (which does the work of {where} itself rather than through "
-                f"your {where}): {text}"
+                f"{right}{qid} makes this mistake itself (in its own code, or in how it "
+                f"calls {where}): {text}"
             )
         return _named(ids, qid, text + self.callees_note(qid), qid)
 
@@ -233,9 +234,11 @@ class _Session:
         behaviour: Callable | None = None
         if matches(s_mod, [expected[i] for i in mod]):
             ids, behaviour = (), ref.softmax
-        for f in mut.SOFTMAX["softmax-no-keepdims"]:
+        concrete = [(("softmax-no-keepdims",), f) for f in mut.SOFTMAX["softmax-no-keepdims"]]
+        concrete += [(i, f) for i, fs in mut.SOFTMAX_COMBINED.items() for f in fs]
+        for f_ids, f in concrete:
             if ids is None and matches(s_mod, run(f, sub)):
-                ids, behaviour = ("softmax-no-keepdims",), f
+                ids, behaviour = f_ids, f
         if ids is None and _softmax_over_other_axes(s_mod, sub):
             ids = ("softmax-wrong-axis",)
         if ids is None and _softmax_global(s_mod, sub):
@@ -251,7 +254,7 @@ class _Session:
                     )
                 else:
                     unstable |= s.ok and not _finite(s.value)
-            ids = ids + ("softmax-unstable",) * unstable
+            ids = ids + ("softmax-unstable",) * (unstable and "softmax-unstable" not in ids)
             if ids:
                 return self.in_function("softmax", ids, inline=False)
 

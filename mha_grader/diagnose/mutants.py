@@ -41,6 +41,11 @@ def _sm_both_no_keepdims(x, axis=-1):
     return e / e.sum(axis=axis)
 
 
+def _sm_sum_no_keepdims_no_shift(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis)
+
+
 def _sm_last_axis_appended(x, axis=-1):  # [..., None] always restores the *last* axis
     e = np.exp(x - x.max(axis=axis)[..., None])
     return e / e.sum(axis=axis)[..., None]
@@ -74,6 +79,12 @@ SOFTMAX: dict[str, list[Callable]] = {
         _sm_last_axis_appended,
     ],
     "softmax-global": [_sm_global, _sm_row_shift_global_sum],
+}
+
+
+# Two mistakes at once that a single mutant cannot stand for (the shift changes the numbers).
+SOFTMAX_COMBINED: dict[tuple[str, ...], list[Callable]] = {
+    ("softmax-no-keepdims", "softmax-unstable"): [_sm_sum_no_keepdims_no_shift],
 }
 
 
@@ -189,9 +200,14 @@ def _mha_scale_d_model(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     return merge(out_heads) @ Wo, weights
 
 
+def _mha_not_split_one(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = attention(X @ Wq, X @ Wk, X @ Wv)
+    return out @ Wo, weights[None]
+
+
 MHA: dict[str, list[Callable]] = {
     "mha-no-output-projection": [_mha_no_wo],
-    "mha-heads-not-split": [_mha_not_split, _mha_not_split_tiled],
+    "mha-heads-not-split": [_mha_not_split, _mha_not_split_tiled, _mha_not_split_one],
     "scale-d-model": [_mha_scale_d_model],
 }
 
