@@ -11,9 +11,8 @@ import numpy as np
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along `axis`."""
     x = np.asarray(x)
-    shifted = x - np.max(
-        x, axis=axis, keepdims=True
-    )  # largest entry becomes 0: exp never overflows
+    # Shift so the largest entry is 0: exp never overflows, and softmax is unchanged.
+    shifted = x - np.max(x, axis=axis, keepdims=True)
     e = np.exp(shifted)
     return e / np.sum(e, axis=axis, keepdims=True)
 
