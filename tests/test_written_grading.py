@@ -15,6 +15,7 @@ from mha_grader.written.agreement import (
     load_labelled,
     summary,
 )
+from mha_grader.written.match import small_typo
 from mha_grader.written.rubric import load_rubrics
 
 HOLDOUT_SET = DEFAULT_SET.parent / "written_holdout.toml"
@@ -140,6 +141,35 @@ def test_reversed_divisibility_is_not_the_constraint():
     assert _score("q5", "num_heads must be divisible by d_model.") == 0
     assert _score("q5", "num_heads must divide d_model.") >= 3
     assert _score("q5", "d_model must divide num_heads.") == 0
+
+
+def test_a_negation_after_the_claim_is_read_too():
+    lost = "A single head loses the ability to attend to several relationships at once."
+    kept = "The ability to attend to several relationships at once is not lost with a single head."
+    assert _score("challenge", lost) > 0
+    assert _score("challenge", kept) == 0
+
+
+def test_word_order_of_a_passive_claim_is_understood():
+    passive = (
+        "Wq, Wk and Wv are shared by all heads; the projected Q, K and V are split into chunks."
+    )
+    assert _score("q1", passive) >= 3
+
+
+@pytest.mark.parametrize(
+    ("written", "meant", "same"),
+    [
+        ("indepedent", "independent", True),
+        ("increses", "increases", True),
+        ("atend", "attend", True),
+        ("heap", "head", False),  # short words must be spelled right
+        ("shape", "share", False),  # real words one letter apart are different words
+        ("weight", "height", False),
+    ],
+)
+def test_typo_tolerance_is_for_small_slips_in_longer_words(written, meant, same):
+    assert small_typo(written, meant) is same
 
 
 def test_small_typos_in_longer_words_are_tolerated():

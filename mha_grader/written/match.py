@@ -54,7 +54,7 @@ class Match:
 
 
 @cache
-def _close(a: str, b: str) -> bool:
+def small_typo(a: str, b: str) -> bool:
     """A small typo: same first letter and a high similarity ratio, on words of some length."""
     if min(len(a), len(b)) < TYPO_MIN_LENGTH or a[0] != b[0]:
         return False
@@ -66,7 +66,7 @@ def token_matches(token: Token, alt: Alternative) -> bool:
         return True
     if token.canonical or alt.canonical:
         return False  # notation and phrase tokens (d_model, num_heads) must be exact
-    return _close(token.word, alt.word) or _close(token.stem, alt.stem)
+    return small_typo(token.word, alt.word) or small_typo(token.stem, alt.stem)
 
 
 def _find(tokens: tuple[Token, ...], phrasing: Phrasing) -> list[list[int]]:
