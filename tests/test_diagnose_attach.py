@@ -2,6 +2,9 @@
 
 import time
 
+import numpy as np
+import pytest
+
 from mha_grader import errors
 from mha_grader.diagnose import Diagnoser, diagnose, explain_failures
 from mha_grader.diagnose import mutants as mut
@@ -68,3 +71,27 @@ def test_diagnosis_stops_once_its_time_budget_is_spent():
     env = reference_env(split_heads=slow)
     assert Diagnoser(env, budget=0.01).diagnose("split_heads") is None
     assert Diagnoser(env).diagnose("split_heads").misconception == "split-no-transpose"
+
+
+JUNK = [
+    None,
+    "text",
+    {"a": [1, 2]},
+    {1: [1], 2: [2]},
+    [[1, "x"]],
+    (1, 2, 3),
+    np.zeros((0,)),
+    np.full((3, 3), np.nan),
+    np.ones((2, 2), dtype=complex),
+    [(0, 1), (2,)],
+]
+
+
+@pytest.mark.parametrize("junk", JUNK, ids=lambda j: type(j).__name__)
+def test_diagnose_never_raises_whatever_the_student_returns(junk):
+    from mha_grader.questions import CODE_QUESTIONS
+
+    env = reference_env(**{q: (lambda *a, _j=junk, **k: _j) for q in CODE_QUESTIONS})
+    for q in CODE_QUESTIONS:
+        d = diagnose(q, env)
+        assert d is None or (d.misconception is None and d.message)

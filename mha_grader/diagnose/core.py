@@ -541,7 +541,7 @@ class _Session:
 
         def describe(got, want, probe):
             try:
-                got_set = {tuple(int(x) for x in p) for p in got}
+                got_set = {_pair(p) for p in got}
             except Exception:
                 return "did not return a list of (i, j) pairs of ints"
             extra, missing = got_set - set(want), set(want) - got_set
@@ -707,10 +707,17 @@ def _report_difference(student: list[Outcome], expected: list[Outcome], probes):
     return -1, "differs from the reference"
 
 
+def _pair(p) -> tuple[int, ...]:
+    """A pair of head indices as plain ints; TypeError for anything that is not integers."""
+    if not all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in p):
+        raise TypeError("not a pair of ints")
+    return tuple(int(x) for x in p)
+
+
 def _same_pairs(s: Outcome, e: Outcome) -> bool:
     if not s.ok:
         return False
     try:
-        return [tuple(int(x) for x in p) for p in s.value] == e.value
+        return [_pair(p) for p in s.value] == e.value
     except Exception:
         return False

@@ -72,7 +72,10 @@ def first_difference(
         if not s.ok and e.ok:
             return i, f"on inputs {probes[i].describe()}: {error_text(s.error)}"
         if s.ok and e.ok:
-            text = describe(s.value, e.value, probes[i])
+            try:
+                text = describe(s.value, e.value, probes[i])
+            except Exception:  # a value too odd to describe in detail
+                text = f"returned a {type(s.value).__name__} of an unexpected form"
             if text:
                 return i, f"on inputs {probes[i].describe()}: {text}"
-    return -1, ""
+    return -1, "its results differ from the reference's on our own inputs"
