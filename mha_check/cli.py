@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mha-check",
         description="Check your multi-head attention exercises against the public tests.",
-        epilog="Exit status: 0 when every selected question passes (or is answered), 1 otherwise.",
+        epilog="Exit status: 0 when every selected question passes (or is answered), 1 otherwise, "
+        "2 when the check could not run (no such folder, a package missing).",
     )
     p.add_argument(
         "path",
@@ -49,7 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"stop a check that runs longer than this (default: {DEFAULT_TIME_LIMIT:g})",
     )
-    p.add_argument("--tests", type=Path, help="folder of public test files (default: found)")
+    p.add_argument(
+        "--tests",
+        type=Path,
+        metavar="DIR",
+        help="folder of public test files (default: tests/ beside your files, else shipped ones)",
+    )
     p.add_argument(
         "--show-output", action="store_true", help="show what your code printed during the checks"
     )
