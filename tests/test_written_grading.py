@@ -21,6 +21,7 @@ from mha_grader.written.rubric import load_rubrics
 HOLDOUT_SET = DEFAULT_SET.parent / "written_holdout.toml"
 REGRESSION = load_labelled(DEFAULT_SET)
 HOLDOUT = load_labelled(HOLDOUT_SET)
+BLIND = load_labelled(DEFAULT_SET.parent / "written_blind.toml")
 BAD_KINDS = {"wrong", "negated", "keywords", "offtopic", "empty", "placeholder", "reversed"}
 
 
@@ -36,6 +37,11 @@ def regression() -> list[Graded]:
 @pytest.fixture(scope="module")
 def holdout() -> list[Graded]:
     return grade_labelled(HOLDOUT)
+
+
+@pytest.fixture(scope="module")
+def blind() -> list[Graded]:
+    return grade_labelled(BLIND)
 
 
 def _ids(entries: list[dict]) -> list[str]:
@@ -61,7 +67,7 @@ def test_regression_answer_gets_the_teachers_points(regression, index):
         assert g.diff <= tolerance(g.question), f"teacher {g.label}, grader {g.score}"
 
 
-@pytest.mark.parametrize("sample", ["regression", "holdout"])
+@pytest.mark.parametrize("sample", ["regression", "holdout", "blind"])
 def test_good_answers_get_three_quarters_without_review(request, sample):
     for g in request.getfixturevalue(sample):
         if g.kind == "good":
@@ -69,7 +75,7 @@ def test_good_answers_get_three_quarters_without_review(request, sample):
             assert g.score >= 0.75 * POINTS[g.question], g.text
 
 
-@pytest.mark.parametrize("sample", ["regression", "holdout"])
+@pytest.mark.parametrize("sample", ["regression", "holdout", "blind"])
 def test_bad_answers_get_a_quarter_or_half_with_review(request, sample):
     for g in request.getfixturevalue(sample):
         if g.kind in BAD_KINDS:
@@ -84,8 +90,9 @@ def test_regression_agreement_with_the_teacher(regression):
     assert figures["within_1_unflagged"] >= 0.95
 
 
-def test_holdout_agreement_with_the_teacher(holdout):
-    figures = summary(holdout)
+@pytest.mark.parametrize("sample", ["holdout", "blind"])
+def test_agreement_on_answers_written_after_the_rubrics(request, sample):
+    figures = summary(request.getfixturevalue(sample))
     assert figures["mean_abs_diff"] <= 0.6
     assert figures["within_1"] >= 0.8
 

@@ -21,6 +21,7 @@ from .rubric import Alternative, Concept, Phrasing, Rubric
 from .text import Sentence, Token
 
 NEGATION_REACH = 3  # non-filler tokens before a match that a negation still applies from
+SUBJECT_NEGATORS = frozenset({"nothing", "none"})  # reach only the word right after them
 TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
 TYPO_MIN_RATIO = 0.88
 
@@ -110,7 +111,9 @@ def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing
         if tok.is_break:
             break
         if tok.is_negator:
-            before += 1
+            # "nothing is added by the split": a pronoun negates its own verb, not what follows
+            if tok.word not in SUBJECT_NEGATORS or reach == 0:
+                before += 1
         elif not tok.is_filler:
             reach += 1
             if reach >= NEGATION_REACH:
