@@ -66,6 +66,16 @@ def _default_runner(qid: str, env: Mapping[str, Callable]) -> list[TestResult]:
     return run_question(qid, env)
 
 
+def _load_hidden_tests() -> None:
+    """Parse every hidden test file once (cached by ``hidden``); failures surface later."""
+    try:
+        from .hidden import all_cases
+
+        all_cases()
+    except Exception:
+        pass
+
+
 def _default_written(text: str | None) -> list[TestResult]:
     from .written import grade_written
 
@@ -206,6 +216,8 @@ class Engine:
             for qid, name in CODE_QUESTIONS.items():
                 results += _unavailable(qid, f"not graded: {missing[name.removesuffix('.py')]}.")
             return results, None
+        if self.run_question is _default_runner:
+            _load_hidden_tests()  # meanwhile a cold zygote is importing torch on another core
         try:
             session = self.open_session(files, missing)
         except SandboxError:

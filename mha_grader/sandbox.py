@@ -156,12 +156,14 @@ class Zygote:
         self._ctrl: socket.socket | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._log: tempfile.SpooledTemporaryFile | None = None
+        self._ready = False
 
     @property
     def sandboxed(self) -> bool:
         return self.bwrap is not None
 
     def start(self) -> None:
+        """Launch the zygote; returns at once (the first request waits until it is ready)."""
         if self.bwrap is None:
             warnings.warn(
                 "bubblewrap (bwrap) is not installed: student code runs without a private "
@@ -208,15 +210,23 @@ class Zygote:
         )
         theirs.close()
         self._ctrl = ours
-        ours.settimeout(ZYGOTE_START_TIMEOUT)
+        self._ready = False  # the zygote imports torch meanwhile: see _wait_ready
+
+    def _wait_ready(self) -> None:
+        """Wait for the zygote's hello (called under the lock, before the first request), so
+        that the grader can do its own start-up work while the zygote imports torch."""
+        if self._ready:
+            return
+        self._ctrl.settimeout(ZYGOTE_START_TIMEOUT)
         try:
-            hello = json.loads(ours.recv(1 << 16) or b"{}")
+            hello = json.loads(self._ctrl.recv(1 << 16) or b"{}")
         except (OSError, ValueError):
             hello = {}
         if not hello.get("ready"):
-            self.close()
-            raise SandboxError(f"the sandboxed worker did not start:\n{self._log_text()}")
-        ours.settimeout(None)
+            log = self._log_text()
+            self._stop()
+            raise SandboxError(f"the sandboxed worker did not start:\n{log}")
+        self._ready = True
 
     def _log_text(self) -> str:
         if self._log is None or self._log.closed:
@@ -228,6 +238,7 @@ class Zygote:
         with self._lock:
             if self._ctrl is None:
                 raise SandboxError("the sandbox is not running")
+            self._wait_ready()
             try:
                 socket.send_fds(self._ctrl, [json.dumps(req).encode()], list(fds))
                 self._ctrl.settimeout(30.0)
@@ -260,19 +271,22 @@ class Zygote:
     def close(self) -> None:
         """Stop the zygote; every worker in the sandbox dies with it."""
         with self._lock:
-            if self._ctrl is not None:
-                self._ctrl.close()
-                self._ctrl = None
-            if self._proc is not None:
-                try:  # closing the control socket asks it to kill its workers and exit
-                    self._proc.wait(timeout=2.0)
-                except subprocess.TimeoutExpired:
-                    pass
-                try:
-                    os.killpg(self._proc.pid, 9)
-                except OSError:
-                    pass
-                self._proc.wait()
-            if self._tmp is not None:
-                self._tmp.cleanup()
-                self._tmp = None
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._ctrl is not None:
+            self._ctrl.close()
+            self._ctrl = None
+        if self._proc is not None:
+            try:  # closing the control socket asks it to kill its workers and exit
+                self._proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(self._proc.pid, 9)
+            except OSError:
+                pass
+            self._proc.wait()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
