@@ -47,6 +47,8 @@ def _feedback(rubric: Rubric, status: dict[str, Status]) -> list[str]:
         lines.insert(
             0, "None of the ideas this question asks about were recognised in your answer."
         )
+    if recognised and not missing and not wrong:
+        lines.append("Every idea this question asks about is there.")
     return lines
 
 
