@@ -29,7 +29,7 @@ from typing import Any
 
 from . import errors
 from .questions import CODE_QUESTIONS
-from .sandbox import Limits, Zygote
+from .sandbox import Limits, SandboxError, Zygote
 from .worker import wire
 from .worker.channel import FrameParser, FrameTooLarge, send_frame
 
@@ -115,6 +115,7 @@ class WorkerSession:
         self._worker: _Worker | None = None
         self._seq = 0
         self._budget_left = self.limits.submission_timeout
+        self.grader_failure: str | None = None  # the sandbox itself failed (not the student)
         self._output_phase = "import"
         self._started = False
 
@@ -133,7 +134,10 @@ class WorkerSession:
 
     def close(self) -> None:
         if self._worker is not None:
-            self._retire(self._worker)
+            try:
+                self._retire(self._worker)
+            except SandboxError:  # the zygote is gone, and its workers with it
+                self._worker.close_output()
             self._worker = None
 
     def _retire(self, worker: _Worker) -> None:
@@ -353,7 +357,16 @@ class WorkerSession:
         return None
 
     def call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
-        """Call the student's ``module.func`` in the worker; raises errors.StudentCodeError."""
+        """Call the student's ``module.func`` in the worker; raises errors.StudentCodeError,
+        or SandboxError when the grader's own sandbox failed (also kept in ``grader_failure``,
+        since a test may swallow it)."""
+        try:
+            return self._call(module, func, args, kwargs)
+        except SandboxError as e:
+            self.grader_failure = str(e)
+            raise
+
+    def _call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
         if (module, func) in self.skipped:
             raise self.skipped[(module, func)]
         try:

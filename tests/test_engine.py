@@ -117,3 +117,32 @@ def test_mha_grade_one_writes_the_contract_layout_and_keeps_other_rows(tmp_path,
 def test_mha_grade_one_explains_a_path_that_is_not_a_submission(tmp_path, capsys):
     assert cli.main(["one", str(tmp_path / "nowhere"), "-o", str(tmp_path / "out")]) == 2
     assert "not a submission folder or .zip" in capsys.readouterr().err
+
+
+def test_a_sandbox_that_dies_mid_grading_is_a_grader_error_and_is_restarted(tmp_path):
+    folder = folder_from(tmp_path, ROOT / "solutions", "unlucky")
+
+    def runner_that_loses_the_sandbox(qid, env):
+        if qid == "merge_heads":
+            engine._zygote._proc.kill()  # the grader's own sandbox dies, not the student's code
+            engine._zygote._proc.wait()
+        try:
+            env[qid]  # the proxy exists whatever happens
+            return [Result(f"{qid}: ok", qid, POINTS[qid], POINTS[qid], "passed")]
+        finally:
+            if qid != "softmax":
+                try:
+                    env["softmax"]([[0.0]])
+                except Exception:
+                    pass  # a test that swallows the failure must not hide it
+
+    engine = Engine(
+        LIMITS, run_question=runner_that_loses_the_sandbox, grade_written=one_point_each
+    )
+    with engine:
+        g = engine.grade(load_submission(folder))
+        assert g.status == "grader-error" and g.needs_review
+        assert g.scores()["softmax"] == POINTS["softmax"]
+        assert g.scores()["attention"] == 0
+        again = engine.grade(load_submission(folder))
+        assert again.status == "ok"
