@@ -26,6 +26,7 @@ from .paths import AUTOGRADER, ROOT, SOLUTIONS
 from .sandbox import Limits
 from .submission import student_id
 
+BATCH_HELP = "grade every submission in a folder, in parallel and resumable"
 SEAL = "grade.json"
 GRADER_FAILED = "grader-error"
 

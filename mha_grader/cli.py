@@ -80,7 +80,8 @@ def _register_optional() -> None:
         add = getattr(mod, f"add_{name}_arguments", None)
         run = getattr(mod, f"run_{name}", None)
         if add and run:
-            COMMANDS[name] = ((mod.__doc__ or name).strip().splitlines()[0], add, run)
+            help_text = getattr(mod, f"{name.upper()}_HELP", name)
+            COMMANDS[name] = (help_text, add, run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     if str(paths.ROOT) not in sys.path:  # the trusted side imports the reference `solutions`
         sys.path.append(str(paths.ROOT))
     _register_optional()
-    parser = argparse.ArgumentParser(prog="mha-grade", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="mha-grade",
+        description="Grade the multi-head attention exercises: one submission or a whole "
+        "class, in a sandbox; or build the student bundle and a Gradescope autograder.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add, _) in COMMANDS.items():
         add(sub.add_parser(name, help=help_text, description=help_text))

@@ -15,6 +15,8 @@ from .paths import EXERCISES, PUBLIC_TESTS, ROOT
 BUNDLE_DIR = "mha-exercises"  # the one folder students get when they unzip
 STUDENT_REQUIREMENTS = "numpy>=2.0,<3\ntorch==2.13.0\notter-grader==7.0.0\nrich>=13\n"
 
+BUNDLE_HELP = "build the student hand-out zip (stubs, public tests, mha-check)"
+
 
 def _py_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
@@ -53,3 +55,14 @@ def _write_zip(out: Path, members: Iterable[tuple[str, Path | str]], executable:
 def build_bundle(out: Path) -> Path:
     """Write the student hand-out zip to `out` and return its path."""
     return _write_zip(out, bundle_members().items(), executable=set())
+
+
+def add_bundle_arguments(p) -> None:
+    p.add_argument("-o", "--out", type=Path, required=True, help="the student .zip to write")
+
+
+def run_bundle(args) -> int:
+    out = build_bundle(args.out)
+    print(f"student bundle: {out}")
+    print(f"students unzip it, then run: cd {BUNDLE_DIR} && python -m mha_check")
+    return 0

@@ -69,14 +69,14 @@ def results_json(grade: Grade) -> dict:
     if grade.output:
         output += "\n\nWhat your code printed while being imported:\n" + grade.output
     return {
-        "score": grade.total,
+        "score": round(sum(r.score for r in grade.results), 6),
         "output": output,
         "stdout_visibility": "visible",
         "tests": [
             {
                 "name": r.name,
-                "score": round(r.score, 4),
-                "max_score": round(r.max_score, 4),
+                "score": r.score,  # unrounded: the tests add up to the total
+                "max_score": r.max_score,
                 "output": r.output,
                 "visibility": r.visibility,
                 "tags": list(r.tags),

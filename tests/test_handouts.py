@@ -1,0 +1,164 @@
+"""The hand-outs: a student bundle that works on its own and leaks nothing, and a Gradescope
+autograder that grades a submission in a fake /autograder root."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mha_grader.gradescope import autograder_members
+from mha_grader.handouts import BUNDLE_DIR, build_bundle
+from mha_grader.questions import MAX_TOTAL, POINTS, QUESTION_IDS
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = ("multihead.py", "crosscheck.py", "answers.md")
+
+
+def significant_lines(paths):
+    """Lines long enough to be telling (a shared `import numpy as np` proves nothing)."""
+    return {
+        line.strip() for p in paths for line in p.read_text().splitlines() if len(line.strip()) > 24
+    }
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bundle")
+    path = build_bundle(tmp / "student.zip")
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(tmp / "unzipped")
+    return path, tmp / "unzipped" / BUNDLE_DIR
+
+
+def run_check(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, "-m", "mha_check", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_bundle_holds_stubs_template_public_tests_and_mha_check_only(bundle):
+    path, _ = bundle
+    names = zipfile.ZipFile(path).namelist()
+    tops = {n.removeprefix(f"{BUNDLE_DIR}/").split("/")[0] for n in names}
+    assert tops == {"README.md", "requirements.txt", "exercises", "mha_check"}
+    for name in FILES:
+        assert f"{BUNDLE_DIR}/exercises/{name}" in names
+
+
+def test_unzipped_bundle_checks_untouched_stubs_as_not_attempted(bundle):
+    _, folder = bundle
+    where = subprocess.run(
+        [sys.executable, "-c", "import mha_check; print(mha_check.__file__)"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
+    assert where.stdout.strip().startswith(str(folder))  # the bundle's own copy, not the repo's
+    result = run_check(folder)
+    assert result.returncode == 1
+    for qid in QUESTION_IDS:
+        lines = [line for line in result.stdout.splitlines() if qid in line]
+        assert lines and "not attempted yet" in lines[0], (qid, result.stdout)
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_bundle_passes_once_the_reference_is_filled_in(bundle, tmp_path):
+    _, folder = bundle
+    filled = tmp_path / BUNDLE_DIR
+    shutil.copytree(folder, filled)
+    for name in FILES:
+        shutil.copy(ROOT / "solutions" / name, filled / "exercises" / name)
+    result = run_check(filled)
+    assert result.returncode == 0, result.stdout
+
+
+def test_bundle_contains_no_line_of_the_solutions_hidden_tests_or_rubrics(bundle):
+    path, _ = bundle
+    stubs = significant_lines((ROOT / "exercises").rglob("*.*"))
+    secret_files = [
+        *(ROOT / "solutions").glob("*.*"),
+        *(ROOT / "autograder").rglob("*.py"),
+        *(ROOT / "autograder").rglob("*.toml"),
+    ]
+    secrets = significant_lines(secret_files) - stubs  # signatures shared with the stubs are fine
+    assert len(secrets) > 100  # the check is looking at real content
+    with zipfile.ZipFile(path) as zf:
+        shipped = {
+            line.strip() for name in zf.namelist() for line in zf.read(name).decode().splitlines()
+        }
+    assert secrets & shipped == set()
+
+
+def test_gradescope_zip_has_setup_run_autograder_and_no_student_side_files(tmp_path):
+    names = [name for name, _ in autograder_members()]
+    assert "setup.sh" in names and "run_autograder" in names
+    assert "source/solutions/multihead.py" in names
+    assert "source/autograder/points.toml" in names
+    assert not any(n.startswith("source/.venv") or "__pycache__" in n for n in names)
+
+
+def validate_gradescope_results(results: dict) -> None:
+    """Gradescope's results.json: a score and tests with name/score/max_score/output/visibility."""
+    assert isinstance(results["score"], int | float)
+    assert isinstance(results["tests"], list) and results["tests"]
+    for test in results["tests"]:
+        assert isinstance(test["name"], str) and test["name"].split(":")[0] in QUESTION_IDS
+        assert isinstance(test["score"], int | float) and isinstance(test["max_score"], int | float)
+        assert 0 <= test["score"] <= test["max_score"]
+        assert isinstance(test["output"], str)
+        assert test["visibility"] in {"hidden", "after_due_date", "after_published", "visible"}
+    assert abs(sum(t["score"] for t in results["tests"]) - results["score"]) < 1e-6
+    for qid in QUESTION_IDS:
+        total = sum(t["max_score"] for t in results["tests"] if t["name"].startswith(qid + ":"))
+        assert abs(total - POINTS[qid]) < 1e-6, qid
+
+
+@pytest.fixture(scope="module")
+def autograder_root(tmp_path_factory):
+    """The autograder zip unpacked as Gradescope would: /autograder/{source,run_autograder}."""
+    root = tmp_path_factory.mktemp("autograder")
+    from mha_grader.gradescope import run_gradescope
+
+    zip_path = root.parent / "autograder.zip"
+    run_gradescope(type("Args", (), {"out": zip_path})())
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(root)
+    (root / "run_autograder").chmod(0o755)
+    return root
+
+
+@pytest.mark.parametrize(
+    "student, expect_full",
+    [("alice", True), ("bob", False)],
+)
+def test_run_autograder_grades_the_submission_and_writes_valid_results(
+    autograder_root, student, expect_full
+):
+    root = autograder_root
+    shutil.rmtree(root / "submission", ignore_errors=True)
+    shutil.rmtree(root / "results", ignore_errors=True)
+    shutil.copytree(ROOT / "examples" / "submissions" / student, root / "submission")
+    (root / "results").mkdir()
+    env = {**os.environ, "MHA_AUTOGRADER_ROOT": str(root), "MHA_PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    validate_gradescope_results(results)
+    assert (results["score"] == MAX_TOTAL) is expect_full
+    if not expect_full:
+        tags = {tag for t in results["tests"] for tag in t.get("tags", [])}
+        assert "misconception:split-no-transpose" in tags
