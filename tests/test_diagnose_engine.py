@@ -7,6 +7,8 @@ alternatives lose nothing and mistakes outside the catalogue carry no tag.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from mha_grader import report
@@ -25,14 +27,21 @@ def stand_in_written(text: str | None) -> list[Result]:
 
 
 @pytest.fixture(scope="module")
-def engine():
-    with Engine(limits=LIMITS, grade_written=stand_in_written) as e:
-        yield e
+def grades(tmp_path_factory):
+    """Every submission of the suite graded once, two at a time (the engine is thread-safe)."""
+    root = tmp_path_factory.mktemp("mutants")
+    with Engine(limits=LIMITS, grade_written=stand_in_written) as engine:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {
+                s.name: pool.submit(engine.grade, load_submission(s.write(root / s.name)))
+                for s in SUBMISSIONS
+            }
+            return {name: f.result() for name, f in futures.items()}
 
 
 @pytest.mark.parametrize("sub", SUBMISSIONS, ids=lambda s: s.name)
-def test_graded_submission_loses_points_only_where_the_bug_is_and_is_tagged(engine, sub, tmp_path):
-    grade = engine.grade(load_submission(sub.write(tmp_path / sub.name)))
+def test_graded_submission_loses_points_only_where_the_bug_is_and_is_tagged(grades, sub):
+    grade = grades[sub.name]
     assert grade.status == "ok", grade.notes
     scores = grade.scores()
     lost = {q for q in CODE_QUESTIONS if scores[q] < POINTS[q]}

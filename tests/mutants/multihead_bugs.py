@@ -352,3 +352,27 @@ def split_heads__loop_slices(M, num_heads, d_head):
 @correct
 def merge_heads__concatenate(H):
     return np.concatenate(list(H), axis=-1)
+
+
+@correct
+def softmax__logsumexp(x, axis=-1):
+    m = np.max(x, axis=axis, keepdims=True)
+    lse = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    return np.exp(x - lse)
+
+
+@correct
+def split_heads__array_split(M, num_heads, d_head):
+    _check(M, num_heads, d_head)
+    return np.stack(np.array_split(M, num_heads, axis=1))
+
+
+@correct
+def merge_heads__hstack_loop(H):
+    return np.hstack([H[h] for h in range(H.shape[0])])
+
+
+@bug()
+def softmax__off_by_one_denominator(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / (np.sum(e, axis=axis, keepdims=True) + 1.0)
