@@ -70,29 +70,62 @@ def token_matches(token: Token, alt: Alternative) -> bool:
     return small_typo(token.word, alt.word) or small_typo(token.stem, alt.stem)
 
 
-def _find(tokens: tuple[Token, ...], phrasing: Phrasing) -> list[list[int]]:
+def _index(tokens: tuple[Token, ...]) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+    """Token positions by stem (exact matches) and by first letter (the only candidates for a
+    typo match, which needs the same first letter; notation tokens never match by typo)."""
+    by_stem: dict[str, set[int]] = {}
+    by_letter: dict[str, set[int]] = {}
+    for i, tok in enumerate(tokens):
+        by_stem.setdefault(tok.stem, set()).add(i)
+        if not tok.canonical:
+            for letter in {tok.word[:1], tok.stem[:1]}:
+                by_letter.setdefault(letter, set()).add(i)
+    return by_stem, by_letter
+
+
+def _hits(tokens: tuple[Token, ...], slot: tuple[Alternative, ...], memo: dict) -> set[int]:
+    """Positions of the tokens that one slot accepts. Each accepted word is looked up once per
+    sentence (``memo``): the same words ("head", "parameter") recur across many phrasings."""
+    if "index" not in memo:
+        memo["index"] = _index(tokens)
+    by_stem, by_letter = memo["index"]
+    hits: set[int] = set()
+    for alt in slot:
+        key = (alt.word, alt.stem, alt.canonical)
+        if key not in memo:
+            found = set(by_stem.get(alt.stem, ()))
+            if not alt.canonical:
+                candidates = by_letter.get(alt.word[:1], set()) | by_letter.get(alt.stem[:1], set())
+                found |= {i for i in candidates - found if token_matches(tokens[i], alt)}
+            memo[key] = found
+        hits |= memo[key]
+    return hits
+
+
+def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[list[int]]:
     """Every way the phrasing's slots occur in order with gaps of at most ``phrasing.gap``."""
-    slots = phrasing.slots
+    hits = [_hits(tokens, slot, memo) for slot in phrasing.slots]
     found: list[list[int]] = []
+    if not all(hits):
+        return found
 
     def extend(positions: list[int]) -> None:
-        if len(positions) == len(slots):
+        if len(positions) == len(hits):
             found.append(positions)
             return
-        gap = 0
+        gap, wanted = 0, hits[len(positions)]
         for i in range(positions[-1] + 1, len(tokens)):
             if tokens[i].is_hard_break:
                 return
-            if any(token_matches(tokens[i], a) for a in slots[len(positions)]):
+            if i in wanted:
                 extend([*positions, i])
             if not tokens[i].is_filler:
                 gap += 1
                 if gap > phrasing.gap:
                     return
 
-    for i, tok in enumerate(tokens):
-        if any(token_matches(tok, a) for a in slots[0]):
-            extend([i])
+    for i in sorted(hits[0]):
+        extend([i])
     return found
 
 
@@ -121,16 +154,19 @@ def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing
     return (inside + before) % 2 == 1
 
 
-def concept_matches(concept: Concept, sentences: list[Sentence]) -> list[Match]:
+def concept_matches(
+    concept: Concept, sentences: list[Sentence], memos: list[dict] | None = None
+) -> list[Match]:
     matches: list[Match] = []
     lists = ((concept.phrasings, True, False), (concept.opposites, False, False))
     lists += ((concept.neutral, True, True),)
     for s_index, sentence in enumerate(sentences):
         if sentence.question:
             continue
+        memo = memos[s_index] if memos is not None else {}
         for phrasings, asserted, neutral in lists:
             for phrasing in phrasings:
-                for positions in _find(sentence.tokens, phrasing):
+                for positions in _find(sentence.tokens, phrasing, memo):
                     negated = not neutral and _negated(sentence.tokens, positions, phrasing)
                     matches.append(Match(s_index, tuple(positions), asserted != negated, neutral))
     # Where two readings of the same words overlap, only the better one counts: "does not lose
@@ -138,8 +174,10 @@ def concept_matches(concept: Concept, sentences: list[Sentence]) -> list[Match]:
     return [m for m in matches if not any(o.rank > m.rank and o.overlaps(m) for o in matches)]
 
 
-def concept_status(concept: Concept, sentences: list[Sentence]) -> Status:
-    matches = concept_matches(concept, sentences)
+def concept_status(
+    concept: Concept, sentences: list[Sentence], memos: list[dict] | None = None
+) -> Status:
+    matches = concept_matches(concept, sentences, memos)
     supported = any(m.supports for m in matches)
     contradicted = any(not m.supports for m in matches)
     if supported and contradicted:
@@ -155,7 +193,8 @@ def read_concepts(rubric: Rubric, text: str) -> dict[str, Status]:
     """Each concept's status in the answer; a concept whose ``requires`` are not all recognised
     counts as absent (evidence for a claim the answer does not make is no evidence)."""
     sentences = rubric.normaliser.sentences(text)
-    status = {c.id: concept_status(c, sentences) for c in rubric.concepts}
+    memos: list[dict] = [{} for _ in sentences]  # word look-ups shared by all concepts
+    status = {c.id: concept_status(c, sentences, memos) for c in rubric.concepts}
     for c in rubric.concepts:
         if status[c.id] is Status.RECOGNISED and any(
             status[r] is not Status.RECOGNISED for r in c.requires
