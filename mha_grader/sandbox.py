@@ -14,6 +14,7 @@ it needs to do that. Without bubblewrap, one warning, and the worker gets the ot
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -144,6 +145,18 @@ def worker_uids(pid: int | None = None) -> range:
     return range(start, start + 256)
 
 
+_uid_lock = threading.Lock()
+_uid_counter = itertools.count()
+
+
+def _next_worker_uid() -> int:
+    """Shared by every zygote of this process: two engines must never hand out the same uid,
+    since killing a worker kills every process of its uid."""
+    uids = worker_uids()
+    with _uid_lock:
+        return uids[next(_uid_counter) % len(uids)]
+
+
 class Zygote:
     """A running zygote; ``spawn`` and ``kill`` are safe to call from several threads."""
 
@@ -151,7 +164,6 @@ class Zygote:
         self.bwrap = bwrap_path()
         self.privileged = os.geteuid() == 0
         self._lock = threading.Lock()
-        self._next_uid = 0
         self._proc: subprocess.Popen | None = None
         self._ctrl: socket.socket | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -254,10 +266,7 @@ class Zygote:
 
     def spawn(self, limits: Limits, channel: socket.socket, output_fd: int) -> tuple[int, int]:
         """Fork a contained worker on ``channel``/``output_fd``; returns (pid, uid) for kill."""
-        with self._lock:
-            uids = worker_uids()
-            uid = uids[self._next_uid % len(uids)]
-            self._next_uid += 1
+        uid = _next_worker_uid()
         reply = self._request(
             {"op": "spawn", "uid": uid, "limits": limits.for_worker()},
             [channel.fileno(), output_fd],

@@ -6,6 +6,7 @@ import csv
 import json
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from mha_grader import cli
 from mha_grader.engine import Engine
 from mha_grader.questions import CODE_QUESTIONS, POINTS, STUDENT_FILES, WRITTEN_QUESTIONS
 from mha_grader.results import TestResult as Result
-from mha_grader.sandbox import Limits
+from mha_grader.sandbox import Limits, SandboxError
 from mha_grader.submission import load_submission
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +111,7 @@ def test_mha_grade_one_writes_the_contract_layout_and_keeps_other_rows(tmp_path,
     assert float(rows["ada"]["softmax"]) == POINTS["softmax"]
     assert float(rows["bob"]["softmax"]) == 0
     data = json.loads((out / "students" / "ada" / "results.json").read_text())
-    assert data["score"] == float(rows["ada"]["total"])
+    assert data["score"] == pytest.approx(float(rows["ada"]["total"]))
     assert (out / "students" / "bob" / "feedback.md").read_text().startswith("# Feedback for bob")
 
 
@@ -121,28 +122,29 @@ def test_mha_grade_one_explains_a_path_that_is_not_a_submission(tmp_path, capsys
 
 def test_a_sandbox_that_dies_mid_grading_is_a_grader_error_and_is_restarted(tmp_path):
     folder = folder_from(tmp_path, ROOT / "solutions", "unlucky")
+    lost = []
 
     def runner_that_loses_the_sandbox(qid, env):
-        if qid == "merge_heads":
+        if qid == "merge_heads" and not lost:
+            lost.append(qid)
             engine._zygote._proc.kill()  # the grader's own sandbox dies, not the student's code
-            engine._zygote._proc.wait()
-        try:
-            env[qid]  # the proxy exists whatever happens
-            return [Result(f"{qid}: ok", qid, POINTS[qid], POINTS[qid], "passed")]
-        finally:
-            if qid != "softmax":
+            for _ in range(200):  # its worker dies with it, a moment later
                 try:
-                    env["softmax"]([[0.0]])
+                    env["softmax"]([[0.0]])  # a test that swallows the failure...
+                except SandboxError:
+                    break
                 except Exception:
-                    pass  # a test that swallows the failure must not hide it
+                    pass
+                time.sleep(0.02)
+        return [Result(f"{qid}: ok", qid, POINTS[qid], POINTS[qid], "passed")]
 
     engine = Engine(
         LIMITS, run_question=runner_that_loses_the_sandbox, grade_written=one_point_each
     )
     with engine:
         g = engine.grade(load_submission(folder))
-        assert g.status == "grader-error" and g.needs_review
-        assert g.scores()["softmax"] == POINTS["softmax"]
-        assert g.scores()["attention"] == 0
+        assert g.status == "grader-error" and g.needs_review  # ...must not hide it
+        assert g.scores()["split_heads"] == POINTS["split_heads"]
+        assert g.scores()["merge_heads"] == 0
         again = engine.grade(load_submission(folder))
         assert again.status == "ok"
