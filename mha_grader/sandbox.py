@@ -94,7 +94,10 @@ def bwrap_command(
     if privileged:  # no user namespace: per-worker uids need a real root in the sandbox
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         args += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
-        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE"):
+        # What the zygote needs to set a worker up (all dropped by the worker's setuid):
+        # uids, killing a worker's uid, its private folder, its own IPC/network namespaces.
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE")
+        for cap in (*caps, "CAP_SYS_ADMIN"):
             args += ["--cap-add", cap]
     else:
         args += ["--unshare-all"]

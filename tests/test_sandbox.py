@@ -67,6 +67,29 @@ def shout(n):
     sys.stdout.write("z" * n)
     return n
 
+def shared_memory(create):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = 0o1666 if create else 0  # IPC_CREAT | rw for everyone
+    return libc.shmget(0x4D4841, 4096 if create else 0, flags) >= 0
+
+_listener = None
+
+def abstract_socket(listen):
+    global _listener
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if listen:
+            s.bind("\\0mha-grader-test")
+            s.listen()
+            _listener = s
+        else:
+            s.connect("\\0mha-grader-test")
+        return True
+    except OSError:
+        return False
+
 print("hello from import")
 """
 
@@ -124,6 +147,15 @@ def test_each_worker_runs_as_an_unprivileged_uid_of_its_own(engine, session):
         # a sibling's private folder is closed to it
         assert call(other, "listing", home) == "PermissionError"
         assert other_home != home
+
+
+@needs_root
+def test_workers_share_no_ipc_object_or_abstract_socket(engine, session):
+    assert call(session, "shared_memory", True) is True
+    assert call(session, "abstract_socket", True) is True
+    with engine.open_session({"multihead": PROBE}) as other:
+        assert call(other, "shared_memory", False) is False
+        assert call(other, "abstract_socket", False) is False
 
 
 @needs_bwrap

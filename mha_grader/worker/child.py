@@ -34,6 +34,8 @@ CHANNEL_FD = 3
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
 MAX_MESSAGE = 500  # characters of an exception message sent back
 
 
@@ -41,6 +43,12 @@ def prctl(option: int, value: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def unshare(flags: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(ctypes.c_int(flags)) != 0:
+        raise OSError(ctypes.get_errno(), "unshare failed")
 
 
 def _vm_size() -> int:
@@ -96,7 +104,11 @@ def start(sock_fd: int, out_fd: int, spec: dict) -> None:
     os.environ.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home)
 
     _apply_limits(spec, privileged)
-    if privileged:  # a uid of its own: cannot signal, trace or read the zygote or siblings
+    if privileged:
+        # Its own IPC and network namespaces: no SysV/POSIX IPC object or abstract socket is
+        # shared with another worker or outlives this one.
+        unshare(CLONE_NEWIPC | CLONE_NEWNET)
+        # A uid of its own: cannot signal, trace or read the zygote or other workers.
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
