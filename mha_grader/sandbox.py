@@ -51,10 +51,12 @@ class Limits:
     processes: int = 16  # threads count too
     file_bytes: int = 16 << 20
     open_files: int = 64
+    disk_bytes: int = 64 << 20  # the worker's private folder (its own tmpfs, as root)
     output_bytes: int = 4096  # captured stdout/stderr kept per submission
 
     def for_worker(self) -> dict:
         keys = ("cpu_seconds", "memory_bytes", "processes", "file_bytes", "open_files")
+        keys += ("disk_bytes",)
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
@@ -95,7 +97,7 @@ def bwrap_command(
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         args += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
         # What the zygote needs to set a worker up (all dropped by the worker's setuid):
-        # uids, killing a worker's uid, its private folder, its own IPC/network namespaces.
+        # uids, killing a worker's uid, its private folder, its own mount/IPC/net namespaces.
         caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE")
         for cap in (*caps, "CAP_SYS_ADMIN"):
             args += ["--cap-add", cap]

@@ -90,6 +90,17 @@ def abstract_socket(listen):
     except OSError:
         return False
 
+def fill(chunk):
+    written = 0
+    try:
+        for i in range(1000):
+            with open(f"fill{i}.bin", "wb") as f:
+                f.write(b"x" * chunk)
+            written += chunk
+    except OSError:
+        pass
+    return written
+
 print("hello from import")
 """
 
@@ -156,6 +167,15 @@ def test_workers_share_no_ipc_object_or_abstract_socket(engine, session):
     with engine.open_session({"multihead": PROBE}) as other:
         assert call(other, "shared_memory", False) is False
         assert call(other, "abstract_socket", False) is False
+
+
+@needs_root
+def test_a_worker_that_fills_its_folder_takes_no_space_from_others(engine, session):
+    small = Limits(file_bytes=1 << 20, disk_bytes=4 << 20)
+    with engine.open_session({"multihead": PROBE}, limits=small) as greedy:
+        assert call(greedy, "fill", 1 << 20) < small.disk_bytes
+        home = call(session, "ids")[3]
+        assert call(session, "try_write", f"{home}/still-room.bin", 1 << 20) == "written"
 
 
 @needs_bwrap

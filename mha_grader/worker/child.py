@@ -34,8 +34,10 @@ CHANNEL_FD = 3
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 MAX_MESSAGE = 500  # characters of an exception message sent back
 
 
@@ -49,6 +51,13 @@ def unshare(flags: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(ctypes.c_int(flags)) != 0:
         raise OSError(ctypes.get_errno(), "unshare failed")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    args = [None if v is None else v.encode() for v in (source, target, fstype, data or None)]
+    if libc.mount(args[0], args[1], args[2], ctypes.c_ulong(flags), args[3]) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {target} failed")
 
 
 def _vm_size() -> int:
@@ -99,16 +108,24 @@ def start(sock_fd: int, out_fd: int, spec: dict) -> None:
     home = os.path.join(spec["tmp_base"], f"w{uid if uid is not None else os.getpid()}")
     os.mkdir(home, 0o700)
     if privileged:
-        os.chown(home, uid, uid)
+        # Its own mount, IPC and network namespaces: a private size-limited tmpfs as its
+        # folder (filling it fills nobody else's), and no SysV/POSIX IPC object or abstract
+        # socket shared with another worker or outliving this one.
+        unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)  # our mounts stay ours
+        size = spec["limits"]["disk_bytes"]
+        _mount(
+            "tmpfs",
+            home,
+            "tmpfs",
+            MS_NOSUID | MS_NODEV,
+            f"size={size},mode=0700,uid={uid},gid={uid}",
+        )
     os.chdir(home)
     os.environ.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home)
 
     _apply_limits(spec, privileged)
-    if privileged:
-        # Its own IPC and network namespaces: no SysV/POSIX IPC object or abstract socket is
-        # shared with another worker or outlives this one.
-        unshare(CLONE_NEWIPC | CLONE_NEWNET)
-        # A uid of its own: cannot signal, trace or read the zygote or other workers.
+    if privileged:  # a uid of its own: cannot signal, trace or read the zygote or other workers
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
