@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 import zipfile
@@ -292,3 +293,15 @@ def test_a_syntax_error_is_reported_with_file_and_line(engine, tmp_path):
     outputs = " ".join(r.output for r in g.results if r.question == "softmax")
     assert f"multihead.py, line {line}" in outputs
     assert g.scores()["weights_from_torch"] == POINTS["weights_from_torch"]
+
+
+def test_hidden_inputs_smuggled_into_messages_output_or_files_never_reach_the_feedback(
+    engine, tmp_path
+):
+    g = grade(engine, build(tmp_path, "leak"))
+    assert g.scores()["softmax"] == 0
+    assert_reports_clean(g, tmp_path)
+    shown = [r.output for r in g.results] + g.notes + [g.output, report.feedback_md(g)]
+    text = "\n".join(shown)
+    assert re.search(r"\d\.\d{6}", text) is None  # the attack writes inputs with 6 decimals
+    assert "stashed" not in text
