@@ -35,12 +35,18 @@ def run_one(args: argparse.Namespace) -> int:
     from .engine import Engine
     from .submission import load_submission
 
-    try:
-        submission = load_submission(args.submission)
-    except FileNotFoundError as e:
-        print(f"mha-grade one: {e}", file=sys.stderr)
+    if not (args.submission.is_dir() or args.submission.is_file()):
+        print(
+            f"mha-grade one: {args.submission}: not a submission folder or .zip file",
+            file=sys.stderr,
+        )
         return 2
-    with Engine() as engine:
+    with Engine() as engine:  # the sandbox starts now, in the background
+        try:
+            submission = load_submission(args.submission)
+        except FileNotFoundError as e:
+            print(f"mha-grade one: {e}", file=sys.stderr)
+            return 2
         grade = engine.grade(submission)
     folder = report.write_student(args.out, grade)
     # One output folder can collect several `one` runs: replace this student's row only.

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .diagnose import explain_failures
 from .proxy import MODULES, SessionLog, WorkerSession
 from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .results import TestResult
@@ -134,6 +133,13 @@ class Engine:
                 zygote.start()
                 self._zygote = zygote
 
+    def wait_idle(self) -> None:
+        """Return once every worker of the sessions closed so far is gone."""
+        with self._lock:
+            zygote = self._zygote
+        if zygote is not None and zygote.alive():
+            zygote.ping()
+
     def close(self) -> None:
         with self._lock:
             if self._zygote is not None:
@@ -175,6 +181,8 @@ class Engine:
         if why is not None:
             return _unavailable(qid, f"not graded: {why}.")
         # a failing case gets the diagnosis: the misconception's tag and what it means
+        from .diagnose import explain_failures  # imports torch: not before the zygote starts
+
         return explain_failures(qid, self.run_question(qid, env), env)
 
     # -- grading -------------------------------------------------------------------------------

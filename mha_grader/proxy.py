@@ -74,11 +74,11 @@ class _Worker:
         self.dead = False
         self.end_status: str | None = None
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
         if not self.dead:
             self.dead = True
             try:
-                self.end_status = self.zygote.kill(self.pid)
+                self.end_status = self.zygote.kill(self.pid, wait)
             finally:
                 self.sock.close()
 
@@ -133,15 +133,16 @@ class WorkerSession:
         self._ensure_worker()
 
     def close(self) -> None:
+        """Kill the worker and its process tree (the zygote finishes that in the background)."""
         if self._worker is not None:
             try:
-                self._retire(self._worker)
+                self._retire(self._worker, wait=False)
             except SandboxError:  # the zygote is gone, and its workers with it
                 self._worker.close_output()
             self._worker = None
 
-    def _retire(self, worker: _Worker) -> None:
-        worker.kill()
+    def _retire(self, worker: _Worker, wait: bool = True) -> None:
+        worker.kill(wait)
         self._drain(worker, final=True)
         worker.close_output()
 

@@ -278,9 +278,14 @@ class Zygote:
         )
         return reply["pid"], uid
 
-    def kill(self, pid: int) -> str | None:
-        """Kill a worker and everything it started; returns how it ended ("exit:0", ...)."""
-        return self._request({"op": "kill", "pid": pid}).get("status")
+    def kill(self, pid: int, wait: bool = True) -> str | None:
+        """Kill a worker and everything it started; returns how it ended ("exit:0", ...).
+        With ``wait=False`` returns at once (None) while the zygote does the killing."""
+        return self._request({"op": "kill", "pid": pid, "wait": wait}).get("status")
+
+    def ping(self) -> None:
+        """Return once the zygote has finished every earlier request (kills included)."""
+        self._request({"op": "ping"})
 
     def close(self) -> None:
         """Stop the zygote; every worker in the sandbox dies with it."""
@@ -292,10 +297,11 @@ class Zygote:
             self._ctrl.close()
             self._ctrl = None
         if self._proc is not None:
-            try:  # closing the control socket asks it to kill its workers and exit
-                self._proc.wait(timeout=2.0)
-            except subprocess.TimeoutExpired:
-                pass
+            if self.bwrap is None:  # no pid namespace: let it kill its workers' uids and exit
+                try:
+                    self._proc.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
                 os.killpg(self._proc.pid, 9)
             except OSError:

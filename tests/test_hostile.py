@@ -151,6 +151,7 @@ def test_fork_bomb_is_limited_and_its_whole_tree_is_killed(engine, tmp_path):
     g = grade(engine, build(tmp_path, "fork_bomb"))
     assert g.scores()["softmax"] == 0
     assert full_marks(g, ["split_heads", "merge_heads"])
+    engine.wait_idle()
     assert _worker_processes() == []
 
 

@@ -5,8 +5,10 @@ twice. It never runs student code itself: each child closes the control socket b
 imports anything of the student's. Requests arrive as JSON on a SOCK_SEQPACKET control socket,
 with file descriptors attached (SCM_RIGHTS):
 - ``{"op": "spawn", "uid": u, "limits": {...}}`` + [channel socket, output pipe] -> ``{"pid": p}``
-- ``{"op": "kill", "pid": p, "uid": u}`` -> ``{"status": ...}``: kills every process of the
-  child's uid (double forks and daemons included), reaps the child, deletes its folder.
+- ``{"op": "kill", "pid": p}`` -> ``{"status": ...}``: kills every process of the child's uid
+  (double forks and daemons included), reaps the child, deletes its folder; with
+  ``"wait": false`` it answers ``{}`` first and kills afterwards;
+- ``{"op": "ping"}`` -> ``{}`` once every earlier request is done.
 Run as: ``python -I -S -B -c "...; from worker.zygote import main; main()" CONFIG_JSON``.
 """
 
@@ -148,8 +150,17 @@ class Zygote:
             req = json.loads(msg)
             if req["op"] == "spawn":
                 reply = self.spawn(req, fds)
+            elif req["op"] == "kill" and not req.get("wait", True):
+                # The end of a session: answer at once, kill while the grader moves on. Requests
+                # are served in order, so the uid is dead before anything can reuse it.
+                self.ctrl.send(b"{}")
+                self.kill(req)
+                self.reap()
+                continue
             elif req["op"] == "kill":
                 reply = self.kill(req)
+            elif req["op"] == "ping":
+                reply = {}
             else:
                 break
             self.reap()
