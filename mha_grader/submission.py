@@ -64,6 +64,13 @@ def _decode(name: str, data: bytes, sub: Submission) -> None:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        if name == "answers.md":  # prose: a stray byte should not cost six answers
+            sub.files[name] = data.decode("utf-8-sig", errors="replace")
+            sub.notes.append(
+                f"answers.md is not valid UTF-8 (invalid byte at position {e.start}); the bytes "
+                "that are not were read as '\ufffd' and the answers graded as they stand"
+            )
+            return
         sub.problems[name] = Problem(
             "unreadable",
             f"{name} is not valid UTF-8 text (invalid byte at position {e.start}); "

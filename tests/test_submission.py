@@ -66,6 +66,14 @@ def test_invalid_utf8_is_a_problem_naming_the_file_and_position(tmp_path):
     assert "position 5" in problem.message
 
 
+def test_answers_with_invalid_utf8_are_still_read_with_a_note(tmp_path):
+    answers = b"## Q1\n\nOne shared projection, caf\xe9 split into heads.\n"
+    s = load_submission(make_folder(tmp_path / "la", {**FILES, "answers.md": answers}))
+    assert "answers.md" not in s.problems
+    assert "split into heads" in s.files["answers.md"]
+    assert any("answers.md is not valid UTF-8" in note for note in s.notes)
+
+
 def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
     s = load_submission(make_folder(tmp_path / "bom", {**FILES, "answers.md": b"\xef\xbb\xbfhi"}))
     assert s.files["answers.md"] == "hi"
