@@ -15,11 +15,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import paths
+from .sandbox import Limits
 
 
 def add_one_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", type=Path, help="a submission folder or .zip file")
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=Limits.call_timeout,
+        help="wall-clock seconds allowed per call into the student's code (default: %(default)g)",
+    )
 
 
 def _existing_rows(out: Path) -> list[dict[str, str]]:
@@ -41,7 +48,8 @@ def run_one(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    with Engine() as engine:  # the sandbox starts now, in the background
+    # The sandbox starts now and boots in the background while the submission is read.
+    with Engine(Limits(call_timeout=args.call_timeout)) as engine:
         try:
             submission = load_submission(args.submission)
         except FileNotFoundError as e:
