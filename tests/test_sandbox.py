@@ -266,3 +266,19 @@ def test_without_bubblewrap_one_warning_then_limits_only(monkeypatch):
                 assert s.call("multihead", "limit", ("RLIMIT_FSIZE",), {})[0] == LIMITS.file_bytes
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len([m for m in messages if "bubblewrap" in m]) == 1
+
+
+def test_the_worker_package_imports_nothing_of_the_trusted_side():
+    import ast
+    import sys
+
+    allowed = set(sys.stdlib_module_names) | {"numpy", "torch"}
+    for path in (ROOT / "mha_grader" / "worker").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                roots = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            assert set(roots) <= allowed, f"{path.name} imports {roots}"
