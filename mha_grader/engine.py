@@ -106,10 +106,12 @@ class Engine:
         limits: Limits | None = None,
         run_question: QuestionRunner | None = None,
         grade_written: WrittenGrader | None = None,
+        privileged: bool | None = None,
     ):
         self.limits = limits or Limits()
         self.run_question = run_question or _default_runner
         self.grade_written = grade_written or _default_written
+        self.privileged = privileged  # None: per-worker uids when running as root
         self._zygote: Zygote | None = None
         self._lock = threading.Lock()
 
@@ -129,7 +131,7 @@ class Engine:
             if self._zygote is None or not self._zygote.alive():
                 if self._zygote is not None:
                     self._zygote.close()
-                zygote = Zygote()
+                zygote = Zygote(self.privileged)
                 zygote.start()
                 self._zygote = zygote
 

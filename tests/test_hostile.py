@@ -306,3 +306,12 @@ def test_hidden_inputs_smuggled_into_messages_output_or_files_never_reach_the_fe
     text = "\n".join(shown)
     assert re.search(r"\d\.\d{6}", text) is None  # the attack writes inputs with 6 decimals
     assert "stashed" not in text
+
+
+def test_with_a_shared_worker_uid_killing_the_zygote_is_a_grader_error_and_recovered(tmp_path):
+    """What a grader not run as root gets: weaker, but never a wrong grade or a stuck run."""
+    with Engine(FAST, grade_written=stand_in_written, privileged=False) as shared:
+        g = grade(shared, build(tmp_path, "kill_parent"))
+        assert g.status == "grader-error" and g.needs_review
+        correct = grade(shared, build(tmp_path, "output_flood"))
+        assert correct.status == "ok" and full_marks(correct, CODE_QUESTIONS)
