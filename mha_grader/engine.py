@@ -230,7 +230,7 @@ class Engine:
             _load_hidden_tests()  # meanwhile a cold zygote is importing torch on another core
         try:
             session = self.open_session(files, missing)
-        except SandboxError:
+        except Exception:  # SandboxError, or a bug of ours: never the student's fault
             log.exception("the sandbox failed for %s", grade.student)
             grade.status = "grader-error"
             return _grader_failure(tuple(CODE_QUESTIONS)), None

@@ -158,7 +158,16 @@ class WorkerSession:
         # Import-time output is shown once; a restarted worker prints it again: count only.
         self._output_phase = "call" if self._started else "import"
         self._started = True
-        self._exchange(worker, {"op": "load", "files": present, "placeholders": placeholders}, 10.0)
+        load = {"op": "load", "files": present, "placeholders": placeholders}
+        try:  # no student code runs before this succeeds: a failure here is the grader's
+            reply = self._exchange(worker, load, 10.0)
+        except errors.StudentCodeError as e:
+            if self.log.budget_exhausted:
+                raise
+            raise SandboxError(f"a worker could not be set up: {e}") from None
+        if not reply["ok"]:
+            self._retire(worker)
+            raise SandboxError(f"a worker could not be set up: {reply.get('error')!r:.300}")
         for module in MODULES:
             if module not in present:
                 continue
@@ -176,7 +185,8 @@ class WorkerSession:
             )
         except errors.CallTimeout:
             self.log.timeouts.append(f"import {label}")
-            self.broken[module] = f"importing {label} did not finish in time"
+            limit = min(self.limits.import_timeout, self.limits.submission_timeout)
+            self.broken[module] = f"importing {label} did not finish in time (limit {limit:g} s)"
         except errors.WorkerCrashed as e:
             self.log.crashes.append(f"import {label}")
             self.broken[module] = f"importing {label} stopped the worker ({e})"

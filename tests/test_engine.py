@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import threading
 import time
@@ -148,3 +149,13 @@ def test_a_sandbox_that_dies_mid_grading_is_a_grader_error_and_is_restarted(tmp_
         assert g.scores()["merge_heads"] == 0
         again = engine.grade(load_submission(folder))
         assert again.status == "ok"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="per-worker folders are their own tmpfs as root")
+def test_a_worker_that_cannot_be_set_up_is_a_grader_error_not_the_students(tmp_path):
+    folder = folder_from(tmp_path, ROOT / "solutions", "blameless")
+    no_room = Limits(call_timeout=2.0, disk_bytes=1024)  # the student's files do not fit
+    with Engine(no_room, grade_written=one_point_each) as engine:
+        g = engine.grade(load_submission(folder))
+    assert g.status == "grader-error" and g.needs_review
+    assert all("grader itself failed" in r.output for r in g.results if r.question == "softmax")
