@@ -15,7 +15,6 @@ Every reply echoes the request's ``seq``; a failure is ``{"ok": False, "error": 
 from __future__ import annotations
 
 import builtins
-import ctypes
 import importlib
 import importlib.abc
 import importlib.util
@@ -29,35 +28,24 @@ from typing import Any
 
 from . import wire
 from .channel import ChannelClosed, recv_frame, send_frame
+from .linux import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_REC,
+    PR_SET_DUMPABLE,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    mount,
+    prctl,
+    unshare,
+)
 
 CHANNEL_FD = 3
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-PR_SET_NO_NEW_PRIVS = 38
-CLONE_NEWNS = 0x00020000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 MAX_MESSAGE = 500  # characters of an exception message sent back
-
-
-def prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
-
-
-def unshare(flags: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(ctypes.c_int(flags)) != 0:
-        raise OSError(ctypes.get_errno(), "unshare failed")
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    args = [None if v is None else v.encode() for v in (source, target, fstype, data or None)]
-    if libc.mount(args[0], args[1], args[2], ctypes.c_ulong(flags), args[3]) != 0:
-        raise OSError(ctypes.get_errno(), f"mount {target} failed")
 
 
 def _vm_size() -> int:
@@ -112,9 +100,9 @@ def start(sock_fd: int, out_fd: int, spec: dict) -> None:
         # folder (filling it fills nobody else's), and no SysV/POSIX IPC object or abstract
         # socket shared with another worker or outliving this one.
         unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
-        _mount(None, "/", None, MS_REC | MS_PRIVATE)  # our mounts stay ours
+        mount(None, "/", None, MS_REC | MS_PRIVATE)  # our mounts stay ours
         size = spec["limits"]["disk_bytes"]
-        _mount(
+        mount(
             "tmpfs",
             home,
             "tmpfs",

@@ -23,9 +23,8 @@ import socket
 import sys
 import time
 
-from . import child
-
-PR_SET_CHILD_SUBREAPER = 36
+from .killer import Killer
+from .linux import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
 
 def _processes(uid: int) -> int:
@@ -43,22 +42,12 @@ def _processes(uid: int) -> int:
     return n
 
 
-def _kill_uid(uid: int, reap) -> None:
-    """Kill every process owned by ``uid``: a helper takes that uid and signals -1, which
-    reaches all of them (double forks, new sessions) and nothing else."""
+def _kill_uid(killer: Killer, uid: int, reap) -> None:
+    """Kill every process owned by ``uid`` and reap them (we are their subreaper)."""
     for _ in range(500):
-        helper = os.fork()
-        if helper == 0:
-            try:
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                for _ in range(3):
-                    os.kill(-1, signal.SIGKILL)  # never the caller itself
-            finally:
-                os._exit(0)
-        os.waitpid(helper, 0)
+        killer.kill_uid(uid)
         reap()
-        if _processes(uid) == 0:  # killed, and reaped here (we are the subreaper)
+        if _processes(uid) == 0:
             return
         time.sleep(0.002)
 
@@ -75,8 +64,9 @@ def _describe_status(status: int) -> str:
 
 
 class Zygote:
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, killer: Killer | None):
         self.config = config
+        self.killer = killer
         self.ctrl = socket.socket(fileno=config["ctrl_fd"])
         self.privileged = os.geteuid() == 0
         self.statuses: dict[int, int] = {}  # reaped pid -> wait status
@@ -107,6 +97,8 @@ class Zygote:
         if pid == 0:
             try:
                 self.ctrl.close()
+                from . import child  # imported (with numpy) before any fork: no cost here
+
                 child.start(sock_fd, out_fd, spec)
             finally:
                 os._exit(70)
@@ -119,7 +111,7 @@ class Zygote:
         pid = req["pid"]
         uid = self.live.pop(pid, None)
         if uid is not None:
-            _kill_uid(uid, self.reap)
+            _kill_uid(self.killer, uid, self.reap)
         else:
             for target in (-pid, pid):  # its process group, then itself
                 try:
@@ -188,13 +180,16 @@ def _warm_up(np, torch) -> None:
 
 def main() -> None:
     config = json.loads(sys.argv[1])
-    child.prctl(child.PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grader
-    child.prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a child come back here to be reaped
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grader
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a child come back here to be reaped
+    killer = Killer() if os.geteuid() == 0 else None  # while this process is still small
     import numpy  # noqa: F401  (the point: imported once, shared by every fork)
     import torch
 
+    from . import child  # noqa: F401  (and the worker's own code)
+
     torch.set_num_threads(1)
     _warm_up(numpy, torch)
-    zygote = Zygote(config)
+    zygote = Zygote(config, killer)
     zygote.ctrl.send(json.dumps({"ready": True, "privileged": zygote.privileged}).encode())
     zygote.serve()
