@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .engine import Grade
 from .questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
+from .results import DIAGNOSIS_PREFIX
 
 CSV_COLUMNS: tuple[str, ...] = (
     "student",
@@ -111,13 +112,19 @@ def feedback_md(grade: Grade) -> str:
             continue
         kind = "written answer" if q in WRITTEN_QUESTIONS else "code"
         out += ["", f"## {q} ({kind}): {points(scores[q])} / {points(POINTS[q])}", ""]
+        explained: set[str] = set()  # a question's diagnosis is spelled out once, then referred to
         for r in cases:
             mark = "passed" if r.passed else f"{points(r.score)} / {points(r.max_score)}"
             name = r.name.removeprefix(f"{q}: ") or r.name
             out.append(f"- **{_md(name)}**: {mark}")
             detail = _md(r.output)
             if detail and detail != "passed":
-                out += [f"  {line}" if line else "" for line in detail.splitlines()]
+                for line in detail.splitlines():
+                    if line.startswith(DIAGNOSIS_PREFIX):
+                        if line in explained:
+                            line = f"{DIAGNOSIS_PREFIX}the same as above."
+                        explained.add(line)
+                    out.append(f"  {line}" if line else "")
             misc = [t.split(":", 1)[1] for t in r.tags if t.startswith("misconception:")]
             if misc:
                 out.append(f"  (known mistake: {', '.join(misc)})")

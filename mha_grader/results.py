@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+DIAGNOSIS_PREFIX = "Diagnosis: "  # starts the line a diagnosis adds to a failing case's output
+
 
 @dataclass
 class TestResult:

@@ -104,3 +104,19 @@ def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch
 @pytest.mark.parametrize("value, text", [(6.0, "6"), (2 / 3, "0.6667"), (79.5, "79.5"), (0, "0")])
 def test_points_are_written_as_short_decimals(value, text):
     assert report.points(value) == text
+
+
+def test_feedback_spells_out_a_questions_diagnosis_once_and_refers_back_to_it():
+    diagnosis = "Diagnosis: your split_heads reshapes without moving the head axis."
+    results = [
+        Result(f"split_heads: case {i}", "split_heads", 0.0, 2.0, f"wrong values\n{diagnosis}")
+        for i in range(3)
+    ]
+    results.append(Result("merge_heads: case", "merge_heads", 0.0, 4.0, f"off\n{diagnosis}"))
+    text = report.feedback_md(Grade("bo", results))
+    split, merge = text.split("## merge_heads")
+    assert split.count(diagnosis) == 1
+    assert split.count("Diagnosis: the same as above.") == 2
+    assert merge.count(diagnosis) == 1  # another question explains its own
+    data = report.results_json(Grade("bo", results))
+    assert all(diagnosis in t["output"] for t in data["tests"])  # each test stands alone there

@@ -8,12 +8,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
 from ..questions import CODE_QUESTIONS
+from ..results import DIAGNOSIS_PREFIX as PREFIX
 from ..results import TestResult
 from .core import Diagnoser
 
 log = logging.getLogger(__name__)
-
-PREFIX = "Diagnosis: "
 
 # One Diagnoser per submission env, so questions share the calls into the same code. Keyed by
 # id(env); the entry keeps env alive, so the id cannot be reused while it is cached.
