@@ -212,3 +212,14 @@ def expect_value_error(
     raise AssertionError(
         f"should raise ValueError {situation}; your code returned {describe(result)} instead."
     )
+
+
+def check_unmodified(fn: Callable, what: str) -> None:
+    """Assert that no call to ``fn`` so far changed its input arrays in place (the proxy records
+    it: the worker compares every array argument before and after the call)."""
+    if getattr(fn, "inputs_modified", False):
+        raise AssertionError(
+            f"{what} changed an input array in place: the caller's array must stay as it was "
+            "(the contract: inputs are never modified). Work on a new array instead, e.g. "
+            "`x = x - x.max(...)` rather than `x -= ...`."
+        )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import errors
-from .worker import wire
+from .worker import inputs, wire
 
 
 def describe_exception(
@@ -37,6 +37,7 @@ def proxy(
 
     def call(*args: Any, **kwargs: Any) -> Any:
         args, kwargs = wire.decode(wire.encode((args, kwargs)), allow_modules=True)
+        before = inputs.snapshot(args, kwargs)
         try:
             result = func(*args, **kwargs)
         except NotImplementedError:
@@ -45,10 +46,13 @@ def proxy(
             ) from None
         except Exception as e:
             raise describe_exception(e, student_files) from None
+        if inputs.modified(before):
+            call.inputs_modified = True  # as a sandbox proxy records it
         try:
             return wire.decode(wire.encode(result))
         except wire.WireError as e:
             raise errors.BadResult(f"returned something that is not plain data: {e}") from None
 
     call.__name__ = getattr(func, "__name__", "proxy")
+    call.inputs_modified = False
     return call

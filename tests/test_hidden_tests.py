@@ -676,3 +676,38 @@ def test_a_students_own_error_message_quoting_the_inputs_is_redacted():
         if not r.passed:
             assert "raised ValueError: cannot split [[" in r.output
             assert not re.search(r"\d\.\d", r.output), r.output
+
+
+# --- inputs left unmodified ---------------------------------------------------------------
+
+
+def softmax_in_place(x, axis=-1):
+    x -= np.max(x, axis=axis, keepdims=True)  # right values, but the caller's scores change
+    np.exp(x, out=x)
+    x /= np.sum(x, axis=axis, keepdims=True)
+    return x
+
+
+def split_heads_clearing_input(M, num_heads, d_head):
+    result = ref.split_heads(M.copy(), num_heads, d_head)
+    M[0] = 0.0  # right result, but the caller's matrix loses its first token
+    return result
+
+
+@pytest.mark.parametrize(
+    "qid, func",
+    [("softmax", softmax_in_place), ("split_heads", split_heads_clearing_input)],
+)
+def test_changing_an_input_in_place_costs_exactly_the_unmodified_case(qid, func):
+    results = grade(qid, **{qid: func})
+    lost = [r for r in results if not r.passed]
+    assert len(lost) == 1 and "unmodified" in lost[0].name
+    assert "changed an input array in place" in lost[0].output
+    assert score(results) == pytest.approx(POINTS[qid] * (len(results) - 1) / len(results))
+
+
+def test_the_reference_leaves_every_input_unmodified():
+    env = env_with()
+    for qid in list(CODE_QUESTIONS)[:6]:
+        hidden.run_question(qid, env)
+    assert not any(getattr(p, "inputs_modified", False) for p in env.values())

@@ -68,9 +68,10 @@ def _check(attention, key: tuple, lead_axes: int, **kw) -> None:
     )
 
 
-@test_case(name="one head: n queries, m keys (n != m) and d_k != d_v")
+@test_case(name="one head: n queries, m keys (n != m) and d_k != d_v; Q, K, V unmodified")
 def rectangular(attention):
     _check(attention, (_qkv, 401, (), 4, 6, 3, 5), lead_axes=0)
+    compare.check_unmodified(attention, "attention(Q, K, V)")
 
 
 @test_case(name="square case: n == m == d_k == d_v")

@@ -99,6 +99,7 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
 @test_case(name="all heads different: every pair (i, j), i < j, in lexicographic order")
 def all_different(distinct_head_pairs):
     _run(distinct_head_pairs, (_patterns, 603, 4, 3), None, "four different heads")
+    compare.check_unmodified(distinct_head_pairs, "distinct_head_pairs(weights)")
 
 
 @test_case(name="identical heads are left out")

@@ -28,9 +28,10 @@ def _check(merge_heads, *key) -> None:
     compare.check_close(result, _expected(*key), "merge_heads(H)", "(n, num_heads * d_head)", AXES)
 
 
-@test_case(name="n != d_head: heads are concatenated in order along the features")
+@test_case(name="n != d_head: heads are concatenated in order along the features, H unmodified")
 def tokens_differ_from_head_width(merge_heads):
     _check(merge_heads, 301, (3, 5, 2))
+    compare.check_unmodified(merge_heads, "merge_heads(H)")
 
 
 @test_case(name="n == d_head: the head axis moves next to the features")

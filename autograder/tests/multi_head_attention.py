@@ -49,9 +49,10 @@ def _check(multi_head_attention, key: tuple, num_heads: int, **kw) -> None:
     )
 
 
-@test_case(name="two heads, n != d_head")
+@test_case(name="two heads, n != d_head; X and the weights unmodified")
 def two_heads(multi_head_attention):
     _check(multi_head_attention, (501, 5, 8), 2)
+    compare.check_unmodified(multi_head_attention, "multi_head_attention(X, Wq, Wk, Wv, Wo, h)")
 
 
 @test_case(name="two heads, n == d_head")

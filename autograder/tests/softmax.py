@@ -41,7 +41,7 @@ def _check(softmax, x_key: tuple, axis: int | None, what: str, axes, **kw) -> No
     compare.check_close(result, _expected(x_key, axis), what, "the input's shape", axes, **kw)
 
 
-@test_case(name="a 2-D array is normalised along the last axis by default")
+@test_case(name="a 2-D array is normalised along the last axis by default, x left unmodified")
 def default_axis(softmax):
     _check(
         softmax,
@@ -50,6 +50,7 @@ def default_axis(softmax):
         "softmax(x) of a (rows, columns) array",
         ("row", "column"),
     )
+    compare.check_unmodified(softmax, "softmax(x)")
 
 
 @test_case(name="a square array is normalised along each row")

@@ -33,9 +33,10 @@ def _check(split_heads, seed: int, n: int, num_heads: int, d_head: int) -> None:
     )
 
 
-@test_case(name="n != d_head: head h holds the h-th block of consecutive features")
+@test_case(name="n != d_head: head h holds the h-th block of consecutive features, M unmodified")
 def tokens_differ_from_head_width(split_heads):
     _check(split_heads, 201, n=5, num_heads=3, d_head=2)
+    compare.check_unmodified(split_heads, "split_heads(M, num_heads, d_head)")
 
 
 @test_case(name="n == d_head: heads are cut along features, not tokens")
