@@ -1,31 +1,54 @@
 """Plain-data wire format between the trusted grader and the sandboxed worker.
 
-A message is ``MAGIC | u32 header length | JSON header | .npy blobs``. The JSON tree holds
-None, bools, ints, floats, strings and typed nodes for lists, tuples, dicts, arrays (``.npy``,
-loaded with ``allow_pickle=False``), NumPy scalars and, trusted-to-worker only,
+A message is ``MAGIC | u32 header length | JSON header | raw array bytes``. The JSON tree holds
+None, bools, ints, floats, strings and typed nodes for lists, tuples, dicts, arrays (dtype
+string, shape and memory order in the tree; the bytes are read with ``np.frombuffer`` only for
+a numeric dtype whose size matches the shape), NumPy scalars and, trusted-to-worker only,
 ``torch.nn.MultiheadAttention`` modules as constructor arguments plus weights. Nothing is ever
 unpickled or executed when decoding: whatever does not fit this grammar is a ``WireError``.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
+import re
 import struct
 from typing import Any
 
 import numpy as np
 
-MAGIC = b"MHA1"
+MAGIC = b"MHA2"
 MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_NODES = 100_000
+MAX_DIMS = 32  # NumPy's own limit is 64
 ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, strings or records
 
 
 class WireError(ValueError):
     """A value that is not plain data, or a message that breaks the grammar or its limits."""
+
+
+_DTYPE_STR = re.compile(r"[<>|][biufc][0-9]{1,2}")
+_dtypes: dict[str, np.dtype] = {}
+
+
+def _dtype(text: Any) -> np.dtype:
+    """A numeric dtype from its ``dtype.str`` (e.g. "<f8"); anything else is a WireError, so
+    no string from the peer ever reaches np.dtype unless it names a plain number type."""
+    if type(text) is not str or not _DTYPE_STR.fullmatch(text):
+        raise WireError("malformed array dtype")
+    dtype = _dtypes.get(text)
+    if dtype is None:
+        try:
+            dtype = np.dtype(text)
+        except TypeError:
+            raise WireError(f"unknown array dtype {text!r}") from None
+        if dtype.kind not in ALLOWED_KINDS or dtype.str != text:
+            raise WireError(f"array dtype {text!r} is not numeric data")
+        _dtypes[text] = dtype
+    return dtype
 
 
 def _describe(obj: Any) -> str:
@@ -53,10 +76,14 @@ def _mha_to_node(mha: Any, blobs: list[bytes]) -> dict:
 def _array_node(a: np.ndarray, blobs: list[bytes]) -> dict:
     if a.dtype.kind not in ALLOWED_KINDS:
         raise WireError(f"an array of dtype {a.dtype} is not numeric data")
-    buf = io.BytesIO()
-    np.save(buf, a, allow_pickle=False)
-    blobs.append(buf.getvalue())
-    return {"t": "nd", "i": len(blobs) - 1}
+    # Raw bytes described in the JSON tree (what np.save would write, without its header that
+    # np.load parses with literal_eval): a Fortran-ordered array travels as its transpose.
+    fortran = a.flags.f_contiguous and not a.flags.c_contiguous
+    blobs.append((a.T if fortran else a).tobytes())
+    node = {"t": "nd", "i": len(blobs) - 1, "dtype": a.dtype.str, "shape": list(a.shape)}
+    if fortran:
+        node["fortran"] = True
+    return node
 
 
 def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
@@ -77,8 +104,7 @@ def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
     if type(obj) is np.ndarray:
         return _array_node(obj, blobs)
     if isinstance(obj, np.generic) and type(obj).__module__ == "numpy":
-        node = _array_node(np.asarray(obj), blobs)
-        return {"t": "scalar", "i": node["i"]}
+        return {**_array_node(np.asarray(obj), blobs), "t": "scalar"}
     if _describe(obj) == "torch.nn.modules.activation.MultiheadAttention":
         return _mha_to_node(obj, blobs)
     raise WireError(f"a value of type {_describe(obj)} is not plain data")
@@ -101,16 +127,28 @@ class _Decoder:
         self.allow_modules = allow_modules
         self.nodes = 0
 
-    def array(self, i: Any) -> np.ndarray:
+    def array(self, n: dict) -> np.ndarray:
+        i, shape, fortran = n.get("i"), n.get("shape"), n.get("fortran", False)
         if type(i) is not int or not 0 <= i < len(self.blobs):
             raise WireError("bad array reference")
-        try:
-            a = np.load(io.BytesIO(self.blobs[i]), allow_pickle=False)
-        except Exception as e:  # malformed .npy or an object array
+        if type(shape) is not list or len(shape) > MAX_DIMS or type(fortran) is not bool:
+            raise WireError("malformed array")
+        count = 1
+        for d in shape:
+            if type(d) is not int or d < 0:
+                raise WireError("malformed array shape")
+            count *= d
+        dtype = _dtype(n.get("dtype"))
+        blob = self.blobs[i]
+        if count * dtype.itemsize != len(blob):
+            raise WireError("array data does not match its shape")
+        try:  # copies: writable and owning their data, as np.load's arrays are
+            flat = np.frombuffer(blob, dtype=dtype, count=count)
+            if fortran:
+                return flat.reshape(shape[::-1]).T.copy(order="K")
+            return flat.reshape(shape).copy()
+        except (ValueError, TypeError) as e:  # e.g. a shape NumPy cannot represent
             raise WireError(f"unreadable array: {e}") from None
-        if type(a) is not np.ndarray or a.dtype.kind not in ALLOWED_KINDS:
-            raise WireError("array is not numeric data")
-        return a
 
     def node(self, n: Any, depth: int) -> Any:
         self.nodes += 1
@@ -138,9 +176,9 @@ class _Decoder:
                     raise WireError("unhashable dict key") from None
             return out
         if t == "nd":
-            return self.array(n.get("i"))
+            return self.array(n)
         if t == "scalar":
-            a = self.array(n.get("i"))
+            a = self.array(n)
             if a.ndim != 0:
                 raise WireError("malformed scalar")
             return a[()]
@@ -153,7 +191,7 @@ class _Decoder:
 
         dtype = {"float32": torch.float32, "float64": torch.float64}[n["dtype"]]
         mha = torch.nn.MultiheadAttention(**n["config"], dtype=dtype)
-        state = {k: torch.from_numpy(self.array(v["i"])) for k, v in n["state"].items()}
+        state = {k: torch.from_numpy(self.array(v)) for k, v in n["state"].items()}
         mha.load_state_dict(state)
         return mha.eval()
 
