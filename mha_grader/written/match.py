@@ -84,8 +84,12 @@ def _index(tokens: tuple[Token, ...]) -> tuple[dict[str, set[int]], dict[str, se
 
 
 def _hits(tokens: tuple[Token, ...], slot: tuple[Alternative, ...], memo: dict) -> set[int]:
-    """Positions of the tokens that one slot accepts. Each accepted word is looked up once per
-    sentence (``memo``): the same words ("head", "parameter") recur across many phrasings."""
+    """Positions of the tokens that one slot accepts (do not modify: shared through ``memo``).
+    Each slot and each accepted word is looked up once per sentence: the same slots and words
+    ("head", "parameter") recur across many phrasings."""
+    found_slot = memo.get(id(slot))  # the rubric's slots live as long as the memo
+    if found_slot is not None:
+        return found_slot
     if "index" not in memo:
         memo["index"] = _index(tokens)
     by_stem, by_letter = memo["index"]
@@ -99,15 +103,19 @@ def _hits(tokens: tuple[Token, ...], slot: tuple[Alternative, ...], memo: dict) 
                 found |= {i for i in candidates - found if token_matches(tokens[i], alt)}
             memo[key] = found
         hits |= memo[key]
+    memo[id(slot)] = hits
     return hits
 
 
 def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[list[int]]:
     """Every way the phrasing's slots occur in order with gaps of at most ``phrasing.gap``."""
-    hits = [_hits(tokens, slot, memo) for slot in phrasing.slots]
     found: list[list[int]] = []
-    if not all(hits):
-        return found
+    hits = []
+    for slot in phrasing.slots:  # most phrasings miss a word: stop at the first missing one
+        slot_hits = _hits(tokens, slot, memo)
+        if not slot_hits:
+            return found
+        hits.append(slot_hits)
 
     def extend(positions: list[int]) -> None:
         if len(positions) == len(hits):
@@ -171,7 +179,12 @@ def concept_matches(
                     matches.append(Match(s_index, tuple(positions), asserted != negated, neutral))
     # Where two readings of the same words overlap, only the better one counts: "does not lose
     # the ability to attend to several tokens" is one (negated) claim, not two.
-    return [m for m in matches if not any(o.rank > m.rank and o.overlaps(m) for o in matches)]
+    ranks = [m.rank for m in matches]
+    return [
+        m
+        for m, r in zip(matches, ranks, strict=True)
+        if not any(ro > r and o.overlaps(m) for o, ro in zip(matches, ranks, strict=True))
+    ]
 
 
 def concept_status(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from ..paths import RUBRICS
@@ -37,7 +37,7 @@ class Phrasing:
     slots: tuple[tuple[Alternative, ...], ...]  # one tuple of accepted words per slot, in order
     gap: int  # most non-filler tokens allowed between two consecutive slots
 
-    @property
+    @cached_property
     def negator_slots(self) -> frozenset[int]:
         """Slots that are themselves negations ("can not attend"): part of the claim."""
         return frozenset(
