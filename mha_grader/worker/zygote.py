@@ -24,7 +24,7 @@ import sys
 import time
 
 from .killer import Killer
-from .linux import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
+from .linux import MADV_COLLAPSE, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, madvise, prctl
 
 
 def _processes(uid: int) -> int:
@@ -178,6 +178,29 @@ def _warm_up(np, torch) -> None:
             mha.in_proj_weight.detach().to(torch.float64).numpy()
 
 
+def _collapse_heap() -> None:
+    """Back the heap that torch's import left (~140 MB) with huge pages where the kernel can.
+
+    Every fork copies the page tables of this memory and every worker's exit frees them: with
+    2 MiB pages that is ~70 entries instead of ~35,000, a few ms less per worker. Best effort:
+    a kernel without MADV_COLLAPSE (before 6.1) or without free huge pages changes nothing.
+    """
+    huge = 1 << 21
+    with open("/proc/self/maps") as f:
+        regions = [line.split() for line in f]
+    for fields in regions:
+        private_writable = fields[1].startswith("rw") and fields[1].endswith("p")
+        if not private_writable or fields[4] != "0" or fields[5:] not in ([], ["[heap]"]):
+            continue  # file-backed, shared, stacks and other special mappings stay as they are
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        start, end = -(-start // huge) * huge, end // huge * huge
+        if end > start:
+            try:
+                madvise(start, end - start, MADV_COLLAPSE)
+            except OSError:
+                pass
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grader
@@ -190,6 +213,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     _warm_up(numpy, torch)
+    _collapse_heap()
     zygote = Zygote(config, killer)
     zygote.ctrl.send(json.dumps({"ready": True, "privileged": zygote.privileged}).encode())
     zygote.serve()
