@@ -91,6 +91,26 @@ def _unavailable(qid: str, why: str) -> list[TestResult]:
         return [TestResult(f"{qid}: not graded", qid, 0.0, POINTS[qid], why)]
 
 
+_settled = False
+
+
+def _settle_process() -> None:
+    """Once per process, after torch and the hidden tests' modules are imported: one intra-op
+    thread (``-j`` grading processes and their workers already share the cores, and the hidden
+    tests' tensors are small), and the ~250,000 objects of those imports kept out of the
+    garbage collector's full passes, which would otherwise walk them all every few submissions."""
+    global _settled
+    if not _settled:
+        import gc
+
+        import torch
+
+        torch.set_num_threads(1)
+        gc.collect()
+        gc.freeze()
+        _settled = True
+
+
 def _grader_failure(qids: tuple[str, ...]) -> list[TestResult]:
     return [
         TestResult(f"{q}: not graded", q, 0.0, POINTS[q], GRADER_FAILED, tags=["needs-review"])
@@ -185,6 +205,7 @@ class Engine:
         # a failing case gets the diagnosis: the misconception's tag and what it means
         from .diagnose import explain_failures  # imports torch: not before the zygote starts
 
+        _settle_process()
         return explain_failures(qid, self.run_question(qid, env), env)
 
     # -- grading -------------------------------------------------------------------------------

@@ -14,11 +14,13 @@ values: otter's own failure message quotes the failing line, so it is not used.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from functools import cache
 
 from . import paths
 from .errors import StudentCodeError, StudentRaised
@@ -98,9 +100,21 @@ def student_message(e: StudentCodeError) -> str:
     return text
 
 
+@cache
+def _parameters(test_func: Callable) -> tuple[str, ...]:
+    return tuple(inspect.signature(test_func).parameters)
+
+
+def _call(tc, env: Mapping[str, Callable]) -> None:
+    """otter's ``call_func`` (each parameter gets the env entry of its name, ``env`` the whole
+    env), with the test function's signature read once per process instead of once per call."""
+    names = _parameters(tc.body.test_func)
+    tc.body.test_func(**{n: env if n == "env" else env.get(n, None) for n in names})
+
+
 def _run_case(tc, env: Mapping[str, Callable]) -> tuple[bool, str]:
     try:
-        tc.body.call_func(env)
+        _call(tc, env)
     except AssertionError as e:
         return False, str(e) or EMPTY_ASSERTION
     except StudentCodeError as e:
