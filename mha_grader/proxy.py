@@ -70,6 +70,10 @@ class _Worker:
         self.out_fd = read_fd
         fcntl.fcntl(read_fd, fcntl.F_SETFL, fcntl.fcntl(read_fd, fcntl.F_GETFL) | os.O_NONBLOCK)
         self.sock.setblocking(False)
+        # One selector for the worker's life (not one per call): replies and output.
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.sock, selectors.EVENT_READ, "sock")
+        self.sel.register(self.out_fd, selectors.EVENT_READ, "out")
         self.parser = FrameParser()
         self.dead = False
         self.end_status: str | None = None
@@ -83,6 +87,7 @@ class _Worker:
                 self.sock.close()
 
     def close_output(self) -> None:
+        self.sel.close()
         try:
             os.close(self.out_fd)
         except OSError:
@@ -246,41 +251,37 @@ class WorkerSession:
         except OSError:  # the worker is gone, or not reading: both end it
             self._retire(worker)
             raise self._crashed(worker) from None
-        with selectors.DefaultSelector() as sel:
-            sel.register(worker.sock, selectors.EVENT_READ, "sock")
-            sel.register(worker.out_fd, selectors.EVENT_READ, "out")
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
+        sel = worker.sel
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._retire(worker)
+                raise errors.CallTimeout(
+                    f"ran out of time: did not finish within {timeout:.3g} s (an endless loop?)"
+                )
+            for key, _ in sel.select(left):
+                if key.data == "out":
+                    if not self._drain(worker):
+                        sel.unregister(worker.out_fd)
+                    continue
+                try:
+                    data = worker.sock.recv(1 << 20)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
                     self._retire(worker)
-                    raise errors.CallTimeout(
-                        f"ran out of time: did not finish within {timeout:.3g} s (an endless loop?)"
-                    )
-                for key, _ in sel.select(left):
-                    if key.data == "out":
-                        if not self._drain(worker):
-                            sel.unregister(worker.out_fd)
-                        continue
-                    try:
-                        data = worker.sock.recv(1 << 20)
-                    except BlockingIOError:
-                        continue
-                    except OSError:
-                        data = b""
-                    if not data:
-                        self._retire(worker)
-                        raise self._crashed(worker)
-                    try:
-                        worker.parser.feed(data)
-                    except FrameTooLarge:
-                        self._retire(worker)
-                        raise errors.BadResult(
-                            "returned more data than the grader accepts"
-                        ) from None
-                    frame = worker.parser.pop()
-                    if frame is not None:
-                        self._drain(worker)  # the worker flushed before replying
-                        return self._parse_reply(worker, frame, seq)
+                    raise self._crashed(worker)
+                try:
+                    worker.parser.feed(data)
+                except FrameTooLarge:
+                    self._retire(worker)
+                    raise errors.BadResult("returned more data than the grader accepts") from None
+                frame = worker.parser.pop()
+                if frame is not None:
+                    self._drain(worker)  # the worker flushed before replying
+                    return self._parse_reply(worker, frame, seq)
 
     def _parse_reply(self, worker: _Worker, frame: bytes, seq: int) -> dict:
         try:
