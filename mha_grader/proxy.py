@@ -114,6 +114,7 @@ class WorkerSession:
         self.limits = limits or Limits()
         self.log = SessionLog()
         self.functions: dict[str, set[str]] = {}  # module -> public callables after import
+        self.modified_inputs: set[str] = set()  # functions a call of which changed its inputs
         self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
         # (module, func) -> why it is not called again (it hung, or took all the memory)
         self.skipped: dict[tuple[str, str], errors.StudentCodeError] = {}
@@ -406,6 +407,8 @@ class WorkerSession:
         if reply["ok"]:
             if "value" not in reply:
                 raise errors.BadResult("the worker's reply was malformed")
+            if reply.get("modified"):
+                self.modified_inputs.add(func)
             return reply["value"]
         error = self._error(reply.get("error"))
         if isinstance(error, errors.StudentRaised) and error.is_a(MemoryError):
@@ -419,13 +422,24 @@ class WorkerSession:
         raise error
 
     def proxy(self, module: str, func: str) -> Callable:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self.call(module, func, args, kwargs)
-
-        call.__name__ = func
-        call.__qualname__ = f"student.{module}.{func}"
-        return call
+        return _Proxy(self, module, func)
 
     def env(self) -> dict[str, Callable]:
         """A proxy for every contract function, by name (the names are the code question ids)."""
         return {q: self.proxy(f.removesuffix(".py"), q) for q, f in CODE_QUESTIONS.items()}
+
+
+class _Proxy:
+    """A student function as the tests see it: calling it calls the worker."""
+
+    def __init__(self, session: WorkerSession, module: str, func: str):
+        self.session, self.module, self.__name__ = session, module, func
+        self.__qualname__ = f"student.{module}.{func}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.session.call(self.module, self.__name__, args, kwargs)
+
+    @property
+    def inputs_modified(self) -> bool:
+        """Whether some call so far changed one of its array arguments in place."""
+        return self.__name__ in self.session.modified_inputs

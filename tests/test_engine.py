@@ -159,3 +159,17 @@ def test_a_worker_that_cannot_be_set_up_is_a_grader_error_not_the_students(tmp_p
         g = engine.grade(load_submission(folder))
     assert g.status == "grader-error" and g.needs_review
     assert all("grader itself failed" in r.output for r in g.results if r.question == "softmax")
+
+
+def test_changing_an_input_in_place_in_the_sandbox_costs_only_the_unmodified_case(engine, tmp_path):
+    folder = folder_from(tmp_path, ROOT / "solutions", "inplace")
+    src = (folder / "multihead.py").read_text()
+    shift = "    shifted = x - np.max(x, axis=axis, keepdims=True)\n"
+    assert shift in src
+    in_place = "    x -= np.max(x, axis=axis, keepdims=True)  # writes into the caller's array\n"
+    (folder / "multihead.py").write_text(src.replace(shift, in_place + "    shifted = x\n"))
+    g = engine.grade(load_submission(folder))
+    lost = [r for r in g.results if not r.passed and r.question in CODE_QUESTIONS]
+    assert [r.question for r in lost] == ["softmax"], [(r.name, r.output) for r in lost]
+    assert "unmodified" in lost[0].name
+    assert "changed an input array in place" in lost[0].output

@@ -26,7 +26,7 @@ import sys
 import traceback
 from typing import Any
 
-from . import wire
+from . import inputs, wire
 from .channel import ChannelClosed, recv_frame, send_frame
 from .linux import (
     CLONE_NEWIPC,
@@ -261,8 +261,10 @@ class Server:
         fn = getattr(sys.modules.get(module), func, None)
         if fn is None:
             return {"ok": False, "error": {"kind": "missing", "message": f"no function {func}"}}
+        before = inputs.snapshot(args, kwargs)
         try:
             value = fn(*args, **kwargs)
         except BaseException as e:
             return {"ok": False, "error": _describe(e, self.files)}
-        return {"ok": True, "value": value}
+        changed = inputs.modified(before)  # the contract: inputs are never modified in place
+        return {"ok": True, "value": value, **({"modified": changed} if changed else {})}
