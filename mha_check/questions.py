@@ -1,7 +1,7 @@
 """Question ids in contract order, and which student file each code question lives in.
 
-A copy of the grader's list (``mha_grader.questions``), because mha-check ships to students
-without the grader; tests/test_mha_check.py keeps the two in step.
+The one declaration of these ids: mha-check ships to students without the grader, and the
+grader (``mha_grader.questions``) imports them from here and adds the points.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .paths import ROOT
 
-SOURCE_DIRS = ("mha_grader", "solutions", "autograder")
+SOURCE_DIRS = ("mha_grader", "mha_check", "solutions", "autograder")
 SOURCE_FILES = ("pyproject.toml", "requirements.lock", "README.md")
 
 SETUP_SH = """#!/usr/bin/env bash

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import tomllib
 
+# The ids and files are declared once, in the student-side package (it ships to students
+# without the grader); the grader adds the points.
+from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS, STUDENT_FILES, WRITTEN_QUESTIONS
+
 from .paths import POINTS_FILE
 
-CODE_QUESTIONS: dict[str, str] = {  # question id -> student file that defines it
-    "softmax": "multihead.py",
-    "split_heads": "multihead.py",
-    "merge_heads": "multihead.py",
-    "attention": "multihead.py",
-    "multi_head_attention": "multihead.py",
-    "distinct_head_pairs": "multihead.py",
-    "parameter_counts": "multihead.py",
-    "weights_from_torch": "crosscheck.py",
-    "cross_check": "crosscheck.py",
-}
-WRITTEN_QUESTIONS: tuple[str, ...] = ("q1", "q2", "q3", "q4", "q5", "challenge")
-QUESTION_IDS: tuple[str, ...] = (*CODE_QUESTIONS, *WRITTEN_QUESTIONS)
-STUDENT_FILES: tuple[str, ...] = ("multihead.py", "crosscheck.py", "answers.md")
+__all__ = ["CODE_QUESTIONS", "QUESTION_IDS", "STUDENT_FILES", "WRITTEN_QUESTIONS"]
+__all__ += ["MAX_TOTAL", "POINTS", "load_points"]
 
 
 def load_points() -> dict[str, float]:

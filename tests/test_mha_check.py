@@ -82,10 +82,12 @@ def stubs_run() -> tuple[int, str]:
 # ---------------------------------------------------------------------------- good and untouched
 
 
-def test_question_ids_match_the_graders():
-    assert check_questions.QUESTION_IDS == grader_questions.QUESTION_IDS
-    assert check_questions.CODE_QUESTIONS == grader_questions.CODE_QUESTIONS
-    assert check_questions.STUDENT_FILES == grader_questions.STUDENT_FILES
+def test_question_ids_are_the_contracts_in_its_order_and_the_grader_uses_them():
+    contract = "softmax, split_heads, merge_heads, attention, multi_head_attention, "
+    contract += "distinct_head_pairs, parameter_counts, weights_from_torch, cross_check, "
+    contract += "q1, q2, q3, q4, q5, challenge"
+    assert check_questions.QUESTION_IDS == tuple(contract.split(", "))
+    assert grader_questions.QUESTION_IDS is check_questions.QUESTION_IDS
 
 
 def test_reference_folder_passes_everything_and_exits_0(reference_run):
