@@ -210,11 +210,9 @@ def _failure_row(sid: str) -> dict[str, str]:
     """A grade-sheet row for a student the grader itself failed on: zero, flagged, not sealed
     (so the next run tries again)."""
     from . import report
-    from .questions import MAX_TOTAL, QUESTION_IDS
+    from .engine import Grade
 
-    row = {"student": sid, **dict.fromkeys(QUESTION_IDS, "0"), "total": "0"}
-    row.update(max_total=report.points(MAX_TOTAL), status=GRADER_FAILED, needs_review="true")
-    return row
+    return {**report.grade_row(Grade(sid, [], status=GRADER_FAILED)), "needs_review": "true"}
 
 
 def _grade_all(

@@ -8,7 +8,6 @@ added by their own modules in the same way.
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import sys
 from collections.abc import Callable
@@ -27,14 +26,6 @@ def add_one_arguments(p: argparse.ArgumentParser) -> None:
         default=Limits.call_timeout,
         help="wall-clock seconds allowed per call into the student's code (default: %(default)g)",
     )
-
-
-def _existing_rows(out: Path) -> list[dict[str, str]]:
-    try:
-        with open(out / "grades.csv", newline="") as f:
-            return list(csv.DictReader(f))
-    except (OSError, csv.Error):
-        return []
 
 
 def run_one(args: argparse.Namespace) -> int:
@@ -58,7 +49,7 @@ def run_one(args: argparse.Namespace) -> int:
         grade = engine.grade(submission)
     folder = report.write_student(args.out, grade)
     # One output folder can collect several `one` runs: replace this student's row only.
-    rows = [r for r in _existing_rows(args.out) if r.get("student") != grade.student]
+    rows = [r for r in report.read_grades_csv(args.out) if r.get("student") != grade.student]
     report.write_grades_csv(args.out, [*rows, report.grade_row(grade)])
     try:
         from .summary import build_summary
@@ -100,8 +91,7 @@ def _register_optional() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="mha-grade: %(levelname)s: %(message)s")
-    if str(paths.ROOT) not in sys.path:  # the trusted side imports the reference `solutions`
-        sys.path.append(str(paths.ROOT))
+    paths.ensure_solutions_importable()
     _register_optional()
     parser = argparse.ArgumentParser(
         prog="mha-grade",

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from .paths import ROOT
+from .paths import ROOT, ensure_solutions_importable
 
 SOURCE_DIRS = ("mha_grader", "mha_check", "solutions", "autograder")
 SOURCE_FILES = ("pyproject.toml", "requirements.lock", "README.md")
@@ -65,9 +65,9 @@ def autograder_members() -> list[tuple[str, Path | str]]:
 
 
 def run_gradescope(args: argparse.Namespace) -> int:
-    from .handouts import _write_zip
+    from .handouts import write_zip
 
-    out = _write_zip(args.out, autograder_members(), {"setup.sh", "run_autograder"})
+    out = write_zip(args.out, autograder_members(), {"setup.sh", "run_autograder"})
     print(f"Gradescope autograder: {out}")
     print("Upload it as a zip-file autograder (base image: Ubuntu with Python 3.11 or newer).")
     return 0
@@ -98,8 +98,7 @@ def _student_name(root: Path) -> str | None:
 
 
 def main() -> int:
-    if str(ROOT) not in sys.path:  # the trusted side imports the reference `solutions`
-        sys.path.append(str(ROOT))
+    ensure_solutions_importable()
     root = Path(os.environ.get("MHA_AUTOGRADER_ROOT", "/autograder"))
     results = grade_container(root)
     print(f"graded: {results['score']} points")

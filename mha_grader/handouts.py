@@ -37,7 +37,7 @@ def bundle_members() -> dict[str, Path | str]:
     return members
 
 
-def _write_zip(out: Path, members: Iterable[tuple[str, Path | str]], executable: set[str]) -> Path:
+def write_zip(out: Path, members: Iterable[tuple[str, Path | str]], executable: set[str]) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
@@ -54,7 +54,7 @@ def _write_zip(out: Path, members: Iterable[tuple[str, Path | str]], executable:
 
 def build_bundle(out: Path) -> Path:
     """Write the student hand-out zip to `out` and return its path."""
-    return _write_zip(out, bundle_members().items(), executable=set())
+    return write_zip(out, bundle_members().items(), executable=set())
 
 
 def add_bundle_arguments(p) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -56,9 +55,7 @@ def _test_file(qid: str):
         if qid not in _loaded:
             from otter.test_files import ExceptionTestFile
 
-            # The hidden tests import the reference solutions (`solutions`) from the checkout.
-            if str(paths.ROOT) not in sys.path:
-                sys.path.insert(0, str(paths.ROOT))
+            paths.ensure_solutions_importable()  # the hidden tests import `solutions`
             path = paths.HIDDEN_TESTS / f"{qid}.py"
             test_file = ExceptionTestFile.from_file(str(path))
             if test_file.name != qid or not test_file.test_cases:

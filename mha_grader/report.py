@@ -171,6 +171,15 @@ def write_student(out: str | os.PathLike, grade: Grade) -> Path:
     return folder
 
 
+def read_grades_csv(out: str | os.PathLike) -> list[dict[str, str]]:
+    """The rows of ``out/grades.csv``; none when there is no readable sheet yet."""
+    try:
+        with open(Path(out) / "grades.csv", newline="") as f:
+            return list(csv.DictReader(f))
+    except (OSError, csv.Error):
+        return []
+
+
 def write_grades_csv(out: str | os.PathLike, rows: Iterable[Mapping[str, str]]) -> Path:
     path = Path(out) / "grades.csv"
     atomic_write(path, grades_csv(rows))

@@ -6,20 +6,15 @@ grading output, whichever command produced it.
 
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 from collections import Counter
 from pathlib import Path
 
 from .questions import POINTS, QUESTION_IDS
+from .report import read_grades_csv
 
 MISCONCEPTION_TAG = "misconception:"
-
-
-def _read_rows(out: Path) -> list[dict[str, str]]:
-    with open(out / "grades.csv", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _misconceptions(out: Path, students: list[str]) -> Counter:
@@ -67,7 +62,7 @@ def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[st
 def build_summary(out: Path, *, plots: bool = True) -> Path:
     """Write `out/summary.md` (and `out/plots/*.png`); return the summary's path."""
     out = Path(out)
-    rows = _read_rows(out)
+    rows = read_grades_csv(out)
     students = [r["student"] for r in rows]
     totals = [float(r["total"]) for r in rows]
     max_total = sum(POINTS.values())
