@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .paths import AUTOGRADER, ROOT, SOLUTIONS
 from .sandbox import Limits
-from .submission import student_id
+from .submission import Submission, load_submission, student_id
 
 BATCH_HELP = "grade every submission in a folder, in parallel and resumable"
 SEAL = "grade.json"
@@ -89,10 +89,8 @@ def read_seal(out: Path, student: str) -> dict | None:
         return None
 
 
-def submission_key(path: Path, fingerprint: str) -> str:
-    from .submission import load_submission
-
-    return f"{fingerprint}:{load_submission(path).digest()}"
+def submission_key(submission: Submission, fingerprint: str) -> str:
+    return f"{fingerprint}:{submission.digest()}"
 
 
 # -- the grading processes ---------------------------------------------------------------------
@@ -112,15 +110,14 @@ def _start_engine(limits: Limits | None) -> None:
     atexit.register(_engine.close)
 
 
-def _grade_one(path: Path, out: Path, key: str) -> dict:
+def _grade_one(submission: Submission, out: Path, key: str) -> dict:
     """Grade one submission in a grading process, write its reports, seal them."""
     from . import report
-    from .submission import load_submission
 
-    grade = _engine.grade(load_submission(path))
+    grade = _engine.grade(submission)
     report.write_student(out, grade)
     row = report.grade_row(grade)
-    seal = {"key": key, "row": row, "source": path.name}
+    seal = {"key": key, "row": row, "source": submission.source}
     report.atomic_write(report.student_dir(out, grade.student) / SEAL, json.dumps(seal) + "\n")
     return row
 
@@ -182,15 +179,16 @@ def run_batch_grading(
     for w in warnings:
         print(f"mha-grade batch: {w}", file=sys.stderr)
     fingerprint = grader_fingerprint()
-    todo: dict[str, tuple[Path, str]] = {}
+    todo: dict[str, tuple[Submission, str]] = {}  # loaded once, here; graded as loaded
     rows: dict[str, dict[str, str]] = {}
     for sid, path in found.items():
-        key = submission_key(path, fingerprint)
+        submission = load_submission(path)
+        key = submission_key(submission, fingerprint)
         seal = read_seal(out, sid)
         if seal is not None and seal.get("key") == key and not regrade:
             rows[sid] = seal["row"]
         else:
-            todo[sid] = (path, key)
+            todo[sid] = (submission, key)
     skipped = len(rows)
     failed: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
@@ -216,7 +214,7 @@ def _failure_row(sid: str) -> dict[str, str]:
 
 
 def _grade_all(
-    todo: dict[str, tuple[Path, str]],
+    todo: dict[str, tuple[Submission, str]],
     out: Path,
     jobs: int,
     rows: dict[str, dict[str, str]],
@@ -231,7 +229,7 @@ def _grade_all(
     ctx = multiprocessing.get_context("spawn")
     jobs = max(1, min(jobs, len(todo)))
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits,))
-    futures = {pool.submit(_grade_one, path, out, key): sid for sid, (path, key) in todo.items()}
+    futures = {pool.submit(_grade_one, sub, out, key): sid for sid, (sub, key) in todo.items()}
     progress = _progress() if show_progress else None
     task = progress.add_task("grading", total=len(todo), last="") if progress else None
     if progress:
