@@ -1,15 +1,23 @@
-"""Answers a person should read: contradictory, a bare keyword list, far longer than needed."""
+"""Answers a person should read: contradictory, a bare keyword list, far longer than needed, or
+not in English."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from .match import Status
+from .match import Reading, Status
 from .rubric import Rubric
 from .text import FUNCTION_WORDS, words
 
 KEYWORD_LIST_MIN_WORDS = 3
 KEYWORD_LIST_MAX_FUNCTION_SHARE = 0.12  # prose runs at 0.3-0.5 function words; lists near 0
+# A keyword list is items (split at commas, semicolons, line and sentence ends) of a few words
+# without a function word; a terse sentence ("num_heads divides d_model.") is one item.
+KEYWORD_ITEM_MAX_WORDS = 4
+KEYWORD_LIST_MIN_ITEMS = 3
+KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
+_ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
 
 
 @dataclass(frozen=True)
@@ -37,19 +45,42 @@ TOO_LONG = Flag(
     "This answer is far longer than the two to four sentences asked for; a teacher will read it "
     "and set the final score. A short answer that states the idea is what is wanted.",
 )
+OTHER_LANGUAGE = Flag(
+    "other-language",
+    0.5,
+    "This answer seems to be written in a language other than English, which the automatic "
+    "grading cannot read. A teacher will read it and set the score; until then it counts for half "
+    "the points. Answers in English are graded automatically.",
+)
+
+
+def _is_keyword_item(item: list[str]) -> bool:
+    return len(item) <= KEYWORD_ITEM_MAX_WORDS and not any(w in FUNCTION_WORDS for w in item)
 
 
 def is_keyword_list(text: str) -> bool:
+    """Few function words overall, and either several short items or one long run of bare words:
+    "d_model, num_heads, divisible, equal chunks" or "different patterns heads subspace allclose"
+    but not "num_heads divides d_model." or "Same count, 256. Heads are just a reshape."."""
     tokens = words(text)
     if len(tokens) < KEYWORD_LIST_MIN_WORDS:
         return False
     share = sum(t in FUNCTION_WORDS for t in tokens) / len(tokens)
-    return share <= KEYWORD_LIST_MAX_FUNCTION_SHARE
+    if share > KEYWORD_LIST_MAX_FUNCTION_SHARE:
+        return False
+    items = [i for i in (words(part) for part in _ITEM_BREAK.split(text)) if i]
+    bare = [i for i in items if _is_keyword_item(i)]
+    if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
+        return True
+    return any(
+        len(i) >= KEYWORD_RUN_MIN_WORDS and not any(w in FUNCTION_WORDS for w in i) for i in items
+    )
 
 
-def flags_for(rubric: Rubric, text: str, status: dict[str, Status], earned: float) -> list[Flag]:
+def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> list[Flag]:
     """Which flags an answer raises; ``earned`` is its weight before any cap."""
     found = []
+    status = reading.status
     both = any(s is Status.BOTH for s in status.values())
     mixed = earned > 0 and any(s is Status.CONTRADICTED for s in status.values())
     if both or mixed:

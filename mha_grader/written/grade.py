@@ -9,8 +9,9 @@ from mha_check.answers import parse_answers
 
 from ..questions import POINTS, WRITTEN_QUESTIONS
 from ..results import TestResult
-from .flags import flags_for
-from .match import Status, read_concepts
+from .flags import OTHER_LANGUAGE, flags_for
+from .language import other_language
+from .match import Reading, Status, read_concepts
 from .rubric import Rubric, load_rubrics
 
 NEEDS_REVIEW = "needs-review"
@@ -28,16 +29,22 @@ def _result(qid: str, score: float, output: str, tags: list[str] | None = None) 
     return TestResult(_name(qid), qid, round(score, 2), POINTS[qid], output, tags=tags or [])
 
 
-def _feedback(rubric: Rubric, status: dict[str, Status]) -> list[str]:
+def _feedback(rubric: Rubric, reading: Reading) -> list[str]:
     lines = []
+    status = reading.status
     recognised = [c.idea for c in rubric.concepts if c.points and status[c.id] is Status.RECOGNISED]
-    missing = [c for c in rubric.concepts if c.points and status[c.id] is Status.ABSENT]
-    wrong = [c for c in rubric.concepts if status[c.id] in (Status.CONTRADICTED, Status.BOTH)]
+    missing = [
+        c
+        for c in rubric.concepts
+        if c.points and status[c.id] is Status.ABSENT and c.id not in reading.held
+    ]
+    wrong = [c.idea for c in rubric.concepts if status[c.id] in (Status.CONTRADICTED, Status.BOTH)]
+    wrong += [m.idea for m in reading.misconceptions]
     if recognised:
         lines.append("Recognised: " + "; ".join(recognised) + ".")
-    for c in wrong:
+    for idea in dict.fromkeys(wrong):
         lines.append(
-            f"Re-check what you say about {c.idea}: part of your answer goes against what the "
+            f"Re-check what you say about {idea}: part of your answer goes against what the "
             "module verified."
         )
     if missing:
@@ -70,14 +77,20 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
         )
     if not text.strip():
         return _result(qid, 0, f"{qid}: not attempted yet (only the placeholder line is there).")
+    if other_language(text):
+        # the phrasings are English: a teacher reads it; half the points stand until then
+        flag = OTHER_LANGUAGE
+        return _result(qid, flag.cap * POINTS[qid], flag.message, [NEEDS_REVIEW])
     rubric = rubric or load_rubrics()[qid]
-    status = read_concepts(rubric, _first_words(text, READ_LIMIT * rubric.max_words))
+    reading = read_concepts(rubric, _first_words(text, READ_LIMIT * rubric.max_words))
+    status = reading.status
     weights = {c.id: c.points for c in rubric.concepts}
     earned = sum(w for k, w in weights.items() if status[k] is Status.RECOGNISED)
     earned -= sum(w for k, w in weights.items() if status[k] is Status.CONTRADICTED)
+    earned -= sum(m.penalty for m in reading.misconceptions) * rubric.total_weight
     share = max(0.0, earned) / rubric.total_weight
-    flags = flags_for(rubric, text, status, earned)
-    lines = _feedback(rubric, status)
+    flags = flags_for(rubric, text, reading, earned)
+    lines = _feedback(rubric, reading)
     if flags:
         share = min([share, *(f.cap for f in flags)])
         lines.extend(f.message for f in dict.fromkeys(flags))

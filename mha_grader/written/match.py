@@ -17,11 +17,12 @@ from difflib import SequenceMatcher
 from enum import Enum
 from functools import cache
 
-from .rubric import Alternative, Concept, Phrasing, Rubric
+from .rubric import Alternative, Concept, Misconception, Phrasing, Rubric
 from .text import Sentence, Token
 
 NEGATION_REACH = 3  # non-filler tokens before a match that a negation still applies from
 SUBJECT_NEGATORS = frozenset({"nothing", "none"})  # reach only the word right after them
+CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
 TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
 TYPO_MIN_RATIO = 0.88
 
@@ -151,34 +152,39 @@ def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing
         tok = tokens[i]
         if tok.is_break:
             break
-        if tok.is_negator:
+        if tok.word in CLAUSE_NEGATORS:
+            before += 1  # "otherwise the features can not be dealt out equally": any distance
+        elif tok.is_negator:
             # "nothing is added by the split": a pronoun negates its own verb, not what follows
-            if tok.word not in SUBJECT_NEGATORS or reach == 0:
+            if reach < NEGATION_REACH and (tok.word not in SUBJECT_NEGATORS or reach == 0):
                 before += 1
         elif not tok.is_filler:
             reach += 1
-            if reach >= NEGATION_REACH:
-                break
     return (inside + before) % 2 == 1
 
 
-def concept_matches(
-    concept: Concept, sentences: list[Sentence], memos: list[dict] | None = None
+def _phrasing_matches(
+    phrasings: tuple[Phrasing, ...],
+    sentences: list[Sentence],
+    memos: list[dict] | None,
+    asserted: bool,
+    neutral: bool,
 ) -> list[Match]:
-    matches: list[Match] = []
-    lists = ((concept.phrasings, True, False), (concept.opposites, False, False))
-    lists += ((concept.neutral, True, True),)
+    matches = []
     for s_index, sentence in enumerate(sentences):
         if sentence.question:
-            continue
+            continue  # a question asked back (often the prompt pasted) asserts nothing
         memo = memos[s_index] if memos is not None else {}
-        for phrasings, asserted, neutral in lists:
-            for phrasing in phrasings:
-                for positions in _find(sentence.tokens, phrasing, memo):
-                    negated = not neutral and _negated(sentence.tokens, positions, phrasing)
-                    matches.append(Match(s_index, tuple(positions), asserted != negated, neutral))
-    # Where two readings of the same words overlap, only the better one counts: "does not lose
-    # the ability to attend to several tokens" is one (negated) claim, not two.
+        for phrasing in phrasings:
+            for positions in _find(sentence.tokens, phrasing, memo):
+                negated = not neutral and _negated(sentence.tokens, positions, phrasing)
+                matches.append(Match(s_index, tuple(positions), asserted != negated, neutral))
+    return matches
+
+
+def _best(matches: list[Match]) -> list[Match]:
+    """Where two readings of the same words overlap, only the better one counts: "does not lose
+    the ability to attend to several tokens" is one (negated) claim, not two."""
     ranks = [m.rank for m in matches]
     return [
         m
@@ -187,10 +193,27 @@ def concept_matches(
     ]
 
 
+def concept_matches(
+    concept: Concept,
+    sentences: list[Sentence],
+    memos: list[dict] | None = None,
+    claimed: list[Match] = (),
+) -> list[Match]:
+    """The concept's readings in the answer, less those on words ``claimed`` by a misconception
+    the answer asserts."""
+    matches = _phrasing_matches(concept.phrasings, sentences, memos, True, False)
+    matches += _phrasing_matches(concept.opposites, sentences, memos, False, False)
+    matches += _phrasing_matches(concept.neutral, sentences, memos, True, True)
+    return [m for m in _best(matches) if not any(c.overlaps(m) for c in claimed)]
+
+
 def concept_status(
-    concept: Concept, sentences: list[Sentence], memos: list[dict] | None = None
+    concept: Concept,
+    sentences: list[Sentence],
+    memos: list[dict] | None = None,
+    claimed: list[Match] = (),
 ) -> Status:
-    matches = concept_matches(concept, sentences, memos)
+    matches = concept_matches(concept, sentences, memos, claimed)
     supported = any(m.supports for m in matches)
     contradicted = any(not m.supports for m in matches)
     if supported and contradicted:
@@ -202,15 +225,87 @@ def concept_status(
     return Status.ABSENT
 
 
-def read_concepts(rubric: Rubric, text: str) -> dict[str, Status]:
-    """Each concept's status in the answer; a concept whose ``requires`` are not all recognised
-    counts as absent (evidence for a claim the answer does not make is no evidence)."""
+@dataclass(frozen=True)
+class Reading:
+    status: dict[str, Status]  # each concept's
+    misconceptions: tuple[Misconception, ...]  # the wrong ideas the answer asserts
+    held: frozenset[str]  # recognised, but not counted: a concept they require is missing
+
+
+def _misconception_matches(
+    rubric: Rubric, sentences: list[Sentence], memos: list[dict]
+) -> dict[str, list[Match]]:
+    """Asserted misconceptions and the words they claim. A misconception yields to a longer
+    reading of the same words as a concept ("a part of each token's vector" is about features,
+    not about splitting the sequence)."""
+    readings = [
+        m
+        for c in rubric.concepts
+        for m in _phrasing_matches(
+            (*c.phrasings, *c.opposites, *c.neutral), sentences, memos, True, True
+        )
+    ]
+    found: dict[str, list[Match]] = {}
+    for mis in rubric.misconceptions:
+        asserted = [
+            m
+            for m in _best(_phrasing_matches(mis.phrasings, sentences, memos, True, False))
+            if m.supports
+            and not _about_else(sentences[m.sentence].tokens, m, mis.unless)
+            and not any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings)
+        ]
+        if asserted:
+            found[mis.id] = asserted
+    return found
+
+
+UNLESS_REACH = 2  # tokens after a misconception's match that its ``unless`` words are looked for
+
+
+def _about_else(tokens: tuple[Token, ...], match: Match, unless: frozenset[str]) -> bool:
+    end = min(len(tokens), match.positions[-1] + 1 + UNLESS_REACH)
+    return any(tokens[i].stem in unless for i in range(match.positions[0], end))
+
+
+YES = frozenset("yes yep yeah yup".split())
+NO = frozenset("no nope nah".split())
+
+
+def _yes_no(sentences: list[Sentence]) -> str | None:
+    """The answer's bare yes or no, when it opens with one ("No. ...", "Nope, ..."; not "No head
+    has ...", where "no" belongs to the claim)."""
+    first = next((s for s in sentences if not s.question and s.tokens), None)
+    if first is None or (len(first.tokens) > 1 and not first.tokens[1].is_break):
+        return None
+    word = first.tokens[0].word
+    return "yes" if word in YES else "no" if word in NO else None
+
+
+def read_concepts(rubric: Rubric, text: str) -> Reading:
+    """What the answer says about each concept. A concept implied by others it names counts as
+    recognised; one whose ``requires`` are not all recognised counts as absent (evidence for a
+    claim the answer does not make is no evidence)."""
     sentences = rubric.normaliser.sentences(text)
     memos: list[dict] = [{} for _ in sentences]  # word look-ups shared by all concepts
-    status = {c.id: concept_status(c, sentences, memos) for c in rubric.concepts}
+    wrong = _misconception_matches(rubric, sentences, memos)
+    claimed = [m for ms in wrong.values() for m in ms]
+    status = {c.id: concept_status(c, sentences, memos, claimed) for c in rubric.concepts}
+    said = _yes_no(sentences)
+    for c in rubric.concepts:
+        if c.yes_no and said and status[c.id] is Status.ABSENT:
+            status[c.id] = Status.RECOGNISED if said == c.yes_no else Status.CONTRADICTED
+    for c in rubric.concepts:
+        if status[c.id] is Status.ABSENT and any(
+            all(status[i] is Status.RECOGNISED for i in group) for group in c.implied_by
+        ):
+            status[c.id] = Status.RECOGNISED
+    held = set()
     for c in rubric.concepts:
         if status[c.id] is Status.RECOGNISED and any(
             status[r] is not Status.RECOGNISED for r in c.requires
         ):
             status[c.id] = Status.ABSENT
-    return status
+            held.add(c.id)
+    return Reading(
+        status, tuple(m for m in rubric.misconceptions if m.id in wrong), frozenset(held)
+    )

@@ -55,6 +55,27 @@ class Concept:
     opposites: tuple[Phrasing, ...]
     neutral: tuple[Phrasing, ...] = ()  # count for the concept whether affirmed or negated
     requires: tuple[str, ...] = ()  # counts only when these concepts are recognised too
+    # recognised when every concept of one of these groups is: "no head has matrices of its
+    # own" and "each head takes a slice of Q" together say where Q comes from
+    implied_by: tuple[tuple[str, ...], ...] = ()
+    # "no" or "yes": for a yes/no question, the bare answer word that states the concept when
+    # nothing else in the answer speaks to it ("No. Heads slice the shared projections.")
+    yes_no: str | None = None
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A wrong idea stated in prose ("each head sees a different part of the sequence"). When an
+    answer asserts it (not negated), the words it matched are read as that claim and nothing else,
+    and the answer loses ``penalty`` of the question's points."""
+
+    id: str
+    penalty: float  # share of the question's points, 0-1
+    idea: str  # names what to re-check, without giving the answer away
+    phrasings: tuple[Phrasing, ...]
+    # stems that make a match about something else when they sit inside it or just after it:
+    # "each token's vector is split across the heads" is about features, not the sequence
+    unless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -63,6 +84,7 @@ class Rubric:
     concepts: tuple[Concept, ...]
     max_words: int  # longer answers are "far longer than needed": a teacher reads them
     normaliser: Normaliser = field(compare=False)
+    misconceptions: tuple[Misconception, ...] = ()
 
     @property
     def total_weight(self) -> float:
@@ -70,12 +92,15 @@ class Rubric:
 
 
 def _synonym_groups(raw: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
-    """word stem -> every word of its group (groups are symmetric)."""
+    """word stem -> the words a phrasing's word also accepts. A group's head word accepts its
+    group only; any other member accepts every group it belongs to (groups are symmetric)."""
     groups: dict[str, set[str]] = {}
     for head, others in raw.items():
         members = {head, *others}
         for word in members:
             groups.setdefault(stem(word), set()).update(members)
+    for head, others in raw.items():
+        groups[stem(head)] = {head, *others}
     return {k: frozenset(v) for k, v in groups.items()}
 
 
@@ -119,6 +144,40 @@ def _load_toml(path: Path) -> dict:
         raise RubricError(f"{path}: {exc}") from exc
 
 
+def _compile_all(
+    entries: list, normaliser: Normaliser, synonyms: Mapping, gap: int, where: str
+) -> tuple[Phrasing, ...]:
+    # an entry is "words" or {text = "words", gap = 0} for a phrasing that needs its own gap
+    return tuple(
+        compile_phrasing(p, normaliser, synonyms, gap, where)
+        if isinstance(p, str)
+        else compile_phrasing(p["text"], normaliser, synonyms, int(p["gap"]), where)
+        for p in entries
+    )
+
+
+def _yes_no(value: object, where: str) -> str | None:
+    if value not in (None, "yes", "no"):
+        raise RubricError(f'{where}: yes_no is "yes" or "no", not {value!r}')
+    return value  # type: ignore[return-value]
+
+
+def _misconceptions(
+    entries: list, normaliser: Normaliser, synonyms: Mapping, gap: int, where: str
+) -> list[Misconception]:
+    found = []
+    for i, m in enumerate(entries):
+        here = f"{where} misconception {m.get('id', i)!r}"
+        if any(k not in m for k in ("id", "penalty", "idea", "phrasings")):
+            raise RubricError(f"{here}: needs id, penalty, idea and phrasings")
+        if not 0 <= float(m["penalty"]) <= 1:
+            raise RubricError(f"{here}: penalty is a share of the question's points, 0 to 1")
+        phrasings = _compile_all(m["phrasings"], normaliser, synonyms, int(m.get("gap", gap)), here)
+        unless = frozenset(t.stem for w in m.get("unless", []) for t in normaliser.tokens(w))
+        found.append(Misconception(m["id"], float(m["penalty"]), m["idea"], phrasings, unless))
+    return found
+
+
 def load_rubric(path: Path, common: Mapping | None = None) -> Rubric:
     common = common or {}
     raw = _load_toml(path)
@@ -135,13 +194,7 @@ def load_rubric(path: Path, common: Mapping | None = None) -> Rubric:
         gap = int(c.get("gap", default_gap))
 
         def compile_all(key: str, c=c, gap=gap, where=where) -> tuple[Phrasing, ...]:
-            # an entry is "words" or {text = "words", gap = 0} for a phrasing that needs its own gap
-            return tuple(
-                compile_phrasing(p, normaliser, synonyms, gap, where)
-                if isinstance(p, str)
-                else compile_phrasing(p["text"], normaliser, synonyms, int(p["gap"]), where)
-                for p in c.get(key, [])
-            )
+            return _compile_all(c.get(key, []), normaliser, synonyms, gap, where)
 
         concepts.append(
             Concept(
@@ -153,17 +206,37 @@ def load_rubric(path: Path, common: Mapping | None = None) -> Rubric:
                 opposites=compile_all("opposites"),
                 neutral=compile_all("neutral"),
                 requires=tuple(c.get("requires", ())),
+                implied_by=tuple(tuple(group) for group in c.get("implied_by", ())),
+                yes_no=_yes_no(c.get("yes_no"), where),
             )
         )
     ids = [c.id for c in concepts]
     for c in concepts:
-        unknown = [r for r in c.requires if r not in ids]
+        unknown = [r for r in (*c.requires, *(i for g in c.implied_by for i in g)) if r not in ids]
         if unknown:
-            raise RubricError(f"{path.name} concept {c.id!r}: requires unknown {unknown}")
+            raise RubricError(f"{path.name} concept {c.id!r}: names unknown concepts {unknown}")
     if not concepts or sum(c.points for c in concepts) <= 0:
         raise RubricError(f"{path.name}: no concept with points")
+    misconceptions = [
+        # the shared ones accept the shared synonyms only: a question's wide groups
+        # ("token" ~ "relationship" in the challenge) would make them claim right answers
+        *_misconceptions(
+            common.get("misconception", []),
+            normaliser,
+            _synonym_groups(common.get("synonyms", {})),
+            default_gap,
+            "common.toml",
+        ),
+        *_misconceptions(
+            raw.get("misconception", []), normaliser, synonyms, default_gap, path.name
+        ),
+    ]
     return Rubric(
-        raw.get("question", path.stem), tuple(concepts), int(raw.get("max_words", 150)), normaliser
+        raw.get("question", path.stem),
+        tuple(concepts),
+        int(raw.get("max_words", 150)),
+        normaliser,
+        tuple(misconceptions),
     )
 
 

@@ -44,6 +44,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     for p, r in [
         (r"[’‘`´]", "'"),
         (r"×", " x "),
+        (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
+        (r"\s*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
         (r"\bwon't\b", "will not"),
         (r"n't\b", " not"),

@@ -1,0 +1,53 @@
+"""Is an answer written in English? The rubrics' phrasings are English, so an answer in another
+language would score 0 however right it is: it goes to a teacher instead.
+
+Two signals, both cheap and both stated in words a teacher can check: letters from a non-Latin
+script (Greek, Cyrillic, CJK, Arabic...), or the common function words of another European
+language outnumbering English ones. Notation (d_model, Wq, 256) counts for neither, so a terse
+answer in symbols is English enough. Words that are common in both English and another language
+("a", "in", "die", "do", "as", "no", "is") are left out of the foreign lists.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .text import FUNCTION_WORDS
+
+# Frequent function words of French, German, Spanish, Italian, Portuguese and Dutch that are not
+# also English words students use.
+FOREIGN_FUNCTION_WORDS = frozenset(
+    """
+    le la les des du une est et dans pour qui que pas sont aux avec sur mais ou donc chaque cette
+    ces son sa ses leur leurs nous vous elle ils une être fait peut aussi plus très sans entre
+    der das und ist nicht ein eine einer eines einem einen mit für auf dem den des sind wird auch
+    oder aber jeder jede jedes wenn weil dass durch zu von bei nur noch kein keine sein ihre
+    el los las del y es por con una para lo se su sus como pero cada más sin entre también cuando
+    il lo gli di che è per non sono della delle dei degli alla nel nella con una ogni anche più
+    o os um uma em não são cada seu sua pelo pela dos das ao mais também quando porque
+    het een van en niet zijn met voor op ook maar elke wordt dan als bij
+    """.split()
+)
+# English words also spelled as one of the foreign words above are kept out of that set; these
+# are English function words too common to count against an answer.
+_ENGLISH = FUNCTION_WORDS | frozenset("no not every one two same each per".split())
+_FOREIGN = FOREIGN_FUNCTION_WORDS - _ENGLISH
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+MIN_FOREIGN_WORDS = 3
+NON_LATIN_SHARE = 0.3  # of the letters
+
+
+def _latin(ch: str) -> bool:
+    return ch < "\u0250"  # Basic Latin, Latin-1 Supplement, Latin Extended-A and -B
+
+
+def other_language(text: str) -> bool:
+    """True when the answer reads as written in a language other than English."""
+    letters = _LETTER.findall(text)
+    if letters and sum(not _latin(c) for c in letters) >= NON_LATIN_SHARE * len(letters):
+        return True
+    words = [w.lower() for w in _WORD.findall(text)]
+    foreign = sum(w in _FOREIGN for w in words)
+    english = sum(w in _ENGLISH for w in words)
+    return foreign >= MIN_FOREIGN_WORDS and foreign > english
