@@ -72,7 +72,8 @@ def is_keyword_list(text: str) -> bool:
     bare = [i for i in items if _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
         return True
-    return any(
+    # one run of bare words with no full stop: "different patterns heads subspace allclose"
+    return not re.search(r"[.!?]\s*$", text) and any(
         len(i) >= KEYWORD_RUN_MIN_WORDS and not any(w in FUNCTION_WORDS for w in i) for i in items
     )
 

@@ -18,11 +18,12 @@ from enum import Enum
 from functools import cache
 
 from .rubric import Alternative, Concept, Misconception, Phrasing, Rubric
-from .text import Sentence, Token
+from .text import NEGATORS, Sentence, Token
 
-NEGATION_REACH = 3  # non-filler tokens before a match that a negation still applies from
+NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
 SUBJECT_NEGATORS = frozenset({"nothing", "none"})  # reach only the word right after them
 CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
+BRACKETS = frozenset("()")  # cost nothing between a phrasing's words: "256 (1 head) vs 256"
 TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
 TYPO_MIN_RATIO = 0.88
 
@@ -128,7 +129,7 @@ def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[lis
                 return
             if i in wanted:
                 extend([*positions, i])
-            if not tokens[i].is_filler:
+            if not tokens[i].is_filler and tokens[i].word not in BRACKETS:
                 gap += 1
                 if gap > phrasing.gap:
                     return
@@ -145,22 +146,40 @@ def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing
         for i in range(positions[0], positions[-1] + 1)
         if tokens[i].is_negator and i not in own and i not in positions
     )
-    before, reach = 0, 0
     if any(tokens[i].is_break for i in positions):
         return inside % 2 == 1  # the phrasing opens its own clause ("even though ...")
+    near, anywhere, reach = 0, 0, 0
+    start = 0  # where the clause of the match begins
     for i in range(positions[0] - 1, -1, -1):
         tok = tokens[i]
         if tok.is_break:
+            start = i + 1
             break
-        if tok.word in CLAUSE_NEGATORS:
-            before += 1  # "otherwise the features can not be dealt out equally": any distance
-        elif tok.is_negator:
+        if tok.is_negator:
+            anywhere += 1
             # "nothing is added by the split": a pronoun negates its own verb, not what follows
             if reach < NEGATION_REACH and (tok.word not in SUBJECT_NEGATORS or reach == 0):
-                before += 1
+                near += 1
         elif not tok.is_filler:
             reach += 1
+    clause = tokens[start : positions[0]]
+    # "otherwise you can not cut the vectors into equal pieces" says they can be cut: the whole
+    # clause is counterfactual, so every negation in it counts, at any distance
+    before = anywhere if any(t.word in CLAUSE_NEGATORS for t in clause) else near
+    if start and _counterfactual(tokens[: start - 1]):
+        before += 1  # "if not, you can not split the features equally"
     return (inside + before) % 2 == 1
+
+
+def _counterfactual(clause: tuple[Token, ...]) -> bool:
+    """A short clause of its own that negates the condition, right before the match's clause:
+    "If not, ...", "If it is not, ...", "Otherwise, ..."."""
+    last = len(clause)
+    first = max((i + 1 for i, t in enumerate(clause) if t.is_break), default=0)
+    words = [t.word for t in clause[first:last]]
+    if words == ["otherwise"] or words == ["else"]:
+        return True
+    return 2 <= len(words) <= 5 and words[0] == "if" and any(w in NEGATORS for w in words)
 
 
 def _phrasing_matches(
