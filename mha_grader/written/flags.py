@@ -18,6 +18,16 @@ KEYWORD_ITEM_MAX_WORDS = 4
 KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
+_SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
+# Verbs in the third person: a bare run of words with one of them is a terse sentence.
+AGREEING_VERBS = frozenset(
+    """owns shares splits divides gets has uses takes computes produces adds needs makes sees
+    looks attends focuses stays remains changes differs loses keeps runs works becomes means
+    allows cuts reshapes projects happens shows prints returns depends receives learns applies
+    goes comes gives grows increases decreases shrinks doubles matters serves forces captures
+    handles mixes share divide differ attend compute produce depend receive lose get become stay
+    remain""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -68,13 +78,22 @@ def is_keyword_list(text: str) -> bool:
     share = sum(t in FUNCTION_WORDS for t in tokens) / len(tokens)
     if share > KEYWORD_LIST_MAX_FUNCTION_SHARE:
         return False
-    items = [i for i in (words(part) for part in _ITEM_BREAK.split(text)) if i]
+    items: list[list[str]] = []
+    for item in (words(part) for part in _ITEM_BREAK.split(text)):
+        if items and len(item) == 1 and item[0] in _SYMBOLS:
+            items[-1] += item  # "Q, K, V" and "Wq, Wk, Wv" are one item, not three
+        elif item:
+            items.append(item)
     bare = [i for i in items if _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
         return True
-    # one run of bare words with no full stop: "different patterns heads subspace allclose"
-    return not re.search(r"[.!?]\s*$", text) and any(
-        len(i) >= KEYWORD_RUN_MIN_WORDS and not any(w in FUNCTION_WORDS for w in i) for i in items
+    # one run of bare words, not a sentence: no function word, no verb that agrees with a
+    # subject ("no head owns private weights"), no full stop
+    return (
+        share == 0
+        and len(tokens) >= KEYWORD_RUN_MIN_WORDS
+        and not any(t in AGREEING_VERBS for t in tokens)
+        and not re.search(r"[.!?]\s*$", text)
     )
 
 

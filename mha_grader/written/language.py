@@ -25,7 +25,16 @@ FOREIGN_FUNCTION_WORDS = frozenset(
     el los las del y es por con una para lo se su sus como pero cada más sin entre también cuando
     il lo gli di che è per non sono della delle dei degli alla nel nella con una ogni anche più
     o os um uma em não são cada seu sua pelo pela dos das ao mais também quando porque
-    het een van en niet zijn met voor op ook maar elke wordt dan als bij
+    het een van en niet zijn met voor op ook maar elke wordt dan als bij worden geen heeft hebben
+    deze dat er wat naar nog kan kunnen moet uit door tot omdat zonder alle alleen daarna dezelfde
+    hetzelfde keer wel ze zij hun
+    sind werden wurde kann können muss müssen nach vor über unter zwischen ohne alle beide gleich
+    dieselben denselben derselben dann also jedoch hat haben
+    sont ont été cette celui celle entre selon alors ainsi tous toutes même mêmes chaque
+    tienen tiene son fue cada uno entre mismo misma mismos después antes todas todos siempre
+    hay está están sólo solo
+    hanno ha essere stesso stessa stessi tutti tutte sempre perché quindi ciascuna ciascun
+    têm tem foi mesmo mesma todos todas sempre depois entre só
     """.split()
 )
 # English words also spelled as one of the foreign words above are kept out of that set; these

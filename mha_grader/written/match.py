@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import Enum
-from functools import cache
+from functools import cache, lru_cache
 
-from .rubric import Alternative, Concept, Misconception, Phrasing, Rubric
+from .rubric import Concept, Misconception, Phrasing, Rubric, Vocabulary, vocabulary
 from .text import NEGATORS, Sentence, Token
 
 NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
@@ -64,56 +64,48 @@ def small_typo(a: str, b: str) -> bool:
     return SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO
 
 
-def token_matches(token: Token, alt: Alternative) -> bool:
-    if token.stem == alt.stem:
-        return True
-    if token.canonical or alt.canonical:
-        return False  # notation and phrase tokens (d_model, num_heads) must be exact
-    return small_typo(token.word, alt.word) or small_typo(token.stem, alt.stem)
+@lru_cache(maxsize=1 << 16)
+def _typo_targets(word: str, stem: str, candidates: frozenset[tuple[str, str]]) -> frozenset[str]:
+    """Stems of the accepted words that ``word`` is a small typo of (cached: the same words
+    recur in every answer sheet)."""
+    return frozenset(
+        s for w, s in candidates if s != stem and (small_typo(word, w) or small_typo(stem, s))
+    )
 
 
-def _index(tokens: tuple[Token, ...]) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
-    """Token positions by stem (exact matches) and by first letter (the only candidates for a
-    typo match, which needs the same first letter; notation tokens never match by typo)."""
+def _index(tokens: tuple[Token, ...], vocab: Vocabulary) -> dict[str, set[int]]:
+    """Token positions by stem, a misspelt word also under the stems it is a typo of (notation
+    and phrase tokens such as d_model and num_heads must be exact)."""
     by_stem: dict[str, set[int]] = {}
-    by_letter: dict[str, set[int]] = {}
+    empty: frozenset[tuple[str, str]] = frozenset()
     for i, tok in enumerate(tokens):
         by_stem.setdefault(tok.stem, set()).add(i)
-        if not tok.canonical:
-            for letter in {tok.word[:1], tok.stem[:1]}:
-                by_letter.setdefault(letter, set()).add(i)
-    return by_stem, by_letter
+        if not tok.canonical and max(len(tok.word), len(tok.stem)) >= TYPO_MIN_LENGTH:
+            candidates = vocab.get(tok.word[:1], empty) | vocab.get(tok.stem[:1], empty)
+            for target in _typo_targets(tok.word, tok.stem, candidates):
+                by_stem.setdefault(target, set()).add(i)
+    return by_stem
 
 
-def _hits(tokens: tuple[Token, ...], slot: tuple[Alternative, ...], memo: dict) -> set[int]:
-    """Positions of the tokens that one slot accepts (do not modify: shared through ``memo``).
-    Each slot and each accepted word is looked up once per sentence: the same slots and words
-    ("head", "parameter") recur across many phrasings."""
-    found_slot = memo.get(id(slot))  # the rubric's slots live as long as the memo
-    if found_slot is not None:
-        return found_slot
-    if "index" not in memo:
-        memo["index"] = _index(tokens)
-    by_stem, by_letter = memo["index"]
-    hits: set[int] = set()
-    for alt in slot:
-        key = (alt.word, alt.stem, alt.canonical)
-        if key not in memo:
-            found = set(by_stem.get(alt.stem, ()))
-            if not alt.canonical:
-                candidates = by_letter.get(alt.word[:1], set()) | by_letter.get(alt.stem[:1], set())
-                found |= {i for i in candidates - found if token_matches(tokens[i], alt)}
-            memo[key] = found
-        hits |= memo[key]
-    memo[id(slot)] = hits
-    return hits
+def _hits(tokens: tuple[Token, ...], slot: frozenset[str], memo: dict) -> set[int]:
+    """Positions of the tokens that one slot (its accepted stems) accepts; do not modify: shared
+    through ``memo``, where each slot is looked up once per sentence (the same slots, "head",
+    "parameter", recur across many phrasings)."""
+    found = memo.get(slot)
+    if found is None:
+        if "index" not in memo:
+            memo["index"] = _index(tokens, memo["vocabulary"])
+        index = memo["index"]
+        found = set().union(*(index[s] for s in slot if s in index))
+        memo[slot] = found
+    return found
 
 
 def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[list[int]]:
     """Every way the phrasing's slots occur in order with gaps of at most ``phrasing.gap``."""
     found: list[list[int]] = []
     hits = []
-    for slot in phrasing.slots:  # most phrasings miss a word: stop at the first missing one
+    for slot in phrasing.stems:  # most phrasings miss a word: stop at the first missing one
         slot_hits = _hits(tokens, slot, memo)
         if not slot_hits:
             return found
@@ -193,7 +185,7 @@ def _phrasing_matches(
     for s_index, sentence in enumerate(sentences):
         if sentence.question:
             continue  # a question asked back (often the prompt pasted) asserts nothing
-        memo = memos[s_index] if memos is not None else {}
+        memo = memos[s_index] if memos is not None else {"vocabulary": vocabulary(phrasings)}
         for phrasing in phrasings:
             for positions in _find(sentence.tokens, phrasing, memo):
                 negated = not neutral and _negated(sentence.tokens, positions, phrasing)
@@ -212,27 +204,20 @@ def _best(matches: list[Match]) -> list[Match]:
     ]
 
 
-def concept_matches(
-    concept: Concept,
-    sentences: list[Sentence],
-    memos: list[dict] | None = None,
-    claimed: list[Match] = (),
+def _all_matches(
+    concept: Concept, sentences: list[Sentence], memos: list[dict] | None
 ) -> list[Match]:
-    """The concept's readings in the answer, less those on words ``claimed`` by a misconception
-    the answer asserts."""
     matches = _phrasing_matches(concept.phrasings, sentences, memos, True, False)
     matches += _phrasing_matches(concept.opposites, sentences, memos, False, False)
     matches += _phrasing_matches(concept.neutral, sentences, memos, True, True)
+    return matches
+
+
+def _unclaimed(matches: list[Match], claimed: list[Match]) -> list[Match]:
     return [m for m in _best(matches) if not any(c.overlaps(m) for c in claimed)]
 
 
-def concept_status(
-    concept: Concept,
-    sentences: list[Sentence],
-    memos: list[dict] | None = None,
-    claimed: list[Match] = (),
-) -> Status:
-    matches = concept_matches(concept, sentences, memos, claimed)
+def _status(matches: list[Match]) -> Status:
     supported = any(m.supports for m in matches)
     contradicted = any(not m.supports for m in matches)
     if supported and contradicted:
@@ -244,6 +229,26 @@ def concept_status(
     return Status.ABSENT
 
 
+def concept_matches(
+    concept: Concept,
+    sentences: list[Sentence],
+    memos: list[dict] | None = None,
+    claimed: list[Match] = (),
+) -> list[Match]:
+    """The concept's readings in the answer, less those on words ``claimed`` by a misconception
+    the answer asserts."""
+    return _unclaimed(_all_matches(concept, sentences, memos), claimed)
+
+
+def concept_status(
+    concept: Concept,
+    sentences: list[Sentence],
+    memos: list[dict] | None = None,
+    claimed: list[Match] = (),
+) -> Status:
+    return _status(concept_matches(concept, sentences, memos, claimed))
+
+
 @dataclass(frozen=True)
 class Reading:
     status: dict[str, Status]  # each concept's
@@ -252,18 +257,11 @@ class Reading:
 
 
 def _misconception_matches(
-    rubric: Rubric, sentences: list[Sentence], memos: list[dict]
+    rubric: Rubric, sentences: list[Sentence], memos: list[dict], readings: list[Match]
 ) -> dict[str, list[Match]]:
     """Asserted misconceptions and the words they claim. A misconception yields to a longer
-    reading of the same words as a concept ("a part of each token's vector" is about features,
-    not about splitting the sequence)."""
-    readings = [
-        m
-        for c in rubric.concepts
-        for m in _phrasing_matches(
-            (*c.phrasings, *c.opposites, *c.neutral), sentences, memos, True, True
-        )
-    ]
+    ``reading`` of the same words as a concept ("a part of each token's vector" is about
+    features, not about splitting the sequence)."""
     found: dict[str, list[Match]] = {}
     for mis in rubric.misconceptions:
         asserted = [
@@ -305,10 +303,14 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     recognised; one whose ``requires`` are not all recognised counts as absent (evidence for a
     claim the answer does not make is no evidence)."""
     sentences = rubric.normaliser.sentences(text)
-    memos: list[dict] = [{} for _ in sentences]  # word look-ups shared by all concepts
-    wrong = _misconception_matches(rubric, sentences, memos)
+    # word look-ups shared by every phrasing of the rubric, one memo per sentence
+    memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in sentences]
+    matches = {c.id: _all_matches(c, sentences, memos) for c in rubric.concepts}
+    wrong = _misconception_matches(
+        rubric, sentences, memos, [m for ms in matches.values() for m in ms]
+    )
     claimed = [m for ms in wrong.values() for m in ms]
-    status = {c.id: concept_status(c, sentences, memos, claimed) for c in rubric.concepts}
+    status = {k: _status(_unclaimed(ms, claimed)) for k, ms in matches.items()}
     said = _yes_no(sentences)
     for c in rubric.concepts:
         if c.yes_no and said and status[c.id] is Status.ABSENT:

@@ -10,7 +10,7 @@ synonym groups every rubric shares.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -36,6 +36,11 @@ class Phrasing:
     text: str  # as written in the rubric, for error messages and debugging
     slots: tuple[tuple[Alternative, ...], ...]  # one tuple of accepted words per slot, in order
     gap: int  # most non-filler tokens allowed between two consecutive slots
+
+    @cached_property
+    def stems(self) -> tuple[frozenset[str], ...]:
+        """The stems each slot accepts (what matching compares)."""
+        return tuple(frozenset(a.stem for a in slot) for slot in self.slots)
 
     @cached_property
     def negator_slots(self) -> frozenset[int]:
@@ -78,6 +83,22 @@ class Misconception:
     unless: frozenset[str] = frozenset()
 
 
+Vocabulary = dict[str, frozenset[tuple[str, str]]]  # first letter -> (word, stem) a rubric accepts
+
+
+def vocabulary(phrasings: Iterable[Phrasing]) -> Vocabulary:
+    """The words (other than notation) that phrasings accept, by first letter: the only words a
+    typo in an answer can be read as."""
+    by_letter: dict[str, set[tuple[str, str]]] = {}
+    for phrasing in phrasings:
+        for slot in phrasing.slots:
+            for alt in slot:
+                if not alt.canonical:
+                    for letter in {alt.word[:1], alt.stem[:1]}:
+                        by_letter.setdefault(letter, set()).add((alt.word, alt.stem))
+    return {k: frozenset(v) for k, v in by_letter.items()}
+
+
 @dataclass(frozen=True)
 class Rubric:
     question: str
@@ -89,6 +110,13 @@ class Rubric:
     @property
     def total_weight(self) -> float:
         return sum(c.points for c in self.concepts)
+
+    @cached_property
+    def vocabulary(self) -> Vocabulary:
+        """Every word the rubric's phrasings accept, by first letter."""
+        phrasings = [p for c in self.concepts for p in (*c.phrasings, *c.opposites, *c.neutral)]
+        phrasings += [p for m in self.misconceptions for p in m.phrasings]
+        return vocabulary(phrasings)
 
 
 def _synonym_groups(raw: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:

@@ -55,6 +55,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
         (r"\s*%\s*", " mod "),
+        # ", they share one set": a new subject starts a new claim, which a phrasing must not
+        # reach into from the clause before (nor a negation of that clause)
+        (r",(?=\s+(?:they|it|we|this|these|those|which|there)\b)", " ;"),
         (r"\s*/\s*", " / "),
     ]
 ]
