@@ -1,8 +1,14 @@
-"""How closely the rubrics agree with a teacher on a labelled set of sample answers.
+"""How closely the rubrics agree with a teacher on labelled sets of sample answers.
 
 Run after editing a rubric:  python -m mha_grader.written.agreement [LABELLED.toml ...]
-(default: tests/data/written_regression.toml). A labelled file holds ``[[answer]]`` tables with
+(default: every tests/data/written_*.toml). A labelled file holds ``[[answer]]`` tables with
 ``question``, ``kind``, ``points`` (the teacher's), ``text`` and optionally ``review = true``.
+
+The grader's job on a written answer is to be right or to say it is unsure, so the figures that
+matter are, per set: the share of answers that are *right or flagged* (within a quarter of the
+question's points of the teacher's mark, or tagged needs-review), the share *flagged*, and the
+*highest score given to a wrong answer* (one the teacher gave at most a quarter of the points),
+as a share of the question's points.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from ..paths import ROOT
 from ..questions import POINTS
 from .grade import NEEDS_REVIEW, grade_answer
 
-DEFAULT_SET = ROOT / "tests" / "data" / "written_regression.toml"
+DATA = ROOT / "tests" / "data"
+DEFAULT_SET = DATA / "written_regression.toml"
+RIGHT_WITHIN = 0.25  # of the question's points: "right" is within a quarter of the teacher's mark
+WRONG_AT_MOST = 0.25  # of the question's points: the teacher's mark of a wrong answer
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,14 @@ class Graded:
     @property
     def diff(self) -> float:
         return abs(self.score - self.label)
+
+    @property
+    def right(self) -> bool:
+        return self.diff <= RIGHT_WITHIN * POINTS[self.question]
+
+    @property
+    def wrong_answer(self) -> bool:
+        return self.label <= WRONG_AT_MOST * POINTS[self.question]
 
 
 def load_labelled(path: Path) -> list[dict]:
@@ -72,8 +89,14 @@ def summary(graded: list[Graded]) -> dict[str, float]:
     def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs) if xs else 0.0
 
+    wrong = [g.score / POINTS[g.question] for g in graded if g.wrong_answer]
+    full = [g.score / POINTS[g.question] for g in graded if g.label == POINTS[g.question]]
     return {
         "answers": len(graded),
+        "right_or_flagged": mean([g.right or g.flagged for g in graded]),
+        "flagged_share": mean([g.flagged for g in graded]),
+        "max_wrong_share": max(wrong, default=0.0),
+        "full_answers_mean_share": mean(full),  # what answers worth full marks get
         "flagged": len(graded) - len(alone),
         "mean_abs_diff": mean([g.diff for g in graded]),
         "within_0.5": mean([g.diff <= 0.5 for g in graded]),
@@ -84,15 +107,18 @@ def summary(graded: list[Graded]) -> dict[str, float]:
     }
 
 
+def labelled_sets() -> list[Path]:
+    return sorted(DATA.glob("written_*.toml"))
+
+
 def main(argv: list[str] | None = None) -> int:
-    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])] or [DEFAULT_SET]
+    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])] or labelled_sets()
     for path in paths:
         graded = grade_labelled(load_labelled(path))
         print(f"{path}:")
         for g in sorted(graded, key=lambda g: -g.diff)[:10]:
-            if g.diff:
-                flag = " (needs-review)" if g.flagged else ""
-                print(f"  {g.question:9} {g.kind:13} teacher {g.label:<4} grader {g.score}{flag}")
+            if not g.right and not g.flagged:
+                print(f"  {g.question:9} {g.kind:13} teacher {g.label:<4} grader {g.score}")
         for key, value in summary(graded).items():
             print(f"  {key:24} {value:.3f}" if isinstance(value, float) else f"  {key:24} {value}")
     return 0

@@ -1,0 +1,35 @@
+"""The module's own answer key (tests/data/written_module_key.md: its "Answers" 1-5 and the
+challenge's "Discussion", verbatim) earns full marks on every written question."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_check.answers import parse_answers
+from mha_grader.paths import ROOT
+from mha_grader.questions import POINTS, WRITTEN_QUESTIONS
+from mha_grader.written import NEEDS_REVIEW, grade_written
+
+KEY = ROOT / "tests" / "data" / "written_module_key.md"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {r.question: r for r in grade_written(KEY.read_text(encoding="utf-8"))}
+
+
+def test_the_key_has_an_answer_for_every_written_question():
+    answers = parse_answers(KEY.read_text(encoding="utf-8"))
+    assert all(answers[q] for q in WRITTEN_QUESTIONS)
+
+
+@pytest.mark.parametrize("qid", WRITTEN_QUESTIONS)
+def test_the_modules_answer_earns_full_marks_without_review(results, qid):
+    result = results[qid]
+    assert result.score == POINTS[qid], result.output
+    assert NEEDS_REVIEW not in result.tags
+    assert "Still missing" not in result.output and "Re-check" not in result.output
+
+
+def test_the_key_earns_all_written_points(results):
+    assert sum(r.score for r in results.values()) == sum(POINTS[q] for q in WRITTEN_QUESTIONS)
