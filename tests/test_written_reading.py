@@ -213,3 +213,17 @@ def _rubric(tmp_path: Path, body: str) -> Path:
 def test_rubric_mistakes_are_reported_with_their_place(tmp_path, body, message):
     with pytest.raises(RubricError, match=message):
         load_rubric(_rubric(tmp_path, body))
+
+
+def test_a_guess_is_no_answer_to_a_yes_no_question_but_a_belief_is():
+    assert _share("q3", "They might differ.") == 0
+    assert _share("q3", "Not always the same; it depends on the weights.") == 0
+    assert _share("q3", "I think they differ.") >= 0.5
+    assert _share("q3", "They probably differ.") >= 0.5
+    # elsewhere a hedge changes nothing: the ideas are stated
+    assert (
+        _share(
+            "q5", "Maybe d_model must be divisible by num_heads, so each head gets an equal chunk."
+        )
+        == 1
+    )

@@ -18,7 +18,7 @@ from enum import Enum
 from functools import cache, lru_cache
 
 from .rubric import Concept, Misconception, Phrasing, Rubric, Vocabulary, vocabulary
-from .text import NEGATORS, Sentence, Token
+from .text import HEDGES, NEGATORS, Sentence, Token
 
 NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
 SUBJECT_NEGATORS = frozenset({"nothing", "none"})  # reach only the word right after them
@@ -41,6 +41,7 @@ class Match:
     positions: tuple[int, ...]  # the tokens the phrasing's words matched
     supports: bool
     neutral: bool  # from a phrasing that counts whether affirmed or negated
+    hedged: bool = False  # said as a possibility ("they might differ"), not as a finding
 
     @property
     def rank(self) -> tuple[int, int, int]:
@@ -189,8 +190,21 @@ def _phrasing_matches(
         for phrasing in phrasings:
             for positions in _find(sentence.tokens, phrasing, memo):
                 negated = not neutral and _negated(sentence.tokens, positions, phrasing)
-                matches.append(Match(s_index, tuple(positions), asserted != negated, neutral))
+                hedged = _hedged(sentence.tokens, positions)
+                matches.append(
+                    Match(s_index, tuple(positions), asserted != negated, neutral, hedged)
+                )
     return matches
+
+
+def _hedged(tokens: tuple[Token, ...], positions: list[int]) -> bool:
+    """A possibility word in the match's clause, before or inside it."""
+    for i in range(positions[-1], -1, -1):
+        if tokens[i].is_break and i < positions[0]:
+            return False
+        if tokens[i].word in HEDGES:
+            return True
+    return False
 
 
 def _best(matches: list[Match]) -> list[Match]:
@@ -306,6 +320,11 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     # word look-ups shared by every phrasing of the rubric, one memo per sentence
     memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in sentences]
     matches = {c.id: _all_matches(c, sentences, memos) for c in rubric.concepts}
+    for c in rubric.concepts:
+        # the plain answer to a yes/no question said only as a guess ("they might differ") is
+        # no answer; elsewhere "maybe" and "I think" do not change what an answer states
+        if c.yes_no and all(m.hedged for m in matches[c.id] if m.supports):
+            matches[c.id] = [m for m in matches[c.id] if not m.supports]
     wrong = _misconception_matches(
         rubric, sentences, memos, [m for ms in matches.values() for m in ms]
     )

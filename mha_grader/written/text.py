@@ -26,6 +26,8 @@ FILLERS = frozenset(
 # Words that reverse the claim that follows them in the same clause ("otherwise X can not be
 # split" says X can be split).
 NEGATORS = frozenset("not no never none nothing neither nor without cannot otherwise".split())
+# Words that make a claim a guess ("they might differ").
+HEDGES = frozenset("might may maybe perhaps possibly".split())
 # Tokens that end a clause: negation does not reach across them.
 CLAUSE_BREAKS = frozenset(
     ", ; : ( ) — – - but while whereas although though because since so yet instead".split()
