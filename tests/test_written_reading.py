@@ -227,3 +227,14 @@ def test_a_guess_is_no_answer_to_a_yes_no_question_but_a_belief_is():
         )
         == 1
     )
+
+
+def test_a_hedge_beside_a_stated_idea_keeps_the_answer():
+    # "maybe" over a real idea (the shared projection) still answers "does a head own one?"
+    assert _share("q1", "Maybe from one projection that is shared by all heads.") >= 0.5
+
+
+def test_a_contrast_after_a_comma_is_a_claim_of_its_own():
+    text = "256 for both: the head split is a reshape, not new weights."
+    result = grade_answer("q2", text)
+    assert result.score == POINTS["q2"], result.output

@@ -320,11 +320,18 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     # word look-ups shared by every phrasing of the rubric, one memo per sentence
     memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in sentences]
     matches = {c.id: _all_matches(c, sentences, memos) for c in rubric.concepts}
-    for c in rubric.concepts:
-        # the plain answer to a yes/no question said only as a guess ("they might differ") is
-        # no answer; elsewhere "maybe" and "I think" do not change what an answer states
-        if c.yes_no and all(m.hedged for m in matches[c.id] if m.supports):
-            matches[c.id] = [m for m in matches[c.id] if not m.supports]
+    # The plain answer to a yes/no question said only as a guess, with nothing else to back it
+    # ("they might differ"), is no answer; "maybe" and "I think" beside ideas the answer states
+    # ("maybe from one projection shared by all heads") change nothing.
+    guesses = [
+        c.id
+        for c in rubric.concepts
+        if c.yes_no and all(m.hedged for m in matches[c.id] if m.supports)
+    ]
+    backed = any(m.supports for k, ms in matches.items() if k not in guesses for m in ms)
+    if not backed:
+        for k in guesses:
+            matches[k] = [m for m in matches[k] if not m.supports]
     wrong = _misconception_matches(
         rubric, sentences, memos, [m for ms in matches.values() for m in ms]
     )

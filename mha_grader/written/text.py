@@ -60,6 +60,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         # ", they share one set": a new subject starts a new claim, which a phrasing must not
         # reach into from the clause before (nor a negation of that clause)
         (r",(?=\s+(?:they|it|we|this|these|those|which|there)\b)", " ;"),
+        # "a reshape, not new weights": the contrast is a claim of its own
+        (r",(?=\s+(?:and\s+|but\s+)?not\b)", " ;"),
         (r"\s*/\s*", " / "),
     ]
 ]
