@@ -8,6 +8,11 @@ or an affirmed opposite contradicts it. A match overlapping a longer match of th
 is ignored, so "a single head can not attend to several tokens at once" is read as one claim.
 A rubric's ``neutral`` phrasings count for the concept either way: "a single head can not attend
 to several relationships at once" and "eight heads can" both name the capability at stake.
+
+Then, for the answer as a whole (``read_concepts``): a misconception it asserts claims its words
+from the concepts; a yes/no question's plain answer said only as a guess, with nothing to back
+it, is dropped; a bare "No." answers a yes/no question; an idea implied by others counts; one
+that requires another counts only with it.
 """
 
 from __future__ import annotations
@@ -165,11 +170,10 @@ def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing
 
 
 def _counterfactual(clause: tuple[Token, ...]) -> bool:
-    """A short clause of its own that negates the condition, right before the match's clause:
-    "If not, ...", "If it is not, ...", "Otherwise, ..."."""
-    last = len(clause)
+    """The clause right before the match's is a short one that negates the condition: "If not,
+    ...", "If it is not, ...", "Otherwise, ..." (``clause`` ends just before their break)."""
     first = max((i + 1 for i, t in enumerate(clause) if t.is_break), default=0)
-    words = [t.word for t in clause[first:last]]
+    words = [t.word for t in clause[first:]]
     if words == ["otherwise"] or words == ["else"]:
         return True
     return 2 <= len(words) <= 5 and words[0] == "if" and any(w in NEGATORS for w in words)
