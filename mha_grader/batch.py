@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import runinfo, shards
 from .paths import AUTOGRADER, ROOT, SOLUTIONS
 from .sandbox import Limits
 from .submission import Submission, load_submission, student_id
@@ -44,6 +45,14 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
         default=Limits.call_timeout,
         metavar="SECONDS",
         help="wall-clock limit per call into student code (default %(default)g)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="I/N|auto",
+        help="grade only the I-th of N stable parts of the class (by a hash of the student id), "
+        "for a job array; 'auto' reads the part from Slurm (SLURM_ARRAY_TASK_ID, _MIN, _COUNT) "
+        f"or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX and {shards.COUNT_VARIABLE}). "
+        "Join the parts with mha-grade merge.",
     )
 
 
@@ -170,19 +179,29 @@ def run_batch_grading(
     regrade: bool = False,
     show_progress: bool = True,
     limits: Limits | None = None,
+    shard: shards.Shard | None = None,
 ) -> BatchResult:
-    """Grade every submission in `submissions` that is not already graded under `out`."""
+    """Grade every submission in `submissions` (or in its `shard`) not already graded under
+    `out`; then compare the class's code (unless it is one shard of it)."""
     from . import report
     from .summary import build_summary
 
     found, warnings = find_submissions(submissions)
     for w in warnings:
         print(f"mha-grade batch: {w}", file=sys.stderr)
+    if shard is not None:
+        total = len(found)
+        found = {sid: path for sid, path in found.items() if shard.holds(sid)}
+        print(
+            f"mha-grade batch: shard {shard}: {len(found)} of {total} submissions", file=sys.stderr
+        )
     fingerprint = grader_fingerprint()
     todo: dict[str, tuple[Submission, str]] = {}  # loaded once, here; graded as loaded
     rows: dict[str, dict[str, str]] = {}
+    sources: dict[str, dict[str, str]] = {}
     for sid, path in found.items():
         submission = load_submission(path)
+        sources[sid] = {n: t for n, t in submission.files.items() if n in runinfo.CODE_FILES}
         key = submission_key(submission, fingerprint)
         seal = read_seal(out, sid)
         if seal is not None and seal.get("key") == key and not regrade:
@@ -192,16 +211,46 @@ def run_batch_grading(
     skipped = len(rows)
     failed: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
+    runinfo.write_sources(out, sources)
+    finished = False
     try:
         if todo:
             _grade_all(todo, out, jobs, rows, failed, show_progress, limits)
+        finished = True
     finally:
         # Whatever happened, the grade sheet lists every student graded so far, in id order.
         done = [rows[sid] for sid in sorted(rows)]
         report.write_grades_csv(out, done)
+        compare_class(out, sources if finished and shard is None else None)
+        runinfo.write_run(
+            out,
+            {
+                "fingerprint": fingerprint,
+                "shard": None if shard is None else str(shard),
+                "students": sorted(found),
+                "finished": finished and len(rows) == len(found),
+                "grader_errors": sorted(failed),
+                "layer": runinfo.containment_layer(out, sorted(rows)),
+                "submissions": str(Path(submissions).resolve()),
+            },
+        )
         if done:
             build_summary(out)
     return BatchResult(len(rows) - skipped, skipped, failed, [rows[s] for s in sorted(rows)])
+
+
+def compare_class(out: Path, sources: dict[str, dict[str, str]] | None) -> None:
+    """Write the similarity report for `sources`, or remove a stale one (None: not compared)."""
+    from . import similarity
+
+    if sources is None:
+        for name in (similarity.RESULT_FILE, similarity.HTML_FILE):
+            (out / name).unlink(missing_ok=True)
+        return
+    try:
+        similarity.write(out, similarity.compare(sources))
+    except Exception as e:  # never lose a batch's grades to the similarity report
+        print(f"mha-grade: the similarity report failed: {e!r}", file=sys.stderr)
 
 
 def _failure_row(sid: str) -> dict[str, str]:
@@ -267,6 +316,11 @@ def run_batch(args: argparse.Namespace) -> int:
     if not args.submissions.is_dir():
         print(f"mha-grade batch: {args.submissions} is not a folder", file=sys.stderr)
         return 2
+    try:
+        shard = shards.parse(args.shard) if args.shard else None
+    except shards.ShardError as e:
+        print(f"mha-grade batch: {e}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
     signal.signal(signal.SIGTERM, _interrupt)  # a kill ends like Ctrl-C: the sheet is written
     try:
@@ -277,6 +331,7 @@ def run_batch(args: argparse.Namespace) -> int:
             args.regrade,
             show_progress=sys.stderr.isatty(),
             limits=Limits(call_timeout=args.call_timeout),
+            shard=shard,
         )
     except KeyboardInterrupt:
         print(
@@ -293,6 +348,10 @@ def run_batch(args: argparse.Namespace) -> int:
     print(f"grade sheet: {args.out / 'grades.csv'}")
     print(f"summary: {args.out / 'summary.md'}")
     print(f"feedback: {args.out / 'students'}/<student>/feedback.md")
+    if shard is None:
+        print(f"similar submissions: {args.out / 'similarity.html'}")
+    else:
+        print(f"shard {shard} done; join the shards with: mha-grade merge OUT_1 ... OUT_N -o OUT")
     if result.failed:
         print(f"the grader failed on: {', '.join(result.failed)}", file=sys.stderr)
         return 1

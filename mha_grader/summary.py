@@ -110,6 +110,8 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     if trouble:
         lines += ["", "Submissions whose grading did not run cleanly: " + ", ".join(trouble) + "."]
 
+    lines += _similar_section(out)
+
     if plots:
         hist, bars = _plot(totals, means, out / "plots")
         lines += [
@@ -121,6 +123,46 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
             f"![per-question means]({bars})",
         ]
     return _write(out, lines)
+
+
+def _similar_section(out: Path, shown: int = 20) -> list[str]:
+    """Pairs worth a look (similarity.json), or why there are none; nothing after `one`."""
+    from . import runinfo, similarity
+
+    data = similarity.read(out)
+    if data is None:
+        run = runinfo.read_run(out)
+        if run and run.get("shard"):
+            return [
+                "",
+                "## Similar submissions",
+                "",
+                f"Not compared within one shard ({run['shard']}): `mha-grade merge` compares the "
+                "whole class.",
+            ]
+        return []
+    pairs = data["pairs"]
+    lines = ["", "## Similar submissions", ""]
+    rule = (
+        f"each has at least {similarity.pct(data['threshold'])} of its own code in "
+        "`multihead.py` and `crosscheck.py` in common with the other; the handed-out stubs and "
+        f"code shared by more than {data['common_limit']} submissions are left out"
+    )
+    if not pairs:
+        lines.append(f"No pair of the {data['students']} submissions is worth a look ({rule}).")
+        return lines
+    lines.append(
+        f"{len(pairs)} pairs worth a look ({rule}); side by side, shared code highlighted, in "
+        "[similarity.html](similarity.html). Similar code is a reason to read both, not "
+        "evidence of copying."
+    )
+    lines += ["", "| pair | share of the first's code | of the second's |", "|---|---|---|"]
+    for p in pairs[:shown]:
+        share_a, share_b = similarity.pct(p["share_a"]), similarity.pct(p["share_b"])
+        lines.append(f"| {p['a']} and {p['b']} | {share_a} | {share_b} |")
+    if len(pairs) > shown:
+        lines.append(f"\n{len(pairs) - shown} more in similarity.html.")
+    return lines
 
 
 def _write(out: Path, lines: list[str]) -> Path:
