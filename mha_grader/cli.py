@@ -75,7 +75,14 @@ def _register_optional() -> None:
     """Subcommands whose modules other parts of the project provide, when present."""
     import importlib
 
-    for name, module in (("batch", "batch"), ("bundle", "handouts"), ("gradescope", "gradescope")):
+    optional = (
+        ("batch", "batch"),
+        ("merge", "merge"),
+        ("export", "export"),
+        ("bundle", "handouts"),
+        ("gradescope", "gradescope"),
+    )
+    for name, module in optional:
         if name in COMMANDS:
             continue
         try:

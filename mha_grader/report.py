@@ -150,6 +150,18 @@ def grade_row(grade: Grade) -> dict[str, str]:
     return row
 
 
+def spreadsheet_safe(value: str) -> str:
+    """A CSV cell a spreadsheet will not run as a formula: text starting with = + - @ or a tab or
+    carriage return gets a leading apostrophe (numbers are left alone)."""
+    if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        try:
+            float(value)
+            return value
+        except ValueError:
+            return "'" + value
+    return value
+
+
 def grades_csv(rows: Iterable[Mapping[str, str]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")

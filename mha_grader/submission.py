@@ -51,6 +51,12 @@ class Submission:
 def student_id(path: Path) -> str:
     """The folder's or zip's name without ``.zip``, made safe to use as a folder name."""
     name = path.name[:-4] if path.name.lower().endswith(".zip") else path.name
+    return safe_id(name)
+
+
+def safe_id(name: str) -> str:
+    """The id rule: characters other than letters, digits and ``._@+-`` become ``_``. Also used
+    to match a roster's logins and emails to submissions (mha-grade export)."""
     safe = re.sub(r"[^A-Za-z0-9._@+-]", "_", name).lstrip(".")
     return safe or "unnamed"
 
