@@ -42,7 +42,7 @@ from .report import atomic_write
 
 K = 45  # copydetect's noise threshold: matches shorter than K reduced characters never count
 SAMPLE = 8  # screening keeps fingerprints whose hash is 0 mod SAMPLE (about 1 in 8)
-THRESHOLD = 0.55  # flagged: each of the two has at least this share of its own code in common
+THRESHOLD = 0.65  # flagged: each of the two has at least this share of its own code in common
 MIN_MATCH = 300  # ... and the shared code is at least this many reduced characters long
 MAX_CHARS = 200_000  # longer files are compared on their first MAX_CHARS characters
 CODE_FILES = ("multihead.py", "crosscheck.py")
