@@ -247,8 +247,12 @@ def compare_class(out: Path, sources: dict[str, dict[str, str]] | None) -> None:
         for name in (similarity.RESULT_FILE, similarity.HTML_FILE):
             (out / name).unlink(missing_ok=True)
         return
+    start = time.perf_counter()
     try:
-        similarity.write(out, similarity.compare(sources))
+        result = similarity.compare(sources)
+        similarity.write(out, result)
+        seconds = time.perf_counter() - start
+        print(f"similarity: {len(sources)} submissions compared in {seconds:.2f} s")
     except Exception as e:  # never lose a batch's grades to the similarity report
         print(f"mha-grade: the similarity report failed: {e!r}", file=sys.stderr)
 

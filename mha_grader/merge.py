@@ -32,21 +32,26 @@ def add_merge_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_shards(folders: list[Path]) -> dict[Path, dict]:
     """Each folder's batch.json, once every rule for joining them holds."""
-    runs: dict[Path, dict] = {}
+    entries: list[tuple[Path, dict]] = []
     for folder in folders:
         run = runinfo.read_run(folder)
         if run is None or "fingerprint" not in run:
             raise MergeError(f"{folder}: not the output of mha-grade batch (no batch.json)")
-        runs[folder] = run
-    prints = {run["fingerprint"] for run in runs.values()}
+        entries.append((folder, run))
+    _check_entries(entries)
+    return dict(entries)
+
+
+def _check_entries(runs: list[tuple[Path, dict]]) -> None:
+    prints = {run["fingerprint"] for _, run in runs}
     if len(prints) > 1:
-        which = ", ".join(f"{f} ({r['fingerprint']})" for f, r in runs.items())
+        which = ", ".join(f"{f} ({r['fingerprint']})" for f, r in runs)
         raise MergeError(
             "the shards were graded with different hidden tests, rubrics, points or reference "
             f"solutions: {which}. Grade them again with the same grader (mha-grade batch ... "
             "--regrade --shard I/N) and merge then."
         )
-    specs = [r.get("shard") for r in runs.values()]
+    specs = [r.get("shard") for _, r in runs]
     if any(specs):
         if not all(specs):
             raise MergeError("some folders are shards (--shard) and some are whole batches")
@@ -64,21 +69,18 @@ def check_shards(folders: list[Path]) -> dict[Path, dict]:
             if twice:
                 parts.append("given twice " + ", ".join(f"{i}/{count}" for i in twice))
             raise MergeError(f"not one whole class: {'; '.join(parts)}")
-    unfinished = [
-        f"{f} ({r.get('shard') or 'batch'})" for f, r in runs.items() if not r["finished"]
-    ]
+    unfinished = [f"{f} ({r.get('shard') or 'batch'})" for f, r in runs if not r["finished"]]
     if unfinished:
         raise MergeError(
             f"these runs did not finish: {', '.join(unfinished)}. Run the same command again "
             "(it resumes where it stopped), then merge."
         )
     seen: dict[str, Path] = {}
-    for folder, run in runs.items():
+    for folder, run in runs:
         for student in run.get("students", []):
             if student in seen:
                 raise MergeError(f"{student} was graded in both {seen[student]} and {folder}")
             seen[student] = folder
-    return runs
 
 
 def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:

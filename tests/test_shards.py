@@ -1,0 +1,169 @@
+"""Sharded batches: `--shard I/N|auto` and `mha-grade merge`.
+
+Three shards graded separately and merged give the same grades.csv and summary.md as one batch
+of the whole class; the merge refuses what cannot be joined.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mha_grader import runinfo
+from mha_grader.batch import run_batch_grading
+from mha_grader.merge import MergeError, merge
+from mha_grader.sandbox import Limits
+from mha_grader.shards import Shard, ShardError, parse, shard_of
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMITS = Limits(call_timeout=2.0, submission_timeout=20.0)
+
+
+# -- which part a student is in ----------------------------------------------------------------
+
+
+def test_shard_values_are_parsed_and_checked():
+    assert parse("2/3") == Shard(2, 3)
+    assert parse(" 1 / 1 ") == Shard(1, 1)
+    for bad in ("0/3", "4/3", "3", "a/b", "1/0", "-1/3"):
+        with pytest.raises(ShardError):
+            parse(bad)
+
+
+def test_every_student_is_in_exactly_one_shard_and_the_parts_are_balanced():
+    ids = [f"student{i:03d}" for i in range(300)]
+    parts = [[s for s in ids if Shard(i, 3).holds(s)] for i in (1, 2, 3)]
+    assert sorted(sum(parts, [])) == ids
+    assert all(70 <= len(p) <= 130 for p in parts)
+    assert shard_of("ana", 3) == shard_of("ana", 3)
+
+
+def test_auto_reads_a_slurm_array_relative_to_its_first_index():
+    env = {"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "4"}
+    assert parse("auto", env) == Shard(3, 4)
+    assert parse("auto", {**env, "SLURM_ARRAY_TASK_ID": "5"}) == Shard(1, 4)
+    stepped = {**env, "SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_STEP": "2"}
+    assert parse("auto", stepped) == Shard(3, 4)
+    with pytest.raises(ShardError, match="not one of 4 evenly spaced tasks"):
+        parse("auto", {**env, "SLURM_ARRAY_TASK_ID": "9"})
+    with pytest.raises(ShardError, match="SLURM_ARRAY_TASK_MIN"):
+        parse("auto", {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2"})
+
+
+def test_auto_reads_a_kubernetes_indexed_job_with_the_count_from_the_manifest():
+    assert parse("auto", {"JOB_COMPLETION_INDEX": "0", "MHA_SHARD_COUNT": "3"}) == Shard(1, 3)
+    assert parse("auto", {"JOB_COMPLETION_INDEX": "2", "MHA_SHARD_COUNT": "3"}) == Shard(3, 3)
+    with pytest.raises(ShardError, match="MHA_SHARD_COUNT"):
+        parse("auto", {"JOB_COMPLETION_INDEX": "0"})
+    with pytest.raises(ShardError, match="outside"):
+        parse("auto", {"JOB_COMPLETION_INDEX": "3", "MHA_SHARD_COUNT": "3"})
+    with pytest.raises(ShardError, match="no scheduler"):
+        parse("auto", {})
+
+
+# -- grading in shards and merging ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory):
+    """One class graded whole, and in three shards merged."""
+    tmp = tmp_path_factory.mktemp("shards")
+    subs = tmp / "subs"
+    subs.mkdir()
+    for name in ("alice", "bob", "carol", "dan", "erin", "mallory"):
+        shutil.copytree(ROOT / "examples" / "submissions" / name, subs / name)
+    shutil.copy(ROOT / "examples" / "submissions" / "frank.zip", subs / "frank.zip")
+    shutil.copytree(ROOT / "tests" / "data" / "independent" / "kofi", subs / "kofi")
+    shutil.copytree(ROOT / "exercises", subs / "untouched", ignore=shutil.ignore_patterns("tests"))
+    whole = tmp / "whole"
+    run_batch_grading(subs, whole, jobs=1, show_progress=False, limits=LIMITS)
+    parts = []
+    for i in (1, 2, 3):
+        part = tmp / f"part{i}"
+        run_batch_grading(subs, part, jobs=1, show_progress=False, limits=LIMITS, shard=Shard(i, 3))
+        parts.append(part)
+    merged = tmp / "merged"
+    merge(parts, merged)
+    return subs, whole, parts, merged
+
+
+def test_three_merged_shards_give_the_same_grade_sheet_and_summary_as_one_batch(sharded):
+    _, whole, parts, merged = sharded
+    assert all(runinfo.read_run(p)["students"] for p in parts)  # every shard had someone
+    assert (merged / "grades.csv").read_text() == (whole / "grades.csv").read_text()
+    summary = (whole / "summary.md").read_text()
+    assert (merged / "summary.md").read_text() == summary
+    assert "## Similar submissions" in summary and "kofi" not in summary.split("## Similar")[1]
+    assert (merged / "similarity.json").read_text() == (whole / "similarity.json").read_text()
+    for student in ("alice", "frank", "untouched"):
+        assert (merged / "students" / student / "feedback.md").read_text() == (
+            whole / "students" / student / "feedback.md"
+        ).read_text()
+
+
+def test_a_shard_compares_nothing_and_says_the_merge_will(sharded):
+    _, _, parts, _ = sharded
+    summary = (parts[0] / "summary.md").read_text()
+    assert "Not compared within one shard (1/3)" in summary
+    assert not (parts[0] / "similarity.html").exists()
+
+
+def test_the_merge_records_each_shards_containment_layer(sharded):
+    _, _, parts, merged = sharded
+    run = runinfo.read_run(merged)
+    assert [m["shard"] for m in run["merged_from"]] == ["1/3", "2/3", "3/3"]
+    assert all(
+        m["layer"] == runinfo.read_run(p)["layer"]
+        for m, p in zip(run["merged_from"], parts, strict=True)
+    )
+
+
+def test_a_rerun_of_a_shard_resumes_and_grades_nothing_twice(sharded):
+    subs, _, parts, _ = sharded
+    again = run_batch_grading(
+        subs, parts[1], jobs=1, show_progress=False, limits=LIMITS, shard=Shard(2, 3)
+    )
+    assert again.graded == 0 and again.skipped == len(runinfo.read_run(parts[1])["students"])
+
+
+def _copy_parts(parts, tmp_path):
+    copies = []
+    for p in parts:
+        copies.append(tmp_path / p.name)
+        shutil.copytree(p, copies[-1])
+    return copies
+
+
+def _edit_run(folder, **changes):
+    run = runinfo.read_run(folder)
+    run.update(changes)
+    runinfo.write_run(folder, run)
+
+
+def test_merge_refuses_shards_graded_by_different_graders(sharded, tmp_path):
+    parts = _copy_parts(sharded[2], tmp_path)
+    _edit_run(parts[2], fingerprint="0123456789abcdef")
+    with pytest.raises(MergeError, match="different hidden tests, rubrics, points"):
+        merge(parts, tmp_path / "out")
+
+
+def test_merge_refuses_a_missing_a_repeated_or_an_unfinished_shard(sharded, tmp_path):
+    parts = _copy_parts(sharded[2], tmp_path)
+    with pytest.raises(MergeError, match="missing 3/3"):
+        merge(parts[:2], tmp_path / "out")
+    with pytest.raises(MergeError, match="given twice 1/3"):
+        merge([parts[0], parts[0], parts[1], parts[2]], tmp_path / "out")
+    _edit_run(parts[1], finished=False)
+    with pytest.raises(MergeError, match="did not finish"):
+        merge(parts, tmp_path / "out")
+
+
+def test_merge_refuses_a_student_graded_twice_and_folders_that_are_not_batches(sharded, tmp_path):
+    _, whole, parts, _ = sharded
+    copies = _copy_parts([whole], tmp_path) + _copy_parts([whole], tmp_path / "b")
+    with pytest.raises(MergeError, match="was graded in both"):
+        merge(copies, tmp_path / "out")
+    with pytest.raises(MergeError, match="no batch.json"):
+        merge([tmp_path], tmp_path / "out")
+    assert json.loads((parts[0] / "batch.json").read_text())["shard"] == "1/3"
