@@ -12,6 +12,10 @@ noisy; ratios measured together are comparable). Target: ratio <= 0.04 with -j 2
 from __future__ import annotations
 
 import argparse
+import ast
+import json
+import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -25,6 +29,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
+INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
 # (name, file, old text, new text): bugs a student might make, applied to the reference.
 BUGS = [
@@ -71,13 +76,57 @@ HOSTILE = [
 WEAK_ANSWER = "## Q1\n\nheads, projections, split\n\n## Q2\n\nThey are the same.\n"
 
 
+def _functions(path: Path) -> dict[str, str]:
+    """Each top-level function's source in a student's file."""
+    text = path.read_text()
+    tree = ast.parse(text)
+    return {
+        f.name: ast.get_source_segment(text, f) for f in tree.body if isinstance(f, ast.FunctionDef)
+    }
+
+
+HEADERS = {
+    "multihead.py": "import itertools\nimport math\nfrom collections.abc import Iterable\n"
+    "from math import sqrt\n\nimport numpy as np\n",
+    "crosscheck.py": "import numpy as np\nimport torch\n\n"
+    "from multihead import multi_head_attention\n",
+}
+
+
+def mixed_solution(folder: Path, rng: random.Random, pool: dict[str, list[dict[str, str]]]) -> None:
+    """A correct submission whose every function comes from a different independently written
+    student (tests/data/independent/), in shuffled order: a class whose code varies as a real
+    one's does, for the similarity report."""
+    folder.mkdir()
+    for name, header in HEADERS.items():
+        funcs = list(rng.choice(pool[name]).keys())
+        rng.shuffle(funcs)
+        body = "\n\n".join(rng.choice(pool[name])[f] for f in funcs)
+        (folder / name).write_text(header + "\n\n" + body + "\n")
+    shutil.copy(SOLUTIONS / "answers.md", folder / "answers.md")
+
+
 def make_submissions(folder: Path, n: int) -> dict[str, int]:
-    """Write n submissions: 60% correct, 30% buggy, 10% hostile. Returns counts per kind."""
-    counts = {"correct": 0, "buggy": 0, "hostile": 0}
+    """Write n submissions: 60% correct (mixed from independent solutions; one in 25 a copy of
+    the previous one), 30% buggy, 10% hostile. Returns counts per kind."""
+    counts = {"correct": 0, "copied": 0, "buggy": 0, "hostile": 0}
+    rng = random.Random(0)
+    students = sorted(INDEPENDENT.iterdir())
+    pool = {name: [_functions(s / name) for s in students] for name in HEADERS}
+    previous = None
     for i in range(n):
         sub = folder / f"student{i:04d}"
-        shutil.copytree(SOLUTIONS, sub, ignore=shutil.ignore_patterns("__*"))
         kind = "correct" if i % 10 < 6 else "buggy" if i % 10 < 9 else "hostile"
+        if kind == "correct":
+            if previous is not None and i % 25 == 0:
+                shutil.copytree(previous, sub)
+                counts["copied"] += 1
+            else:
+                mixed_solution(sub, rng, pool)
+                counts["correct"] += 1
+            previous = sub
+            continue
+        shutil.copytree(SOLUTIONS, sub, ignore=shutil.ignore_patterns("__*"))
         counts[kind] += 1
         if kind == "buggy":
             _, name, old, new = BUGS[i % len(BUGS)]
@@ -149,16 +198,27 @@ def main() -> int:
             print(stdout.decode(), stderr.decode(), file=sys.stderr)
             return 1
         rows = (out / "grades.csv").read_text().count("\n") - 1
+        pairs = len(json.loads((out / "similarity.json").read_text())["pairs"])
         t_import_after = time_import()
 
     t_ref = statistics.median([t_import, t_import_after])
     per_sub = wall / args.n
-    print(f"submissions: {args.n} ({counts}), graded rows: {rows}, jobs: {args.jobs}")
-    print(f"wall time: {wall:.1f} s (includes start-up), {args.n / wall:.1f} submissions/s")
-    print(f"peak memory (all processes): {peak / 2**20:.0f} MiB")
-    print(f"python -c 'import numpy, torch': {t_ref:.2f} s")
+    text = stdout.decode()
+    m = re.search(r"similarity: \d+ submissions compared in ([\d.]+) s", text)
+    parent = float(m.group(1)) if m else float("nan")
+    m = re.search(r"similarity: fingerprints made while grading in ([\d.]+) s", text)
+    in_graders = float(m.group(1)) if m else float("nan")
+    # What the report adds to the batch: the parent's step after grading, plus the grading
+    # processes' fingerprinting, which runs on `jobs` processes side by side.
+    similarity = parent + in_graders / args.jobs
     ratio = per_sub / t_ref
     print(f"cost per submission: {per_sub * 1000:.0f} ms = {ratio:.3f} x import (target <= 0.04)")
+    print(
+        f"similarity report: {similarity:.2f} s = {100 * similarity / wall:.1f}% of the batch's "
+        f"time (target <= 10%): {parent:.2f} s in the parent after grading + "
+        f"{in_graders:.2f} s of fingerprints in the grading processes / {args.jobs} jobs; "
+        f"{pairs} pairs worth a look ({counts['copied']} copies planted)"
+    )
     return 0 if rows == args.n else 1
 
 

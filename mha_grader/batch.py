@@ -119,16 +119,25 @@ def _start_engine(limits: Limits | None) -> None:
     atexit.register(_engine.close)
 
 
-def _grade_one(submission: Submission, out: Path, key: str) -> dict:
-    """Grade one submission in a grading process, write its reports, seal them."""
-    from . import report
+def _grade_one(submission: Submission, out: Path, key: str) -> tuple[dict, dict | None, float]:
+    """Grade one submission in a grading process, write its reports, seal them. Also return the
+    fingerprints of its code for the similarity report: made here, they cost the parent nothing
+    and are spread over the grading processes."""
+    from . import report, similarity
 
     grade = _engine.grade(submission)
+    start = time.perf_counter()
+    try:
+        prints = similarity.fingerprint_files(submission.files, submission.student)
+    except Exception:  # the parent makes them again
+        prints = None
+    seconds = time.perf_counter() - start
     report.write_student(out, grade)
     row = report.grade_row(grade)
     seal = {"key": key, "row": row, "source": submission.source}
+    # The seal is the last step: the parent gets the row right after it.
     report.atomic_write(report.student_dir(out, grade.student) / SEAL, json.dumps(seal) + "\n")
-    return row
+    return row, prints, seconds
 
 
 # -- the parent ----------------------------------------------------------------------------------
@@ -199,6 +208,7 @@ def run_batch_grading(
     todo: dict[str, tuple[Submission, str]] = {}  # loaded once, here; graded as loaded
     rows: dict[str, dict[str, str]] = {}
     sources: dict[str, dict[str, str]] = {}
+    prints: dict[str, dict] = {}  # fingerprints the grading processes made
     for sid, path in found.items():
         submission = load_submission(path)
         sources[sid] = {n: t for n, t in submission.files.items() if n in runinfo.CODE_FILES}
@@ -215,13 +225,15 @@ def run_batch_grading(
     finished = False
     try:
         if todo:
-            _grade_all(todo, out, jobs, rows, failed, show_progress, limits)
+            spent = _grade_all(todo, out, jobs, rows, failed, show_progress, limits, prints)
+            # The report's cost while grading: fingerprints, spread over the grading processes.
+            print(f"similarity: fingerprints made while grading in {spent:.2f} s ({jobs} jobs)")
         finished = True
     finally:
         # Whatever happened, the grade sheet lists every student graded so far, in id order.
         done = [rows[sid] for sid in sorted(rows)]
         report.write_grades_csv(out, done)
-        compare_class(out, sources if finished and shard is None else None)
+        compare_class(out, sources if finished and shard is None else None, prints)
         runinfo.write_run(
             out,
             {
@@ -239,8 +251,11 @@ def run_batch_grading(
     return BatchResult(len(rows) - skipped, skipped, failed, [rows[s] for s in sorted(rows)])
 
 
-def compare_class(out: Path, sources: dict[str, dict[str, str]] | None) -> None:
-    """Write the similarity report for `sources`, or remove a stale one (None: not compared)."""
+def compare_class(
+    out: Path, sources: dict[str, dict[str, str]] | None, prints: dict | None = None
+) -> None:
+    """Write the similarity report for `sources`, or remove a stale one (None: not compared);
+    `prints` are fingerprints already made of some of them."""
     from . import similarity
 
     if sources is None:
@@ -249,7 +264,7 @@ def compare_class(out: Path, sources: dict[str, dict[str, str]] | None) -> None:
         return
     start = time.perf_counter()
     try:
-        result = similarity.compare(sources)
+        result = similarity.compare(sources, given=prints)
         similarity.write(out, result)
         seconds = time.perf_counter() - start
         print(f"similarity: {len(sources)} submissions compared in {seconds:.2f} s")
@@ -274,7 +289,9 @@ def _grade_all(
     failed: list[str],
     show_progress: bool,
     limits: Limits | None,
-) -> None:
+    prints: dict[str, dict] | None = None,
+) -> float:
+    """Grade `todo` in `jobs` processes; returns the seconds they spent on fingerprints."""
     import multiprocessing
 
     # "spawn": a fresh interpreter per grading process, never a fork of this one with its
@@ -283,6 +300,7 @@ def _grade_all(
     jobs = max(1, min(jobs, len(todo)))
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits,))
     futures = {pool.submit(_grade_one, sub, out, key): sid for sid, (sub, key) in todo.items()}
+    fingerprint_seconds = 0.0
     progress = _progress() if show_progress else None
     task = progress.add_task("grading", total=len(todo), last="") if progress else None
     if progress:
@@ -290,7 +308,10 @@ def _grade_all(
     try:
         for sid, fut in _as_completed(futures):
             try:
-                row = fut.result()
+                row, made, seconds = fut.result()
+                fingerprint_seconds += seconds
+                if prints is not None and made:
+                    prints[sid] = made
             except Exception as e:  # the grader's failure, not the student's
                 print(f"mha-grade batch: grading {sid} failed: {e!r}", file=sys.stderr)
                 row = _failure_row(sid)
@@ -310,6 +331,7 @@ def _grade_all(
         if progress:
             progress.stop()
     pool.shutdown(wait=True)
+    return fingerprint_seconds
 
 
 def _interrupt(signum: int, frame: object) -> None:

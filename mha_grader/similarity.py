@@ -11,7 +11,7 @@ code (``highlight_overlap``). Hashes are order-free, so reordering functions cha
 Two things are done here rather than by copydetect, for speed and for reproducible reports:
 the reduction to tokens uses one regular expression instead of pygments' Python lexer (which
 costs ~25 ms a file, more than grading the whole submission; the reduced text has the same
-alphabet, see ``reduce_code``), and k-grams are hashed with a fixed polynomial hash (copydetect
+text, see ``reduce_code``), and k-grams are hashed with a fixed polynomial hash (copydetect
 uses Python's ``hash``, salted per process, so two runs would pick different fingerprints).
 To keep a class of 1,000 linear, pairs are first screened by a sample of their fingerprints
 (those whose hash is 0 modulo ``SAMPLE``); copydetect then compares only the screened pairs.
@@ -25,6 +25,8 @@ the lecture's code are innocent reasons for shared code.
 from __future__ import annotations
 
 import builtins
+import copy
+import functools
 import html
 import json
 import keyword
@@ -40,8 +42,12 @@ import numpy as np
 from .paths import EXERCISES
 from .report import atomic_write
 
+# Calibrated on independently written solutions (tests/test_similarity.py, README): with
+# copydetect's default K = 25 they share 50-60% of their code (this exercise's correct code
+# converges); with 45 at most 48%, while renamed and reordered copies keep 78% or more.
 K = 45  # copydetect's noise threshold: matches shorter than K reduced characters never count
 SAMPLE = 8  # screening keeps fingerprints whose hash is 0 mod SAMPLE (about 1 in 8)
+SCREEN = 0.8  # ... and passes pairs whose samples overlap by this share of the threshold
 THRESHOLD = 0.65  # flagged: each of the two has at least this share of its own code in common
 MIN_MATCH = 300  # ... and the shared code is at least this many reduced characters long
 MAX_CHARS = 200_000  # longer files are compared on their first MAX_CHARS characters
@@ -80,53 +86,58 @@ def reduce_code(code: str) -> tuple[str, np.ndarray]:
     which ``compare_files`` uses to map matches back onto the raw code.
     """
     out: list[str] = []
+    emit = out.append
     length = 0  # len("".join(out)), kept as we go
-    offsets = [[0, 0]]
+    at: list[int] = [0]  # copydetect's offsets, as two columns
+    shift: list[int] = [0]
     removed = 0
     previous = ""
     importing = ""  # "module" while naming modules in an import (kept), "names" after from-import
-    for m in _TOKEN.finditer(code):
-        kind, text = m.lastgroup, m.group()
-        if kind == "drop":
-            offsets.append([length - 1, removed])
-            removed += len(text)
-            if "\n" in text:
+    # findall gives each token as (drop, string, name, number, op): all in C, one tuple a token.
+    for drop, string, name, number, op in _TOKEN.findall(code):
+        if drop:
+            at.append(length - 1)
+            shift.append(removed)
+            removed += len(drop)
+            if "\n" in drop:
                 importing = ""
             continue
+        text = string or name or number or op
         letter = None
-        if kind == "string" and text[0] in "'\"" and not text.startswith(("'''", '"""')):
-            # A plain one-line string: pygments keeps its quotes and reduces what is inside.
-            if len(text) == 2:
-                out.append('""')
-                length += 2
-            else:
-                out += ['"', "S", '"']
-                length += 3
-                offsets.append([length - 2, removed])
-                removed += len(text) - 3
-            previous = text
-            continue
-        if kind == "string":
+        if string:
+            if text[0] in "'\"" and not text.startswith(("'''", '"""')):
+                # A plain one-line string: pygments keeps its quotes, reduces what is inside.
+                if len(text) == 2:
+                    emit('""')
+                    length += 2
+                else:
+                    out += ['"', "S", '"']
+                    length += 3
+                    at.append(length - 2)
+                    shift.append(removed)
+                    removed += len(text) - 3
+                previous = text
+                continue
             letter = "S"
-        elif kind == "name" and previous == "@" or text in _PSEUDO_NAMES:
-            letter = None  # decorators, self, __name__: kept as written, as pygments does
-        elif kind == "name":
-            if text in ("from", "import"):
-                importing = "names" if text == "import" and importing == "module" else "module"
+        elif name and previous != "@" and name not in _PSEUDO_NAMES:
+            # (decorators, self, __name__ stay as written, as pygments keeps them)
+            if name in ("from", "import"):
+                importing = "names" if name == "import" and importing == "module" else "module"
             elif previous == ".":
                 letter = None if importing == "module" else "V"
-            elif text not in _LITERAL_NAMES and importing != "module":
+            elif name not in _LITERAL_NAMES and importing != "module":
                 letter = "F" if previous == "def" else "O" if previous == "class" else "V"
         previous = text
         if letter is None:
-            out.append(text)
+            emit(text)
             length += len(text)
         else:
-            out.append(letter)
+            emit(letter)
             length += 1
-            offsets.append([length - 1, removed])
+            at.append(length - 1)
+            shift.append(removed)
             removed += len(text) - 1
-    return "".join(out), np.array(offsets, dtype=np.int64)
+    return "".join(out), np.array([at, shift], dtype=np.int64).T
 
 
 def kgram_hashes(text: str, k: int = K) -> np.ndarray:
@@ -163,7 +174,20 @@ class Fingerprint:
 
     def keep(self, mask: np.ndarray) -> None:
         self.kgrams, self.positions = self.kgrams[mask], self.positions[mask]
-        self.__dict__.pop("_idx", None)
+        for cached in ("_idx", "_unique", "_coverage"):
+            self.__dict__.pop(cached, None)
+
+    def drop(self, hashes: np.ndarray) -> None:
+        """Forget the k-grams whose hash is in `hashes` (sorted, unique)."""
+        if len(hashes) and len(self.kgrams):
+            self.keep(~_member(self.kgrams, hashes))
+
+    @property
+    def unique(self) -> np.ndarray:
+        """The kept hashes, sorted, each once."""
+        if "_unique" not in self.__dict__:
+            self.__dict__["_unique"] = np.unique(self.kgrams)
+        return self.__dict__["_unique"]
 
     @property
     def hash_idx(self) -> dict[int, list[int]]:
@@ -182,14 +206,21 @@ class Fingerprint:
     def token_coverage(self) -> int:
         """Characters of filtered_code inside some kept k-gram (copydetect's get_token_coverage,
         vectorised)."""
-        starts = np.unique(self.positions)
-        if not len(starts):
-            return 0
-        ends = np.minimum(starts + self.k, len(self.filtered_code))
-        # Union of [start, end) intervals: sorted starts, so only overlaps with the reach so far.
-        reach = np.maximum.accumulate(ends)
-        previous = np.concatenate([[0], reach[:-1]])
-        return int(np.sum(ends - np.maximum(starts, previous).clip(max=ends)))
+        if "_coverage" not in self.__dict__:
+            starts = self.positions  # distinct and rising
+            ends = np.minimum(starts + self.k, len(self.filtered_code))
+            # Union of [start, end) intervals: the ends rise with the starts (k is fixed), so
+            # each interval adds what lies beyond the previous one's end.
+            previous = np.concatenate([starts[:1], ends[:-1]])
+            covered = np.sum(ends - np.minimum(np.maximum(starts, previous), ends))
+            self.__dict__["_coverage"] = int(covered)
+        return self.__dict__["_coverage"]
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """values in sorted_set, elementwise (a binary search: much faster than np.isin here)."""
+    i = np.searchsorted(sorted_set, values).clip(max=len(sorted_set) - 1)
+    return sorted_set[i] == values
 
 
 def fingerprint(code: str, filename: str, boilerplate: np.ndarray | None = None) -> Fingerprint:
@@ -198,11 +229,22 @@ def fingerprint(code: str, filename: str, boilerplate: np.ndarray | None = None)
     reduced, offsets = reduce_code(code)
     hashes = kgram_hashes(reduced)
     fp = Fingerprint(filename, code, reduced, offsets, hashes, np.arange(len(hashes)))
-    if boilerplate is not None and len(boilerplate) and len(hashes):
-        fp.keep(~np.isin(hashes, boilerplate))
+    if boilerplate is not None:
+        fp.drop(boilerplate)
     return fp
 
 
+def fingerprint_files(files: Mapping[str, str], student: str = "") -> dict[str, Fingerprint]:
+    """Fingerprints of a submission's code files (the stubs' k-grams left out)."""
+    boiler = stub_boilerplate()
+    return {
+        name: fingerprint(files[name], f"{student}/{name}", boiler[name])
+        for name in CODE_FILES
+        if files.get(name)
+    }
+
+
+@functools.cache
 def stub_boilerplate() -> dict[str, np.ndarray]:
     """All k-gram hashes of the handed-out stubs, per file: code that every student starts from."""
     out = {}
@@ -252,31 +294,36 @@ def compare(
     min_match: int = MIN_MATCH,
     common_limit: int | None = None,
     highlight: bool = True,
+    given: Mapping[str, Mapping[str, Fingerprint]] | None = None,
 ) -> Report:
-    """Flag every pair of students whose code files are mostly the same."""
+    """Flag every pair of students whose code files are mostly the same. `given` may hold
+    fingerprints already made (by the grading processes) of some students' files."""
     from copydetect.detector import compare_files
 
     students = sorted(sources)
     limit = common_limit_for(len(students)) if common_limit is None else common_limit
-    boiler = stub_boilerplate()
-    prints: dict[str, dict[str, Fingerprint]] = {s: {} for s in students}
+    given = given or {}
+    prints: dict[str, dict[str, Fingerprint]] = {}
+    for s in students:
+        # Fingerprints made while grading are used when they are of this very code.
+        ready, todo = given.get(s) or {}, {}
+        prints[s] = {}
+        for name, code in sources[s].items():
+            fp = ready.get(name)
+            if fp is not None and fp.raw_code == code[:MAX_CHARS]:
+                prints[s][name] = copy.copy(fp)  # (compare drops common code from its copy)
+            else:
+                todo[name] = code
+        prints[s].update(fingerprint_files(todo, s))
     for name in CODE_FILES:
-        docs = []
-        for s in students:
-            code = sources[s].get(name)
-            if code:
-                prints[s][name] = fingerprint(code, f"{s}/{name}", boiler[name])
-                docs.append(prints[s][name])
+        docs = [prints[s][name] for s in students if name in prints[s]]
         if not docs:
             continue
         # How many submissions hold each hash; code in more than `limit` of them is common.
-        values, counts = np.unique(
-            np.concatenate([np.unique(d.kgrams) for d in docs]), return_counts=True
-        )
+        values, counts = np.unique(np.concatenate([d.unique for d in docs]), return_counts=True)
         common = values[counts > limit]
-        if len(common):
-            for d in docs:
-                d.keep(~np.isin(d.kgrams, common))
+        for d in docs:
+            d.drop(common)
 
     candidates = _screen(students, prints, threshold)
     flagged: list[Pair] = []
@@ -314,7 +361,7 @@ def _screen(
     size: Counter = Counter()
     for s in students:
         for name, fp in prints[s].items():
-            sample = np.unique(fp.kgrams[fp.kgrams % SAMPLE == 0]).tolist()
+            sample = fp.unique[fp.unique % SAMPLE == 0].tolist()
             size[s] += len(sample)
             for h in sample:
                 index.setdefault((name, h), []).append(s)
@@ -322,11 +369,12 @@ def _screen(
     for holders in index.values():
         if len(holders) > 1:
             shared.update(combinations(holders, 2))
-    # Half the threshold: a sample of a few hundred fingerprints is never that far off.
+    # A share of the threshold: a sample of a hundred or more fingerprints is not that far off
+    # (renamed and reordered copies sit 0.1 or more above the threshold).
     return sorted(
         (a, b)
         for (a, b), n in shared.items()
-        if n >= 2 and n >= 0.5 * threshold * min(size[a], size[b])
+        if n >= 2 and n >= SCREEN * threshold * min(size[a], size[b])
     )
 
 
