@@ -103,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="mha-grade",
         description="Grade the multi-head attention exercises: one submission or a whole "
-        "class, in a sandbox; or build the student bundle and a Gradescope autograder.",
+        "class, in a sandbox (in shards, merged); export grades to an LMS; or build the "
+        "student bundle and a Gradescope autograder.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add, _) in COMMANDS.items():
