@@ -211,6 +211,10 @@ def main() -> int:
     # What the report adds to the batch: the parent's step after grading, plus the grading
     # processes' fingerprinting, which runs on `jobs` processes side by side.
     similarity = parent + in_graders / args.jobs
+    print(f"submissions: {args.n} ({counts}), graded rows: {rows}, jobs: {args.jobs}")
+    print(f"wall time: {wall:.1f} s (includes start-up), {args.n / wall:.1f} submissions/s")
+    print(f"peak memory (all processes): {peak / 2**20:.0f} MiB")
+    print(f"python -c 'import numpy, torch': {t_ref:.2f} s")
     ratio = per_sub / t_ref
     print(f"cost per submission: {per_sub * 1000:.0f} ms = {ratio:.3f} x import (target <= 0.04)")
     print(
