@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import report, runinfo
 from .batch import GRADER_FAILED, compare_class
+from .submission import safe_id
 
 MERGE_HELP = "join the outputs of sharded batches into one grade sheet and summary"
 
@@ -78,6 +79,10 @@ def _check_entries(runs: list[tuple[Path, dict]]) -> None:
     seen: dict[str, Path] = {}
     for folder, run in runs:
         for student in run.get("students", []):
+            if not isinstance(student, str) or safe_id(student) != student:
+                raise MergeError(
+                    f"{folder}/batch.json names a student {student!r} that no batch does"
+                )
             if student in seen:
                 raise MergeError(f"{student} was graded in both {seen[student]} and {folder}")
             seen[student] = folder
