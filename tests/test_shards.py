@@ -167,3 +167,16 @@ def test_merge_refuses_a_student_graded_twice_and_folders_that_are_not_batches(s
     with pytest.raises(MergeError, match="no batch.json"):
         merge([tmp_path], tmp_path / "out")
     assert json.loads((parts[0] / "batch.json").read_text())["shard"] == "1/3"
+
+
+def test_mha_grade_merge_prints_each_shards_layer_and_exits_zero(sharded, tmp_path, capsys):
+    from mha_grader import cli
+
+    _, whole, parts, _ = sharded
+    assert cli.main(["merge", *map(str, parts), "-o", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    for i, part in enumerate(parts, 1):
+        assert f"{part}: shard {i}/3, containment layer " in printed
+    assert (tmp_path / "out" / "grades.csv").read_text() == (whole / "grades.csv").read_text()
+    assert cli.main(["merge", str(parts[0]), "-o", str(tmp_path / "out2")]) == 2
+    assert "missing 2/3, 3/3" in capsys.readouterr().err
