@@ -30,6 +30,12 @@ AGREEING_VERBS = frozenset(
 )
 
 
+# An answer that states a wrong idea and still keeps more than this share of the points after
+# its penalty says enough that is right for a teacher to weigh the two; below it, the wrong
+# idea is what the answer says, and its penalty stands.
+MIXED_KEEPS_SHARE = 0.25
+
+
 @dataclass(frozen=True)
 class Flag:
     id: str
@@ -42,6 +48,18 @@ CONTRADICTORY = Flag(
     0.5,
     "Your answer seems to say two things that cannot both be true; a teacher will read it and "
     "set the final score.",
+)
+MIXED = Flag(
+    "mixed",
+    0.5,
+    "Your answer states some of the ideas asked for, and also an idea the module shows is "
+    "wrong; a teacher will read it and set the final score.",
+)
+UNSURE = Flag(
+    "unsure",
+    0.5,
+    "Part of your answer can be read in two ways, one of them a common misunderstanding; a "
+    "teacher will read it and set the final score.",
 )
 KEYWORD_LIST = Flag(
     "keyword-list",
@@ -98,13 +116,21 @@ def is_keyword_list(text: str) -> bool:
 
 
 def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> list[Flag]:
-    """Which flags an answer raises; ``earned`` is its weight before any cap."""
+    """Which flags an answer raises; ``earned`` is its weight before any cap. Where the reading
+    is in doubt (right and wrong claims side by side, a wrong idea that may be meant), a teacher
+    decides rather than the grader trusting one side; an answer with nothing right in it is
+    not in doubt."""
     found = []
     status = reading.status
     both = any(s is Status.BOTH for s in status.values())
+    right = sum(rubric.weight(c) for c, s in status.items() if s is Status.RECOGNISED)
     mixed = earned > 0 and any(s is Status.CONTRADICTED for s in status.values())
     if both or mixed:
         found.append(CONTRADICTORY)
+    elif reading.misconceptions and earned > MIXED_KEEPS_SHARE * rubric.total_weight:
+        found.append(MIXED)
+    if right and reading.doubtful:
+        found.append(UNSURE)
     if is_keyword_list(text):
         found.append(KEYWORD_LIST)
     if len(words(text)) > rubric.max_words:

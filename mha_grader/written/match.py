@@ -17,17 +17,16 @@ that requires another counts only with it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from enum import Enum
 from functools import cache, lru_cache
 
 from .rubric import Concept, Misconception, Phrasing, Rubric, Vocabulary, vocabulary
-from .text import HEDGES, NEGATORS, Sentence, Token
+from .text import CLAUSE_NEGATORS, HEDGES, NEGATORS, Sentence, Token
 
 NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
-SUBJECT_NEGATORS = frozenset({"nothing", "none"})  # reach only the word right after them
-CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
+SUBJECT_NEGATORS = frozenset({"nothing", "none", "nobody"})  # reach only the word right after them
 BRACKETS = frozenset("()")  # cost nothing between a phrasing's words: "256 (1 head) vs 256"
 TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
 TYPO_MIN_RATIO = 0.88
@@ -108,7 +107,8 @@ def _hits(tokens: tuple[Token, ...], slot: frozenset[str], memo: dict) -> set[in
 
 
 def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[list[int]]:
-    """Every way the phrasing's slots occur in order with gaps of at most ``phrasing.gap``."""
+    """Every way the phrasing's slots occur in order with gaps of at most ``phrasing.gap``
+    (punctuation costs nothing and breaks nothing in a phrasing read ``across`` the answer)."""
     found: list[list[int]] = []
     hits = []
     for slot in phrasing.stems:  # most phrasings miss a word: stop at the first missing one
@@ -123,10 +123,12 @@ def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[lis
             return
         gap, wanted = 0, hits[len(positions)]
         for i in range(positions[-1] + 1, len(tokens)):
-            if tokens[i].is_hard_break:
+            if tokens[i].is_hard_break and not phrasing.across:
                 return
             if i in wanted:
                 extend([*positions, i])
+            if phrasing.across and not tokens[i].word[0].isalnum():
+                continue
             if not tokens[i].is_filler and tokens[i].word not in BRACKETS:
                 gap += 1
                 if gap > phrasing.gap:
@@ -153,20 +155,30 @@ def _negated(tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing
         if tok.is_break:
             start = i + 1
             break
-        if tok.is_negator:
+        if tok.is_negator and tok.word not in CLAUSE_NEGATORS:
             anywhere += 1
             # "nothing is added by the split": a pronoun negates its own verb, not what follows
             if reach < NEGATION_REACH and (tok.word not in SUBJECT_NEGATORS or reach == 0):
                 near += 1
         elif not tok.is_filler:
             reach += 1
-    clause = tokens[start : positions[0]]
-    # "otherwise you can not cut the vectors into equal pieces" says they can be cut: the whole
-    # clause is counterfactual, so every negation in it counts, at any distance
-    before = anywhere if any(t.word in CLAUSE_NEGATORS for t in clause) else near
+    # "otherwise you can not cut the vectors into equal pieces" says they can be cut, and so
+    # does "otherwise d_head is not an integer, and the features can not be shared out
+    # equally": "otherwise" makes the rest of the statement counterfactual, every clause of it,
+    # and each clause's negation counts at any distance
+    if any(t.word in CLAUSE_NEGATORS for t in _statement(tokens, positions[0])):
+        before = anywhere + 1
+    else:
+        before = near
     if start and _counterfactual(tokens[: start - 1]):
         before += 1  # "if not, you can not split the features equally"
     return (inside + before) % 2 == 1
+
+
+def _statement(tokens: tuple[Token, ...], end: int) -> tuple[Token, ...]:
+    """The tokens before ``end`` back to the last hard break: the statement the match is in."""
+    start = max((i + 1 for i in range(end) if tokens[i].is_hard_break), default=0)
+    return tokens[start:end]
 
 
 def _counterfactual(clause: tuple[Token, ...]) -> bool:
@@ -174,9 +186,28 @@ def _counterfactual(clause: tuple[Token, ...]) -> bool:
     ...", "If it is not, ...", "Otherwise, ..." (``clause`` ends just before their break)."""
     first = max((i + 1 for i, t in enumerate(clause) if t.is_break), default=0)
     words = [t.word for t in clause[first:]]
-    if words == ["otherwise"] or words == ["else"]:
+    if words == ["else"]:
         return True
-    return 2 <= len(words) <= 5 and words[0] == "if" and any(w in NEGATORS for w in words)
+    # "If I'm not mistaken, ..." is about the writer, not a condition on the claim
+    return (
+        2 <= len(words) <= 5
+        and words[0] == "if"
+        and words[1] != "i"
+        and any(w in NEGATORS for w in words)
+    )
+
+
+SENTENCE_BREAK = Token(";", ";", True)
+
+
+def whole_answer(sentences: list[Sentence]) -> Sentence:
+    """The answer's statements as one run of tokens, for phrasings read ``across`` sentences;
+    it is read as sentence number ``len(sentences)``, so its matches overlap no other."""
+    tokens: list[Token] = []
+    for sentence in sentences:
+        if not sentence.question:
+            tokens += [*sentence.tokens, SENTENCE_BREAK]
+    return Sentence(tuple(tokens), False)
 
 
 def _phrasing_matches(
@@ -186,15 +217,25 @@ def _phrasing_matches(
     asserted: bool,
     neutral: bool,
 ) -> list[Match]:
+    """``memos`` has one memo per sentence and one for ``whole_answer`` (made here if None)."""
+    if memos is None:
+        memos = [{"vocabulary": vocabulary(phrasings)} for _ in range(len(sentences) + 1)]
     matches = []
-    for s_index, sentence in enumerate(sentences):
-        if sentence.question:
-            continue  # a question asked back (often the prompt pasted) asserts nothing
-        memo = memos[s_index] if memos is not None else {"vocabulary": vocabulary(phrasings)}
-        for phrasing in phrasings:
-            for positions in _find(sentence.tokens, phrasing, memo):
-                negated = not neutral and _negated(sentence.tokens, positions, phrasing)
-                hedged = _hedged(sentence.tokens, positions)
+    whole = None
+    for phrasing in phrasings:
+        if phrasing.across:
+            whole = whole or whole_answer(sentences)
+            where = [(len(sentences), whole)]
+        else:
+            where = [(i, s) for i, s in enumerate(sentences) if not s.question]
+        # a question asked back (often the prompt pasted) asserts nothing
+        for s_index, sentence in where:
+            tokens = sentence.tokens
+            for positions in _find(tokens, phrasing, memos[s_index]):
+                if phrasing.unless and _about_else(tokens, positions, phrasing.unless):
+                    continue
+                negated = not neutral and _negated(tokens, positions, phrasing)
+                hedged = _hedged(tokens, positions)
                 matches.append(
                     Match(s_index, tuple(positions), asserted != negated, neutral, hedged)
                 )
@@ -226,9 +267,25 @@ def _all_matches(
     concept: Concept, sentences: list[Sentence], memos: list[dict] | None
 ) -> list[Match]:
     matches = _phrasing_matches(concept.phrasings, sentences, memos, True, False)
-    matches += _phrasing_matches(concept.opposites, sentences, memos, False, False)
+    # a wrong claim is read inside one clause: "256 parameters, so adding a head cost nothing"
+    # does not say that heads add parameters
+    matches += [
+        m
+        for m in _phrasing_matches(concept.opposites, sentences, memos, False, False)
+        if not _crosses_clause(sentences, m)
+    ]
     matches += _phrasing_matches(concept.neutral, sentences, memos, True, True)
     return matches
+
+
+def _crosses_clause(sentences: list[Sentence], match: Match) -> bool:
+    if match.sentence == len(sentences):
+        return False  # read across the whole answer on purpose
+    tokens = sentences[match.sentence].tokens
+    return any(
+        tokens[i].is_break and tokens[i].word not in BRACKETS
+        for i in range(match.positions[0] + 1, match.positions[-1])
+    )
 
 
 def _unclaimed(matches: list[Match], claimed: list[Match]) -> list[Match]:
@@ -272,34 +329,43 @@ class Reading:
     status: dict[str, Status]  # each concept's
     misconceptions: tuple[Misconception, ...]  # the wrong ideas the answer asserts
     held: frozenset[str]  # recognised, but not counted: a concept they require is missing
+    # wrong ideas whose words also read, at greater length, as a right one ("head 0 only sees
+    # the first tokens, head 1 the last" is a sequence split and evidence that heads differ)
+    doubtful: tuple[Misconception, ...] = ()
 
 
 def _misconception_matches(
     rubric: Rubric, sentences: list[Sentence], memos: list[dict], readings: list[Match]
-) -> dict[str, list[Match]]:
-    """Asserted misconceptions and the words they claim. A misconception yields to a longer
-    ``reading`` of the same words as a concept ("a part of each token's vector" is about
-    features, not about splitting the sequence)."""
+) -> tuple[dict[str, list[Match]], set[str]]:
+    """Asserted misconceptions and the words they claim, and those that yield: a misconception
+    yields to a longer ``reading`` of the same words as a concept (the grader cannot tell
+    which one the answer means, so a teacher is asked)."""
     found: dict[str, list[Match]] = {}
+    yielded: set[str] = set()
     for mis in rubric.misconceptions:
-        asserted = [
-            m
-            for m in _best(_phrasing_matches(mis.phrasings, sentences, memos, True, False))
-            if m.supports
-            and not _about_else(sentences[m.sentence].tokens, m, mis.unless)
-            and not any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings)
-        ]
-        if asserted:
-            found[mis.id] = asserted
-    return found
+        for m in _best(_phrasing_matches(mis.phrasings, sentences, memos, True, False)):
+            if not m.supports:
+                continue
+            if any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings):
+                yielded.add(mis.id)
+            else:
+                found.setdefault(mis.id, []).append(m)
+    return found, yielded - set(found)
 
 
-UNLESS_REACH = 2  # tokens after a misconception's match that its ``unless`` words are looked for
+UNLESS_REACH = 2  # tokens after a match that a phrasing's ``unless`` words are looked for
 
 
-def _about_else(tokens: tuple[Token, ...], match: Match, unless: frozenset[str]) -> bool:
-    end = min(len(tokens), match.positions[-1] + 1 + UNLESS_REACH)
-    return any(tokens[i].stem in unless for i in range(match.positions[0], end))
+def _about_else(tokens: tuple[Token, ...], positions: list[int], unless: frozenset[str]) -> bool:
+    """An ``unless`` word inside the match, or just after it in the same clause."""
+    if any(tokens[i].stem in unless for i in range(positions[0], positions[-1] + 1)):
+        return True
+    for i in range(positions[-1] + 1, min(len(tokens), positions[-1] + 1 + UNLESS_REACH)):
+        if tokens[i].is_break:
+            return False
+        if tokens[i].stem in unless:
+            return True
+    return False
 
 
 YES = frozenset("yes yep yeah yup".split())
@@ -316,13 +382,44 @@ def _yes_no(sentences: list[Sentence]) -> str | None:
     return "yes" if word in YES else "no" if word in NO else None
 
 
+COPY_MIN_WORDS = 4  # shorter sentences ("what did you find") are too common to call a copy
+COPY_CLAUSE_SHARE = 0.9  # of a clause of the question, from its first word, to be a copy of it
+COPY_OTHER_SHARE = 0.2  # of the sentence's words may come from outside the question
+
+
+def copies_prompt(sentence: Sentence, clauses: tuple[tuple[str, ...], ...]) -> bool:
+    """The sentence is the question copied, question mark or not: it holds a whole clause of
+    the question from its first word ("does each head have its own projection matrices"), and
+    little else. "Each head has its own projection matrices" is a claim: the question's
+    clause begins with "does". A negation the question does not have makes it a claim too."""
+    if any(t.is_negator for t in sentence.tokens):
+        return False
+    words = [t.stem for t in sentence.tokens if t.word[0].isalnum()]
+    if len(words) < COPY_MIN_WORDS:
+        return False
+    covered = [False] * len(words)
+    whole = False
+    for clause in clauses:
+        blocks = SequenceMatcher(None, words, clause, autojunk=False).get_matching_blocks()
+        if sum(b.size for b in blocks) >= COPY_CLAUSE_SHARE * len(clause) and any(
+            b.b == 0 and b.size for b in blocks
+        ):
+            whole = True
+        for b in blocks:
+            covered[b.a : b.a + b.size] = [True] * b.size
+    return whole and covered.count(False) <= COPY_OTHER_SHARE * len(words)
+
+
 def read_concepts(rubric: Rubric, text: str) -> Reading:
     """What the answer says about each concept. A concept implied by others it names counts as
     recognised; one whose ``requires`` are not all recognised counts as absent (evidence for a
     claim the answer does not make is no evidence)."""
-    sentences = rubric.normaliser.sentences(text)
+    sentences = [
+        replace(s, question=True) if copies_prompt(s, rubric.prompt_clauses) else s
+        for s in rubric.normaliser.sentences(text)
+    ]
     # word look-ups shared by every phrasing of the rubric, one memo per sentence
-    memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in sentences]
+    memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in range(len(sentences) + 1)]
     matches = {c.id: _all_matches(c, sentences, memos) for c in rubric.concepts}
     # The plain answer to a yes/no question said only as a guess, with nothing else to back it
     # ("they might differ"), is no answer; "maybe" and "I think" beside ideas the answer states
@@ -336,15 +433,20 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     if not backed:
         for k in guesses:
             matches[k] = [m for m in matches[k] if not m.supports]
-    wrong = _misconception_matches(
+    wrong, yielded = _misconception_matches(
         rubric, sentences, memos, [m for ms in matches.values() for m in ms]
     )
     claimed = [m for ms in wrong.values() for m in ms]
     status = {k: _status(_unclaimed(ms, claimed)) for k, ms in matches.items()}
     said = _yes_no(sentences)
     for c in rubric.concepts:
-        if c.yes_no and said and status[c.id] is Status.ABSENT:
+        if not (c.yes_no and said):
+            continue
+        if status[c.id] is Status.ABSENT:
             status[c.id] = Status.RECOGNISED if said == c.yes_no else Status.CONTRADICTED
+        elif (status[c.id] is Status.RECOGNISED) != (said == c.yes_no):
+            # "Yes, they differ": the bare answer and the rest of it disagree
+            status[c.id] = Status.BOTH
     for c in rubric.concepts:
         if status[c.id] is Status.ABSENT and any(
             all(status[i] is Status.RECOGNISED for i in group) for group in c.implied_by
@@ -358,5 +460,8 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
             status[c.id] = Status.ABSENT
             held.add(c.id)
     return Reading(
-        status, tuple(m for m in rubric.misconceptions if m.id in wrong), frozenset(held)
+        status,
+        tuple(m for m in rubric.misconceptions if m.id in wrong),
+        frozenset(held),
+        tuple(m for m in rubric.misconceptions if m.id in yielded),
     )

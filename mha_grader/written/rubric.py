@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ..paths import RUBRICS
 from ..questions import WRITTEN_QUESTIONS
-from .text import FILLERS, NEGATORS, Normaliser, Token, stem
+from .text import CLAUSE_NEGATORS, FILLERS, NEGATORS, Normaliser, Token, stem
+
+CLAUSE_PUNCTUATION = frozenset(",;:")
 
 
 class RubricError(ValueError):
@@ -36,6 +38,12 @@ class Phrasing:
     text: str  # as written in the rubric, for error messages and debugging
     slots: tuple[tuple[Alternative, ...], ...]  # one tuple of accepted words per slot, in order
     gap: int  # most non-filler tokens allowed between two consecutive slots
+    # stems that make a match about something else when they sit inside it or just after it
+    # (same clause): "same" is the count, "same shape" is not
+    unless: frozenset[str] = frozenset()
+    # matched over the whole answer, sentence and clause breaks ignored: a note or a bullet
+    # list puts one fact per line ("1 head: 256" / "2 heads: 256")
+    across: bool = False
 
     @cached_property
     def stems(self) -> tuple[frozenset[str], ...]:
@@ -77,10 +85,9 @@ class Misconception:
     id: str
     penalty: float  # share of the question's points, 0-1
     idea: str  # names what to re-check, without giving the answer away
+    # a misconception's ``unless`` words are given to each of its phrasings: "each token's
+    # vector is split across the heads" is about features, not the sequence
     phrasings: tuple[Phrasing, ...]
-    # stems that make a match about something else when they sit inside it or just after it:
-    # "each token's vector is split across the heads" is about features, not the sequence
-    unless: frozenset[str] = frozenset()
 
 
 Vocabulary = dict[str, frozenset[tuple[str, str]]]  # first letter -> (word, stem) a rubric accepts
@@ -106,10 +113,29 @@ class Rubric:
     max_words: int  # longer answers are "far longer than needed": a teacher reads them
     normaliser: Normaliser = field(compare=False)
     misconceptions: tuple[Misconception, ...] = ()
+    prompt: str = ""  # the question as students read it
+
+    @cached_property
+    def prompt_clauses(self) -> tuple[tuple[str, ...], ...]:
+        """The question's clauses (split at , ; : and sentence ends) as word stems."""
+        clauses: list[tuple[str, ...]] = []
+        for sentence in self.normaliser.sentences(self.prompt):
+            clause: list[str] = []
+            for tok in (*sentence.tokens, Token(",", ",", True)):
+                if tok.word in CLAUSE_PUNCTUATION:
+                    if clause:
+                        clauses.append(tuple(clause))
+                    clause = []
+                elif tok.word[0].isalnum():
+                    clause.append(tok.stem)
+        return tuple(clauses)
 
     @property
     def total_weight(self) -> float:
         return sum(c.points for c in self.concepts)
+
+    def weight(self, concept_id: str) -> float:
+        return next(c.points for c in self.concepts if c.id == concept_id)
 
     @cached_property
     def vocabulary(self) -> Vocabulary:
@@ -137,7 +163,13 @@ def _alternative(token: Token) -> Alternative:
 
 
 def compile_phrasing(
-    text: str, normaliser: Normaliser, synonyms: Mapping[str, frozenset[str]], gap: int, where: str
+    text: str,
+    normaliser: Normaliser,
+    synonyms: Mapping[str, frozenset[str]],
+    gap: int,
+    where: str,
+    unless: frozenset[str] = frozenset(),
+    across: bool = False,
 ) -> Phrasing:
     slots: list[tuple[Alternative, ...]] = []
     for slot in text.split():
@@ -158,10 +190,16 @@ def compile_phrasing(
                 alts.setdefault(folded[0].stem, _alternative(folded[0]))
         if all(a.word in FILLERS for a in alts.values()):
             continue  # "is the same" -> "same": fillers are skipped in answers too
+        if all(a.word in NEGATORS for a in alts.values()):
+            # a negation written into a phrasing is any negation: "not change" reads "No
+            # change." and "It never changes." too
+            alts = {
+                stem(w): Alternative(w, stem(w), False) for w in sorted(NEGATORS - CLAUSE_NEGATORS)
+            }
         slots.append(tuple(alts.values()))
     if not slots:
         raise RubricError(f"{where}: phrasing {text!r} has no words that can be matched")
-    return Phrasing(text, tuple(slots), gap)
+    return Phrasing(text, tuple(slots), gap, unless, across)
 
 
 def _load_toml(path: Path) -> dict:
@@ -172,16 +210,45 @@ def _load_toml(path: Path) -> dict:
         raise RubricError(f"{path}: {exc}") from exc
 
 
+def _stems(words: Iterable[str], normaliser: Normaliser) -> frozenset[str]:
+    return frozenset(t.stem for w in words for t in normaliser.tokens(w))
+
+
+PHRASING_KEYS = frozenset({"text", "gap", "unless", "across"})
+
+
 def _compile_all(
-    entries: list, normaliser: Normaliser, synonyms: Mapping, gap: int, where: str
+    entries: list,
+    normaliser: Normaliser,
+    synonyms: Mapping,
+    gap: int,
+    where: str,
+    unless: frozenset[str] = frozenset(),
 ) -> tuple[Phrasing, ...]:
-    # an entry is "words" or {text = "words", gap = 0} for a phrasing that needs its own gap
-    return tuple(
-        compile_phrasing(p, normaliser, synonyms, gap, where)
-        if isinstance(p, str)
-        else compile_phrasing(p["text"], normaliser, synonyms, int(p["gap"]), where)
-        for p in entries
-    )
+    """An entry is "words", or a table {text = "words", gap = 0, unless = ["shape"],
+    across = true} for a phrasing that needs its own settings."""
+    compiled = []
+    for p in entries:
+        if isinstance(p, str):
+            compiled.append(compile_phrasing(p, normaliser, synonyms, gap, where, unless))
+            continue
+        if not isinstance(p, dict) or "text" not in p or set(p) - PHRASING_KEYS:
+            raise RubricError(
+                f"{where}: a phrasing is a string or a table with text and optionally gap, "
+                f"unless, across; not {p!r}"
+            )
+        compiled.append(
+            compile_phrasing(
+                p["text"],
+                normaliser,
+                synonyms,
+                int(p.get("gap", gap)),
+                where,
+                unless | _stems(p.get("unless", []), normaliser),
+                bool(p.get("across", False)),
+            )
+        )
+    return tuple(compiled)
 
 
 def _yes_no(value: object, where: str) -> str | None:
@@ -200,9 +267,11 @@ def _misconceptions(
             raise RubricError(f"{here}: needs id, penalty, idea and phrasings")
         if not 0 <= float(m["penalty"]) <= 1:
             raise RubricError(f"{here}: penalty is a share of the question's points, 0 to 1")
-        phrasings = _compile_all(m["phrasings"], normaliser, synonyms, int(m.get("gap", gap)), here)
-        unless = frozenset(t.stem for w in m.get("unless", []) for t in normaliser.tokens(w))
-        found.append(Misconception(m["id"], float(m["penalty"]), m["idea"], phrasings, unless))
+        unless = _stems(m.get("unless", []), normaliser)
+        phrasings = _compile_all(
+            m["phrasings"], normaliser, synonyms, int(m.get("gap", gap)), here, unless
+        )
+        found.append(Misconception(m["id"], float(m["penalty"]), m["idea"], phrasings))
     return found
 
 
@@ -265,6 +334,7 @@ def load_rubric(path: Path, common: Mapping | None = None) -> Rubric:
         int(raw.get("max_words", 150)),
         normaliser,
         tuple(misconceptions),
+        " ".join(str(raw.get("prompt", "")).split()),
     )
 
 

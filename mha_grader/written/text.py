@@ -25,7 +25,10 @@ FILLERS = frozenset(
 )
 # Words that reverse the claim that follows them in the same clause ("otherwise X can not be
 # split" says X can be split).
-NEGATORS = frozenset("not no never none nothing neither nor without cannot otherwise".split())
+NEGATORS = frozenset(
+    "not no never none nothing nobody neither nor without cannot otherwise".split()
+)
+CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
 # Words that make a claim a guess ("they might differ").
 HEDGES = frozenset("might may maybe perhaps possibly".split())
 # Tokens that end a clause: negation does not reach across them.
@@ -41,10 +44,56 @@ FUNCTION_WORDS = FILLERS | frozenset(
     in on at from into each every all both i we you he she my our your his her""".split()
 )
 
+# LaTeX and math symbols read as the words they stand for ("$h \mid d_{model}$" is "num_heads
+# divides d_model"); markup that carries no meaning (\mathrm, braces, $) is dropped.
+_MATH: list[tuple[str, str]] = [
+    (r"\$+", " "),
+    (r"\\(?:mathrm|mathit|mathbf|text|textrm|textit|operatorname|boldsymbol)\s*", ""),
+    (r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-z])", ""),
+    (r"(?:\\in\s*|∈\s*)(?:\\mathbb\s*\{?[nz]\}?|[ℕℤ])", " is an integer "),
+    (r"\\mathbb\s*\{?r\}?|ℝ", " "),
+    (r"\\in(?![a-z])|∈", " in "),
+    (r"\\(?:times|cdot|ast)(?![a-z])|[·⋅∗]", " x "),
+    (r"\\(?:neq|ne)(?![a-z])", " != "),
+    (r"\\(?:approx|sim|simeq)(?![a-z])|≈|~(?=\s*\d)", " about "),
+    (r"\\(?:equiv|coloneqq)(?![a-z])|≡|:=", " = "),
+    (r"\\(?:mid|vert)(?![a-z])|∣", " divides "),
+    (r"\\(?:bmod|pmod|mod)(?![a-z])", " mod "),
+    (r"\\(?:to|rightarrow|Rightarrow|implies|mapsto)(?![a-z])|↦", " -> "),
+    (r"\\(?:dots|ldots|cdots|quad|qquad|top|intercal)(?![a-z])|[{}]|\\[,;!]", " "),
+    (r"\\(?:sqrt|frac|sum|prod|max|min|exp|log)(?![a-z])", " "),
+    (r"\\([a-z]+)", r" \1 "),  # \alpha, \softmax: the word itself
+    (r"↑", " increases "),
+    (r"↓", " decreases "),
+    (r"²", "^2"),
+    # "i.e." and "e.g." end no sentence
+    (r"\bi\.\s?e\.", "that is"),
+    (r"\be\.\s?g\.", "for example"),
+    (r"\bvs\.", "vs"),
+    # note form: "h0 -> tok 4", "w/o", "b/c"
+    (r"\bh(\d)\b", r"head \1"),
+    (r"\btoks?\b", "token"),
+    (r"\bw/o\b", "without"),
+    (r"\bb/c\b", "because"),
+    (r"\bw/(?=\s)", "with"),
+    # "#softmaxes", "#params": the number of
+    (r"#(?=[a-z])", " number of "),
+    # an integer divides another: "h | d_model" (not a table's cell wall: words on both sides)
+    (r"(?<=\w)\s+\|\s+(?=\w)", " divides "),
+]
+
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), r)
     for p, r in [
         (r"[’‘`´]", "'"),
+        # notation first, while LaTeX's braces still delimit it: d_{model}, W^{Q}, W_i^Q, XW_Q
+        (r"(?<=[a-z])(?=w_\{?[qkvo]\}?(?![a-z]))", " "),
+        (r"\bd_?\{?(model|k|v|head)\}?", r"d_\1"),
+        (r"\bd_\{?h\}?(?![a-z])", "d_head"),
+        (r"\bw\s*\^\s*\{?([qkvo])\}?(?![a-z])", r"w\1"),
+        (r"\bw_\{?[a-z0-9]\}?\s*\^\s*\{?([qkvo])\}?(?![a-z])", r"w\1"),
+        (r"\bw_?\{?([qkvo])\}?(?![a-z])", r"w\1"),
+        *_MATH,
         (r"×", " x "),
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
         (r"\s*(?:->|=>|→)\s*", " so "),
@@ -52,16 +101,23 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\bwon't\b", "will not"),
         (r"n't\b", " not"),
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
-        (r"\bd_?\{?(model|k|v|head)\}?", r"d_\1"),
-        (r"\bw_?\{?([qkvo])\}?(?![a-z])", r"w\1"),
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
         (r"\s*%\s*", " mod "),
         # ", they share one set": a new subject starts a new claim, which a phrasing must not
         # reach into from the clause before (nor a negation of that clause)
         (r",(?=\s+(?:they|it|we|this|these|those|which|there)\b)", " ;"),
+        # "split the output rather than add weights": the contrast is a claim of its own
+        (r"\s*,?\s+rather than\b", ", not"),
         # "a reshape, not new weights": the contrast is a claim of its own
         (r",(?=\s+(?:and\s+|but\s+)?not\b)", " ;"),
+        # "d_head is not an integer and the features ...": a negation does not reach across
+        # "and" into a clause with a subject of its own
+        (
+            r"(?<![,;])\s+and\s+(?=(?:the|a|an|each|every|all|no|they|it|we|this|these|those|"
+            r"there|its|their|one|some)\s)",
+            ", and ",
+        ),
         (r"\s*/\s*", " / "),
     ]
 ]
@@ -115,8 +171,21 @@ def rewrite(text: str) -> str:
     return text
 
 
+# A note's "label: value" line whose value is a bare yes or no ("own matrices per head: none")
+# states the label or denies it.
+_NOTE_ANSWER = re.compile(r"^([^:]{3,}?)\s*:\s*(none|no|nope|never|nothing|zero|yes|yep)\W*$", re.I)
+
+
+def _note_answer(sentence: str) -> str:
+    m = _NOTE_ANSWER.match(sentence)
+    if m is None:
+        return sentence
+    label, value = m.groups()
+    return label if value.lower() in ("yes", "yep") else f"no {label}"
+
+
 def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(rewrite(text)) if s and s.strip()]
+    return [_note_answer(s.strip()) for s in _SENTENCE_END.split(rewrite(text)) if s and s.strip()]
 
 
 def words(text: str) -> list[str]:
