@@ -124,7 +124,7 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
     status = reading.status
     both = any(s is Status.BOTH for s in status.values())
     right = sum(rubric.weight(c) for c, s in status.items() if s is Status.RECOGNISED)
-    mixed = earned > 0 and any(s is Status.CONTRADICTED for s in status.values())
+    mixed = right > 0 and any(s is Status.CONTRADICTED for s in status.values())
     if both or mixed:
         found.append(CONTRADICTORY)
     elif reading.misconceptions and earned > MIXED_KEEPS_SHARE * rubric.total_weight:

@@ -1,11 +1,12 @@
 """Is an answer written in English? The rubrics' phrasings are English, so an answer in another
 language would score 0 however right it is: it goes to a teacher instead.
 
-Two signals, both cheap and both stated in words a teacher can check: letters from a non-Latin
-script (Greek, Cyrillic, CJK, Arabic...), or the common function words of another European
-language outnumbering English ones. Notation (d_model, Wq, 256) counts for neither, so a terse
+Three signals, all cheap and all stated in words a teacher can check: letters from a non-Latin
+script (Greek, Cyrillic, CJK, Arabic...), letters with diacritics (ă, ş, ł, ř, é...) in a share
+no English answer has, or the common function words of another language written in Latin
+letters outnumbering English ones. Notation (d_model, Wq, 256) counts for none, so a terse
 answer in symbols is English enough. Words that are common in both English and another language
-("a", "in", "die", "do", "as", "no", "is") are left out of the foreign lists.
+("a", "in", "die", "do", "as", "no", "is", "her", "care") are left out of the foreign lists.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import re
 
 from .text import FUNCTION_WORDS
 
-# Frequent function words of French, German, Spanish, Italian, Portuguese and Dutch that are not
-# also English words students use.
+# Frequent function words of French, German, Spanish, Italian, Portuguese, Dutch, then Swedish,
+# Danish and Norwegian, Polish, Czech and Slovak, Romanian, Turkish, Indonesian and Malay,
+# Finnish, Hungarian, that are not also English words students use.
 FOREIGN_FUNCTION_WORDS = frozenset(
     """
     le la les des du une est et dans pour qui que pas sont aux avec sur mais ou donc chaque cette
@@ -35,26 +37,48 @@ FOREIGN_FUNCTION_WORDS = frozenset(
     hay está están sólo solo
     hanno ha essere stesso stessa stessi tutti tutte sempre perché quindi ciascuna ciascun
     têm tem foi mesmo mesma todos todas sempre depois entre só
+    och är att det som ett för med inte på av har alla samma varje eller också bara jeg ikke og
+    af hver samme alle også kun efter eftersom fordi hvor hvis
+    jest nie się na że ma są oraz tylko każda każdy każde tak jak czy dla przez ale lub więc
+    je se že má jsou jen každá každý každé jako pro aby nebo ale také takže protože
+    și este sunt nu cu pe în care fiecare același aceeași pentru că fie dintr dintre sau doar
+    ve bir bu her için ile değil olarak aynı daha çok gibi ama veya sadece hem
+    dan yang di ini itu dengan untuk tidak ada adalah setiap sama dari atau juga hanya karena
+    ja ei että kuin joka jokainen myös tai vain koska sama
+    és az nem hogy van egy minden csak mert vagy szintén
     """.split()
 )
 # English words also spelled as one of the foreign words above are kept out of that set; these
 # are English function words too common to count against an answer.
-_ENGLISH = FUNCTION_WORDS | frozenset("no not every one two same each per".split())
+_ENGLISH = FUNCTION_WORDS | frozenset(
+    "no not every one two same each per her care van den ma ja".split()
+)
 _FOREIGN = FOREIGN_FUNCTION_WORDS - _ENGLISH
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 MIN_FOREIGN_WORDS = 3
 NON_LATIN_SHARE = 0.3  # of the letters
+# English spells almost every word without diacritics: a few loan words ("naïve", "café") stay
+# under both of these
+MIN_DIACRITICS = 4
+DIACRITIC_SHARE = 0.04  # of the letters
 
 
 def _latin(ch: str) -> bool:
     return ch < "\u0250"  # Basic Latin, Latin-1 Supplement, Latin Extended-A and -B
 
 
+def _diacritic(ch: str) -> bool:
+    return "\u00c0" <= ch < "\u0250" and ch not in "×÷"
+
+
 def other_language(text: str) -> bool:
     """True when the answer reads as written in a language other than English."""
     letters = _LETTER.findall(text)
     if letters and sum(not _latin(c) for c in letters) >= NON_LATIN_SHARE * len(letters):
+        return True
+    marked = sum(_diacritic(c) for c in letters)
+    if marked >= MIN_DIACRITICS and marked >= DIACRITIC_SHARE * len(letters):
         return True
     words = [w.lower() for w in _WORD.findall(text)]
     foreign = sum(w in _FOREIGN for w in words)

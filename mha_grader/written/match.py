@@ -234,6 +234,8 @@ def _phrasing_matches(
             for positions in _find(tokens, phrasing, memos[s_index]):
                 if phrasing.unless and _about_else(tokens, positions, phrasing.unless):
                     continue
+                if phrasing.alone and not _alone(tokens, positions):
+                    continue
                 negated = not neutral and _negated(tokens, positions, phrasing)
                 hedged = _hedged(tokens, positions)
                 matches.append(
@@ -351,6 +353,13 @@ def _misconception_matches(
             else:
                 found.setdefault(mis.id, []).append(m)
     return found, yielded - set(found)
+
+
+def _alone(tokens: tuple[Token, ...], positions: list[int]) -> bool:
+    """The match is the whole sentence, but for filler words and punctuation."""
+    return all(
+        i in positions or tok.is_filler or not tok.word[0].isalnum() for i, tok in enumerate(tokens)
+    )
 
 
 UNLESS_REACH = 2  # tokens after a match that a phrasing's ``unless`` words are looked for

@@ -44,6 +44,9 @@ class Phrasing:
     # matched over the whole answer, sentence and clause breaks ignored: a note or a bullet
     # list puts one fact per line ("1 head: 256" / "2 heads: 256")
     across: bool = False
+    # matched only as a sentence of its own: "Shared." answers where Q, K and V come from, the
+    # word "shared" inside another claim does not
+    alone: bool = False
 
     @cached_property
     def stems(self) -> tuple[frozenset[str], ...]:
@@ -170,6 +173,7 @@ def compile_phrasing(
     where: str,
     unless: frozenset[str] = frozenset(),
     across: bool = False,
+    alone: bool = False,
 ) -> Phrasing:
     slots: list[tuple[Alternative, ...]] = []
     for slot in text.split():
@@ -199,7 +203,7 @@ def compile_phrasing(
         slots.append(tuple(alts.values()))
     if not slots:
         raise RubricError(f"{where}: phrasing {text!r} has no words that can be matched")
-    return Phrasing(text, tuple(slots), gap, unless, across)
+    return Phrasing(text, tuple(slots), gap, unless, across, alone)
 
 
 def _load_toml(path: Path) -> dict:
@@ -214,7 +218,7 @@ def _stems(words: Iterable[str], normaliser: Normaliser) -> frozenset[str]:
     return frozenset(t.stem for w in words for t in normaliser.tokens(w))
 
 
-PHRASING_KEYS = frozenset({"text", "gap", "unless", "across"})
+PHRASING_KEYS = frozenset({"text", "gap", "unless", "across", "alone"})
 
 
 def _compile_all(
@@ -235,7 +239,7 @@ def _compile_all(
         if not isinstance(p, dict) or "text" not in p or set(p) - PHRASING_KEYS:
             raise RubricError(
                 f"{where}: a phrasing is a string or a table with text and optionally gap, "
-                f"unless, across; not {p!r}"
+                f"unless, across, alone; not {p!r}"
             )
         compiled.append(
             compile_phrasing(
@@ -246,6 +250,7 @@ def _compile_all(
                 where,
                 unless | _stems(p.get("unless", []), normaliser),
                 bool(p.get("across", False)),
+                bool(p.get("alone", False)),
             )
         )
     return tuple(compiled)

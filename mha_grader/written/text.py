@@ -30,7 +30,7 @@ NEGATORS = frozenset(
 )
 CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
 # Words that make a claim a guess ("they might differ").
-HEDGES = frozenset("might may maybe perhaps possibly".split())
+HEDGES = frozenset("might may maybe perhaps possibly could".split())
 # Tokens that end a clause: negation does not reach across them.
 CLAUSE_BREAKS = frozenset(
     ", ; : ( ) — – - but while whereas although though because since so yet instead".split()
