@@ -23,6 +23,9 @@ REGRESSION = load_labelled(DEFAULT_SET)
 HOLDOUT = load_labelled(HOLDOUT_SET)
 BLIND = load_labelled(DEFAULT_SET.parent / "written_blind.toml")
 PARAPHRASE = load_labelled(DEFAULT_SET.parent / "written_paraphrase.toml")
+# the first two held-out sets, no longer held out once their first runs were reported
+HELDOUT_A = load_labelled(DEFAULT_SET.parent / "written_paraphrase_heldout.toml")
+HELDOUT_B = load_labelled(DEFAULT_SET.parent / "written_paraphrase_heldout_b.toml")
 BAD_KINDS = {"wrong", "negated", "keywords", "offtopic", "empty", "placeholder", "reversed"}
 # correct answers however they are worded: each gets most of its points without review
 GOOD_KINDS = {"good", "unusual", "terse", "hedged"}
@@ -52,6 +55,16 @@ def paraphrase() -> list[Graded]:
     return grade_labelled(PARAPHRASE)
 
 
+@pytest.fixture(scope="module")
+def heldout_a() -> list[Graded]:
+    return grade_labelled(HELDOUT_A)
+
+
+@pytest.fixture(scope="module")
+def heldout_b() -> list[Graded]:
+    return grade_labelled(HELDOUT_B)
+
+
 def _ids(entries: list[dict]) -> list[str]:
     return [f"{e['question']}-{e['kind']}-{i}" for i, e in enumerate(entries)]
 
@@ -75,7 +88,7 @@ def test_regression_answer_gets_the_teachers_points(regression, index):
         assert g.diff <= tolerance(g.question), f"teacher {g.label}, grader {g.score}"
 
 
-SETS = ["regression", "holdout", "blind", "paraphrase"]
+SETS = ["regression", "holdout", "blind", "paraphrase", "heldout_a", "heldout_b"]
 
 
 @pytest.mark.parametrize("sample", SETS)

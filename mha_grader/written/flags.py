@@ -82,6 +82,10 @@ OTHER_LANGUAGE = Flag(
 )
 
 
+# a note's "label: value" ("1 head: 256 parameters", "d_head = 4", "h0 -> token 4") states a fact
+_NOTE = re.compile(r"\w\s*(?::|=|->|→)\s*\w")
+
+
 def _is_keyword_item(item: list[str]) -> bool:
     return len(item) <= KEYWORD_ITEM_MAX_WORDS and not any(w in FUNCTION_WORDS for w in item)
 
@@ -97,11 +101,16 @@ def is_keyword_list(text: str) -> bool:
     if share > KEYWORD_LIST_MAX_FUNCTION_SHARE:
         return False
     items: list[list[str]] = []
-    for item in (words(part) for part in _ITEM_BREAK.split(text)):
+    notes = 0
+    for part in _ITEM_BREAK.split(text):
+        item = words(part)
         if items and len(item) == 1 and item[0] in _SYMBOLS:
             items[-1] += item  # "Q, K, V" and "Wq, Wk, Wv" are one item, not three
         elif item:
             items.append(item)
+            notes += bool(_NOTE.search(part))
+    if notes * 2 > len(items):
+        return False  # notes, one fact a line: terse, but sentences in effect
     bare = [i for i in items if _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
         return True

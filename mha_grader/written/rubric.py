@@ -148,9 +148,16 @@ class Rubric:
         return vocabulary(phrasings)
 
 
-def _synonym_groups(raw: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
-    """word stem -> the words a phrasing's word also accepts. A group's head word accepts its
-    group only; any other member accepts every group it belongs to (groups are symmetric)."""
+class Synonyms(dict[str, frozenset[str]]):
+    """word stem -> the words a phrasing's word also accepts; ``heads`` are the stems of the
+    groups' head words."""
+
+    heads: frozenset[str] = frozenset()
+
+
+def _synonym_groups(raw: Mapping[str, list[str]]) -> Synonyms:
+    """A group's head word accepts its group only; any other member accepts every group it
+    belongs to (groups are symmetric)."""
     groups: dict[str, set[str]] = {}
     for head, others in raw.items():
         members = {head, *others}
@@ -158,7 +165,9 @@ def _synonym_groups(raw: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
             groups.setdefault(stem(word), set()).update(members)
     for head, others in raw.items():
         groups[stem(head)] = {head, *others}
-    return {k: frozenset(v) for k, v in groups.items()}
+    found = Synonyms({k: frozenset(v) for k, v in groups.items()})
+    found.heads = frozenset(stem(head) for head in raw)
+    return found
 
 
 def _alternative(token: Token) -> Alternative:
@@ -168,7 +177,7 @@ def _alternative(token: Token) -> Alternative:
 def compile_phrasing(
     text: str,
     normaliser: Normaliser,
-    synonyms: Mapping[str, frozenset[str]],
+    synonyms: Synonyms,
     gap: int,
     where: str,
     unless: frozenset[str] = frozenset(),
@@ -186,7 +195,12 @@ def compile_phrasing(
                     "expression in the [phrases] table and use its canonical token"
                 )
             tok = tokens[0]
-            words = {tok.word} if tok.canonical else {tok.word, *synonyms.get(tok.stem, ())}
+            # notation and phrase tokens are matched as written, but a phrase's canonical token
+            # that heads a synonym group ("split" in q1) takes its group
+            if tok.canonical and tok.stem not in synonyms.heads:
+                words = {tok.word}
+            else:
+                words = {tok.word, *synonyms.get(tok.stem, ())}
             for word in words:
                 folded = normaliser.tokens(word)
                 if len(folded) != 1:
@@ -224,7 +238,7 @@ PHRASING_KEYS = frozenset({"text", "gap", "unless", "across", "alone"})
 def _compile_all(
     entries: list,
     normaliser: Normaliser,
-    synonyms: Mapping,
+    synonyms: Synonyms,
     gap: int,
     where: str,
     unless: frozenset[str] = frozenset(),
@@ -263,7 +277,7 @@ def _yes_no(value: object, where: str) -> str | None:
 
 
 def _misconceptions(
-    entries: list, normaliser: Normaliser, synonyms: Mapping, gap: int, where: str
+    entries: list, normaliser: Normaliser, synonyms: Synonyms, gap: int, where: str
 ) -> list[Misconception]:
     found = []
     for i, m in enumerate(entries):

@@ -107,6 +107,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         # ", they share one set": a new subject starts a new claim, which a phrasing must not
         # reach into from the clause before (nor a negation of that clause)
         (r",(?=\s+(?:they|it|we|this|these|those|which|there)\b)", " ;"),
+        # "nothing about the projections is duplicated": no projection is
+        (r"\bnothing\s+(?:about|in|of)\s+(?:the\s+)?", "no "),
         # "split the output rather than add weights": the contrast is a claim of its own
         (r"\s*,?\s+rather than\b", ", not"),
         # "a reshape, not new weights": the contrast is a claim of its own
