@@ -26,6 +26,8 @@ PARAPHRASE = load_labelled(DEFAULT_SET.parent / "written_paraphrase.toml")
 # the first two held-out sets, no longer held out once their first runs were reported
 HELDOUT_A = load_labelled(DEFAULT_SET.parent / "written_paraphrase_heldout.toml")
 HELDOUT_B = load_labelled(DEFAULT_SET.parent / "written_paraphrase_heldout_b.toml")
+# the third, measured once before any tuning that followed it and never tuned on since
+HELDOUT_C = load_labelled(DEFAULT_SET.parent / "written_paraphrase_heldout_c.toml")
 BAD_KINDS = {"wrong", "negated", "keywords", "offtopic", "empty", "placeholder", "reversed"}
 # correct answers however they are worded: each gets most of its points without review
 GOOD_KINDS = {"good", "unusual", "terse", "hedged"}
@@ -63,6 +65,11 @@ def heldout_a() -> list[Graded]:
 @pytest.fixture(scope="module")
 def heldout_b() -> list[Graded]:
     return grade_labelled(HELDOUT_B)
+
+
+@pytest.fixture(scope="module")
+def heldout_c() -> list[Graded]:
+    return grade_labelled(HELDOUT_C)
 
 
 def _ids(entries: list[dict]) -> list[str]:
@@ -109,7 +116,7 @@ def test_bad_answers_get_a_quarter_or_half_with_review(request, sample):
             assert g.score <= 0.5 * POINTS[g.question], g.text
 
 
-@pytest.mark.parametrize("sample", SETS)
+@pytest.mark.parametrize("sample", [*SETS, "heldout_c"])
 def test_the_grader_is_right_or_says_it_is_unsure(request, sample):
     """Within a quarter of the points of the teacher's mark or flagged for review: 95% at
     least, with at most 20% flagged, and no wrong answer above half marks."""

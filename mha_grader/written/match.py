@@ -221,14 +221,14 @@ def _phrasing_matches(
     if memos is None:
         memos = [{"vocabulary": vocabulary(phrasings)} for _ in range(len(sentences) + 1)]
     matches = []
+    # a question asked back (often the prompt pasted) asserts nothing
+    statements = [(i, s) for i, s in enumerate(sentences) if not s.question]
     whole = None
     for phrasing in phrasings:
+        where = statements
         if phrasing.across:
-            whole = whole or whole_answer(sentences)
-            where = [(len(sentences), whole)]
-        else:
-            where = [(i, s) for i, s in enumerate(sentences) if not s.question]
-        # a question asked back (often the prompt pasted) asserts nothing
+            whole = whole or [(len(sentences), whole_answer(sentences))]
+            where = whole
         for s_index, sentence in where:
             tokens = sentence.tokens
             for positions in _find(tokens, phrasing, memos[s_index]):
@@ -406,6 +406,9 @@ def copies_prompt(sentence: Sentence, clauses: tuple[tuple[str, ...], ...]) -> b
     words = [t.stem for t in sentence.tokens if t.word[0].isalnum()]
     if len(words) < COPY_MIN_WORDS:
         return False
+    vocabulary = {w for clause in clauses for w in clause}
+    if sum(w not in vocabulary for w in words) > COPY_OTHER_SHARE * len(words):
+        return False  # most sentences: too many words the question does not have
     covered = [False] * len(words)
     whole = False
     for clause in clauses:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import snowballstemmer
 
@@ -167,6 +167,7 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
+@lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
@@ -210,8 +211,8 @@ class Normaliser:
         self._canonical = frozenset(phrases)
         self._longest = max((len(k) for k in table), default=1)
 
-    def tokens(self, text: str) -> tuple[Token, ...]:
-        raw = [t.lower() for t in _TOKEN.findall(rewrite(text))]
+    def tokens(self, text: str, rewritten: bool = False) -> tuple[Token, ...]:
+        raw = [t.lower() for t in _TOKEN.findall(text if rewritten else rewrite(text))]
         out: list[Token] = []
         i = 0
         while i < len(raw):
@@ -231,7 +232,7 @@ class Normaliser:
     def sentences(self, text: str) -> list[Sentence]:
         out = []
         for s in split_sentences(text):
-            tokens, question = self.tokens(s), s.rstrip().endswith("?")
+            tokens, question = self.tokens(s, rewritten=True), s.rstrip().endswith("?")
             for i in range(0, len(tokens), MAX_SENTENCE_TOKENS):
                 out.append(Sentence(tokens[i : i + MAX_SENTENCE_TOKENS], question))
         return out
