@@ -282,3 +282,20 @@ def test_needs_review_is_true_when_any_result_is_tagged():
     flagged = [*clean, Result("q2: written answer", "q2", 1, 4, tags=[NEEDS_REVIEW])]
     assert not needs_review(clean)
     assert needs_review(flagged)
+
+
+def test_the_third_held_out_set_holds_every_kind_asked_for():
+    assert len(HELDOUT_C) >= 100
+    assert {e["question"] for e in HELDOUT_C} == set(WRITTEN_QUESTIONS)
+    kinds = {e["kind"] for e in HELDOUT_C}
+    assert {
+        "unusual",
+        "terse",
+        "hedged",
+        "misconception",
+        "foreign",
+        "restate",
+        "elsewhere",
+    } <= kinds
+    assert {"mixed", "long", "bullets", "latex", "copy", "notes"} <= kinds
+    assert len({e["text"].split()[0] for e in HELDOUT_C if e["kind"] == "foreign"}) >= 3

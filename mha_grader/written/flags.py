@@ -1,5 +1,5 @@
-"""Answers a person should read: contradictory, a bare keyword list, far longer than needed, or
-not in English."""
+"""Answers a person should read: contradictory, a wrong idea beside right ones, a reading in
+doubt, a bare keyword list, far longer than needed, or not in English."""
 
 from __future__ import annotations
 

@@ -9,10 +9,16 @@ is ignored, so "a single head can not attend to several tokens at once" is read 
 A rubric's ``neutral`` phrasings count for the concept either way: "a single head can not attend
 to several relationships at once" and "eight heads can" both name the capability at stake.
 
-Then, for the answer as a whole (``read_concepts``): a misconception it asserts claims its words
-from the concepts; a yes/no question's plain answer said only as a guess, with nothing to back
-it, is dropped; a bare "No." answers a yes/no question; an idea implied by others counts; one
-that requires another counts only with it.
+An opposite (a wrong claim) is read inside one clause. A phrasing may have its own ``unless``
+words, be read ``across`` the whole answer (one fact per line of a note), or only ``alone`` as a
+sentence of its own.
+
+Then, for the answer as a whole (``read_concepts``): a sentence that copies the question states
+nothing; a misconception it asserts claims its words from the concepts (one that yields to a
+longer right reading of the same words is kept as ``doubtful``); a yes/no question's plain
+answer said only as a guess, with nothing to back it, is dropped; a bare "No." answers a yes/no
+question, and one the rest of the answer contradicts makes the concept both said and denied; an
+idea implied by others counts; one that requires another counts only with it.
 """
 
 from __future__ import annotations
