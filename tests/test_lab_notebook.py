@@ -42,9 +42,13 @@ CHECKS = {
 }
 
 
-def execute(folder: Path) -> dict[str, str | list]:
-    """Run lab.ipynb in `folder` top to bottom; cell id -> its text output and its images."""
+def execute(folder: Path, until: str | None = None) -> dict[str, str | list]:
+    """Run lab.ipynb in `folder` from the top (to the cell `until`, if given); cell id -> its
+    text output (colours removed), and cell id + ":images" -> its PNG images."""
     nb = nbformat.read(folder / "lab.ipynb", as_version=4)
+    if until is not None:
+        ids = [c.id for c in nb.cells]
+        nb.cells = nb.cells[: ids.index(until) + 1]
     client = NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     )
@@ -178,7 +182,7 @@ def test_buggy_split_heads_is_named_in_the_check_cell_as_mha_check_names_it(tmp_
     shutil.copytree(ROOT / "exercises" / "tests", folder / "tests")
     for name in ("lab.ipynb", "lab_helpers.py"):
         shutil.copy(ROOT / "exercises" / name, folder / name)
-    cells = execute(folder)
+    cells = execute(folder, until="check-1")  # exercise 1 and its check: where the bug shows
     assert_no_error(cells)
     report = cells["check-1"]
     assert report == mha_check(folder, *EXERCISE_1)
@@ -188,3 +192,27 @@ def test_buggy_split_heads_is_named_in_the_check_cell_as_mha_check_names_it(tmp_
     # The experiment still draws what the buggy code gives, and says it is not the module's.
     assert "differs from the module" in cells["worked-example"]
     assert cells["worked-example:images"]
+
+
+def test_bundle_requirements_pin_the_notebooks_packages_as_locked(bundle_with_reference):
+    wanted = (bundle_with_reference.parent / "requirements.txt").read_text().splitlines()
+    locked = (ROOT / "requirements.lock").read_text().splitlines()
+    for package in ("ipykernel", "matplotlib"):
+        pins = [line for line in wanted if line.startswith(f"{package}==")]
+        assert len(pins) == 1 and pins[0] in locked, (package, wanted)
+
+
+def test_check_stops_a_hanging_function_at_its_time_limit(tmp_path, capsys, monkeypatch):
+    from mha_check.notebook import check
+
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    for name in ("multihead.py", "crosscheck.py", "answers.md"):
+        shutil.copy(ROOT / "solutions" / name, folder / name)
+    with (folder / "multihead.py").open("a") as f:
+        f.write("\n\ndef split_heads(M, num_heads, d_head):\n    while True:\n        pass\n")
+    monkeypatch.chdir(tmp_path)  # as from a notebook in the folder above: ./exercises by default
+    check("split_heads", time_limit=1)
+    out = ANSI.sub("", capsys.readouterr().out)
+    assert f"your files in {folder.resolve()}" in out
+    assert "split_heads did not finish within 1 s" in out, out
