@@ -33,8 +33,9 @@ def _root() -> Path:
     )
 
 
-if str(_root()) not in sys.path:
-    sys.path.insert(0, str(_root()))  # `from mha_check.notebook import check` finds this copy
+ROOT = _root()
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the mha_check imported below is this copy
 
 from mha_check.cli import DEFAULT_TIME_LIMIT  # noqa: E402
 from mha_check.loading import load_student_files as _load  # noqa: E402
@@ -101,7 +102,7 @@ def load_student_files() -> tuple[ModuleType, ModuleType]:
     return _modules["multihead.py"], _modules["crosscheck.py"]
 
 
-class experiment:  # noqa: N801  (used as `with experiment(...):`, like a statement)
+class experiment:  # lower case: it reads as a statement, `with experiment(...):`
     """`with experiment("the heatmaps"):` runs its block on your current files.
 
     When your code is not written yet, raises, or returns something the block cannot use, the
@@ -288,7 +289,8 @@ def _count_shown() -> None:
 def _heatmap(ax: Any, w: np.ndarray, title: str, diff: bool = False) -> Any:
     n_q, n_k = w.shape
     if diff:  # a difference: white at 0, red and blue for the sign, values in short form
-        bound = float(np.max(np.abs(w))) or 1.0
+        finite = np.abs(w[np.isfinite(w)])  # nan or inf (a broken softmax) stays blank
+        bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         image = ax.imshow(w, cmap="RdBu_r", vmin=-bound, vmax=bound)
         fmt, dark = "{:.0e}", lambda v: abs(v) > 0.6 * bound
     else:  # attention weights are in [0, 1]: one colour scale for every head
