@@ -140,6 +140,7 @@ def test_reference_run_shows_the_modules_numbers_and_a_figure_per_experiment(ref
     assert cells["four-heads"].count("attend differently") == 6  # every pair of the 4 heads
     counts = cells["parameter-counts"]
     assert re.search(r"^\s+8\s+256\s+256\s+288\s+288$", counts, re.MULTILINE), counts
+    assert "Yours match torch's everywhere." in counts
     assert "raised ValueError" in cells["non-divisor"]
     table = cells["cross-check-table"]
     assert len(re.findall(r"(True|False)\s+float(32|64)\s+\S+\s+\S+\s+True$", table, re.M)) == 4
