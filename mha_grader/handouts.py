@@ -22,7 +22,7 @@ LAB_PACKAGES = ("ipykernel", "matplotlib")
 LAB_FILES = ("lab.ipynb", "lab_helpers.py")
 README_FIGURE = "docs/heads.png"
 
-BUNDLE_HELP = "build the student hand-out zip (stubs, public tests, mha-check)"
+BUNDLE_HELP = "build the student hand-out zip (stubs, public tests, mha-check, lab notebook)"
 
 
 def _py_files(folder: Path) -> list[Path]:
