@@ -14,21 +14,40 @@ from .paths import EXERCISES, PUBLIC_TESTS, ROOT
 
 BUNDLE_DIR = "mha-exercises"  # the one folder students get when they unzip
 STUDENT_REQUIREMENTS = "numpy>=2.0,<3\ntorch==2.13.0\notter-grader==7.0.0\nrich>=13\n"
+# The lab notebook's packages, pinned to the versions this project tests (requirements.lock).
+# Students only: grading never runs the notebook.
+LAB_PACKAGES = ("ipykernel", "matplotlib")
+# The lab notebook, the helpers it imports, and the figure the student README shows (kept at
+# docs/ beside the README both in exercises/ and at the top of the bundle).
+LAB_FILES = ("lab.ipynb", "lab_helpers.py")
+README_FIGURE = "docs/heads.png"
 
-BUNDLE_HELP = "build the student hand-out zip (stubs, public tests, mha-check)"
+BUNDLE_HELP = "build the student hand-out zip (stubs, public tests, mha-check, lab notebook)"
 
 
 def _py_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+def student_requirements() -> str:
+    """requirements.txt for students: the checks' packages, then the notebook's, pinned."""
+    locked = dict(
+        line.split("==", 1)
+        for line in (ROOT / "requirements.lock").read_text().splitlines()
+        if "==" in line
+    )
+    lab = "".join(f"{name}=={locked[name]}\n" for name in LAB_PACKAGES)
+    return STUDENT_REQUIREMENTS + "# the lab notebook (exercises/lab.ipynb)\n" + lab
+
+
 def bundle_members() -> dict[str, Path | str]:
     """Archive name -> source file (or literal text) for the student bundle."""
     members: dict[str, Path | str] = {
         f"{BUNDLE_DIR}/README.md": EXERCISES / "README.md",
-        f"{BUNDLE_DIR}/requirements.txt": STUDENT_REQUIREMENTS,
+        f"{BUNDLE_DIR}/{README_FIGURE}": EXERCISES / README_FIGURE,
+        f"{BUNDLE_DIR}/requirements.txt": student_requirements(),
     }
-    for name in ("multihead.py", "crosscheck.py", "answers.md"):
+    for name in ("multihead.py", "crosscheck.py", "answers.md", *LAB_FILES):
         members[f"{BUNDLE_DIR}/exercises/{name}"] = EXERCISES / name
     for path in _py_files(PUBLIC_TESTS):
         members[f"{BUNDLE_DIR}/exercises/tests/{path.name}"] = path

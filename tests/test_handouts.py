@@ -22,7 +22,11 @@ FILES = ("multihead.py", "crosscheck.py", "answers.md")
 def significant_lines(paths):
     """Lines long enough to be telling (a shared `import numpy as np` proves nothing)."""
     return {
-        line.strip() for p in paths for line in p.read_text().splitlines() if len(line.strip()) > 24
+        line.strip()
+        for p in paths
+        if p.suffix != ".png"
+        for line in p.read_text().splitlines()
+        if len(line.strip()) > 24
     }
 
 
@@ -51,9 +55,10 @@ def test_bundle_holds_stubs_template_public_tests_and_mha_check_only(bundle):
     path, _ = bundle
     names = zipfile.ZipFile(path).namelist()
     tops = {n.removeprefix(f"{BUNDLE_DIR}/").split("/")[0] for n in names}
-    assert tops == {"README.md", "requirements.txt", "exercises", "mha_check"}
-    for name in FILES:
+    assert tops == {"README.md", "requirements.txt", "exercises", "mha_check", "docs"}
+    for name in (*FILES, "lab.ipynb", "lab_helpers.py"):
         assert f"{BUNDLE_DIR}/exercises/{name}" in names
+    assert f"{BUNDLE_DIR}/docs/heads.png" in names  # the figure the student README shows
 
 
 def test_unzipped_bundle_checks_untouched_stubs_as_not_attempted(bundle):
@@ -85,7 +90,11 @@ def test_bundle_passes_once_the_reference_is_filled_in(bundle, tmp_path):
 
 def test_bundle_contains_no_line_of_the_solutions_hidden_tests_or_rubrics(bundle):
     path, _ = bundle
-    stubs = significant_lines((ROOT / "exercises").rglob("*.*"))
+    # Lines the stubs and public tests share with the reference are fine; the notebook and its
+    # helpers must share none.
+    stubs = significant_lines(
+        p for p in (ROOT / "exercises").rglob("*.*") if not p.name.startswith("lab")
+    )
     secret_files = [
         *(ROOT / "solutions").glob("*.*"),
         *(ROOT / "autograder").rglob("*.py"),
@@ -95,7 +104,10 @@ def test_bundle_contains_no_line_of_the_solutions_hidden_tests_or_rubrics(bundle
     assert len(secrets) > 100  # the check is looking at real content
     with zipfile.ZipFile(path) as zf:
         shipped = {
-            line.strip() for name in zf.namelist() for line in zf.read(name).decode().splitlines()
+            line.strip()
+            for name in zf.namelist()
+            if not name.endswith(".png")
+            for line in zf.read(name).decode().splitlines()
         }
     assert secrets & shipped == set()
 
