@@ -21,11 +21,15 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import runinfo, shards
 from .paths import AUTOGRADER, ROOT, SOLUTIONS
 from .sandbox import Limits
 from .submission import Submission, load_submission, student_id
+
+if TYPE_CHECKING:
+    from .engine import Grade
 
 BATCH_HELP = "grade every submission in a folder, in parallel and resumable"
 SEAL = "grade.json"
@@ -123,7 +127,7 @@ def _grade_one(submission: Submission, out: Path, key: str) -> tuple[dict, dict 
     """Grade one submission in a grading process, write its reports, seal them. Also return the
     fingerprints of its code for the similarity report: made here, they cost the parent nothing
     and are spread over the grading processes."""
-    from . import report, similarity
+    from . import similarity
 
     grade = _engine.grade(submission)
     start = time.perf_counter()
@@ -132,12 +136,27 @@ def _grade_one(submission: Submission, out: Path, key: str) -> tuple[dict, dict 
     except Exception:  # the parent makes them again
         prints = None
     seconds = time.perf_counter() - start
+    # The seal is the last step: the parent gets the row right after it.
+    return write_seal(out, grade, key, submission), prints, seconds
+
+
+def write_seal(out: Path, grade: Grade, key: str, submission: Submission) -> dict[str, str]:
+    """Write the student's reports, then seal them: the grade-sheet row, the key, the grade
+    itself and what a review decision would judge (``reviews.judged``). The seal is the last
+    step; returns the row."""
+    from . import report, reviews
+
     report.write_student(out, grade)
     row = report.grade_row(grade)
-    seal = {"key": key, "row": row, "source": submission.source}
-    # The seal is the last step: the parent gets the row right after it.
+    seal = {
+        "key": key,
+        "row": row,
+        "source": submission.source,
+        "grade": report.grade_to_dict(grade),
+        "judged": reviews.judged(submission.files),
+    }
     report.atomic_write(report.student_dir(out, grade.student) / SEAL, json.dumps(seal) + "\n")
-    return row, prints, seconds
+    return row
 
 
 # -- the parent ----------------------------------------------------------------------------------
@@ -230,8 +249,9 @@ def run_batch_grading(
             print(f"similarity: fingerprints made while grading in {spent:.2f} s ({jobs} jobs)")
         finished = True
     finally:
-        # Whatever happened, the grade sheet lists every student graded so far, in id order.
-        done = [rows[sid] for sid in sorted(rows)]
+        # Whatever happened, the grade sheet lists every student graded so far, in id order,
+        # with the review decisions that still hold.
+        done = settle_reviews(out, [rows[sid] for sid in sorted(rows)], "batch")
         report.write_grades_csv(out, done)
         compare_class(out, sources if finished and shard is None else None, prints)
         runinfo.write_run(
@@ -249,6 +269,20 @@ def run_batch_grading(
         if done:
             build_summary(out)
     return BatchResult(len(rows) - skipped, skipped, failed, [rows[s] for s in sorted(rows)])
+
+
+def settle_reviews(out: Path, rows: list[dict[str, str]], command: str) -> list[dict[str, str]]:
+    """The rows with the review decisions that still hold (see ``reviews.settle``); a broken
+    reviews.toml costs the decisions, never the grades."""
+    from . import reviews
+
+    try:
+        settled = reviews.settle(out, rows)
+    except reviews.ReviewsError as e:
+        print(f"mha-grade {command}: review decisions not applied: {e}", file=sys.stderr)
+        return rows
+    reviews.report_settled(settled, command)
+    return settled.rows
 
 
 def compare_class(
@@ -346,6 +380,13 @@ def run_batch(args: argparse.Namespace) -> int:
         shard = shards.parse(args.shard) if args.shard else None
     except shards.ShardError as e:
         print(f"mha-grade batch: {e}", file=sys.stderr)
+        return 2
+    from . import reviews
+
+    try:  # checked before grading: a broken file must not wait for the end of a long run
+        reviews.load(args.out)
+    except reviews.ReviewsError as e:
+        print(f"mha-grade batch: {e}; fix or remove it, then run again", file=sys.stderr)
         return 2
     start = time.perf_counter()
     signal.signal(signal.SIGTERM, _interrupt)  # a kill ends like Ctrl-C: the sheet is written

@@ -30,6 +30,7 @@ def add_one_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_one(args: argparse.Namespace) -> int:
     from . import report
+    from .batch import grader_fingerprint, settle_reviews, submission_key, write_seal
     from .engine import Engine
     from .submission import load_submission
 
@@ -47,20 +48,22 @@ def run_one(args: argparse.Namespace) -> int:
             print(f"mha-grade one: {e}", file=sys.stderr)
             return 2
         grade = engine.grade(submission)
-    folder = report.write_student(args.out, grade)
+    key = submission_key(submission, grader_fingerprint())
+    row = write_seal(args.out, grade, key, submission)  # a later batch into OUT reuses it
+    folder = report.student_dir(args.out, grade.student)
     # One output folder can collect several `one` runs: replace this student's row only.
     rows = [r for r in report.read_grades_csv(args.out) if r.get("student") != grade.student]
-    report.write_grades_csv(args.out, [*rows, report.grade_row(grade)])
+    rows = settle_reviews(args.out, [*rows, row], "one")  # a person's decisions still hold
+    report.write_grades_csv(args.out, rows)
+    row = next(r for r in rows if r.get("student") == grade.student)
     try:
         from .summary import build_summary
 
         build_summary(args.out, plots=False)
     except ImportError:
         pass
-    print(
-        f"{grade.student}: {report.points(grade.total)} / {report.points(grade.max_total)} "
-        f"(status {grade.status}{', needs review' if grade.needs_review else ''})"
-    )
+    review = ", needs review" if row["needs_review"] == "true" else ""
+    print(f"{grade.student}: {row['total']} / {row['max_total']} (status {row['status']}{review})")
     print(f"feedback: {folder / 'feedback.md'}")
     print(f"grade sheet: {args.out / 'grades.csv'}")
     return 1 if grade.status == "grader-error" else 0
@@ -79,6 +82,7 @@ def _register_optional() -> None:
         ("batch", "batch"),
         ("merge", "merge"),
         ("export", "export"),
+        ("review", "review"),
         ("bundle", "handouts"),
         ("gradescope", "gradescope"),
     )
@@ -103,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="mha-grade",
         description="Grade the multi-head attention exercises: one submission or a whole "
-        "class, in a sandbox (in shards, merged); export grades to an LMS; or build the "
+        "class, in a sandbox (in shards, merged); review what it flagged; export grades to "
+        "an LMS; or build the "
         "student bundle and a Gradescope autograder.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

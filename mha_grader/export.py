@@ -248,7 +248,9 @@ def build_export(
             score.pop(found, None)
             continue
         claimed[found] = sid
-        if row.get("status") == GRADER_FAILED:
+        # A grader error leaves questions ungraded until a person decides them (mha-grade
+        # review): only then is the total a grade.
+        if row.get("status") == GRADER_FAILED and row.get("needs_review") != "false":
             result.grader_errors.append(sid)
             continue
         if row.get("needs_review") == "true":
@@ -312,8 +314,8 @@ def run_export(args: argparse.Namespace) -> int:
         print(note.format(points=max_total))
     if result.grader_errors:
         print(
-            "left empty (the grader failed on them; grade them again): "
-            + ", ".join(result.grader_errors),
+            "left empty (the grader failed on them: grade them again, or decide what it could "
+            "not grade with mha-grade review): " + ", ".join(result.grader_errors),
             file=sys.stderr,
         )
     if result.unusable:

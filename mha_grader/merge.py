@@ -15,8 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import report, runinfo
-from .batch import GRADER_FAILED, compare_class
+from . import report, reviews, runinfo
+from .batch import GRADER_FAILED, compare_class, settle_reviews
 from .submission import safe_id
 
 MERGE_HELP = "join the outputs of sharded batches into one grade sheet and summary"
@@ -96,6 +96,10 @@ def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:
         raise MergeError(f"{out}: the output folder must not be one of the shards")
     runs = check_shards(folders)
     out.mkdir(parents=True, exist_ok=True)
+    try:  # decisions a person made on a shard's own output are kept
+        reviews.gather(out, runs)
+    except reviews.ReviewsError as e:
+        raise MergeError(f"{e}; fix or remove it, then merge again") from None
     rows: dict[str, dict[str, str]] = {}
     sources: dict[str, dict[str, str]] = {}
     for folder, run in runs.items():
@@ -112,7 +116,7 @@ def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:
     missing = sorted(s for r in runs.values() for s in r.get("students", []) if s not in rows)
     if missing:
         raise MergeError(f"no grade-sheet row for {', '.join(missing)}: run their shard again")
-    ordered = [rows[s] for s in sorted(rows)]
+    ordered = settle_reviews(out, [rows[s] for s in sorted(rows)], "merge")
     report.write_grades_csv(out, ordered)
     runinfo.write_sources(out, sources)
     compare_class(out, sources)

@@ -9,6 +9,7 @@ hidden inputs, expected values or test source.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from .engine import Grade
 from .questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
-from .results import DIAGNOSIS_PREFIX
+from .results import DIAGNOSIS_PREFIX, TestResult
 
 CSV_COLUMNS: tuple[str, ...] = (
     "student",
@@ -196,3 +197,22 @@ def write_grades_csv(out: str | os.PathLike, rows: Iterable[Mapping[str, str]]) 
     path = Path(out) / "grades.csv"
     atomic_write(path, grades_csv(rows))
     return path
+
+
+def grade_to_dict(grade: Grade) -> dict:
+    """A grade as plain JSON data (kept in its seal, so that reports can be written again
+    without grading again, e.g. when a person's review decision changes a score)."""
+    return dataclasses.asdict(grade)
+
+
+def grade_from_dict(data: Mapping) -> Grade:
+    """The grade ``grade_to_dict`` wrote; raises ValueError for anything else."""
+    try:
+        known = {f.name for f in dataclasses.fields(TestResult)}
+        results = [
+            TestResult(**{k: v for k, v in r.items() if k in known}) for r in data["results"]
+        ]
+        fields = {f.name for f in dataclasses.fields(Grade)} - {"results"}
+        return Grade(results=results, **{k: v for k, v in data.items() if k in fields})
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"not a saved grade ({e})") from None

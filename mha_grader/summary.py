@@ -105,7 +105,8 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
 
     review = [r["student"] for r in rows if r["needs_review"] == "true"]
     lines += ["", "## Needs review", ""]
-    lines.append(", ".join(review) if review else "No written answer was flagged for review.")
+    lines.append(", ".join(review) if review else "Nothing waits for a person's review.")
+    lines += _reviews_line(out, students)
     trouble = [f"{r['student']} ({r['status']})" for r in rows if r["status"] != "ok"]
     if trouble:
         lines += ["", "Submissions whose grading did not run cleanly: " + ", ".join(trouble) + "."]
@@ -123,6 +124,20 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
             f"![per-question means]({bars})",
         ]
     return _write(out, lines)
+
+
+def _reviews_line(out: Path, students: list[str]) -> list[str]:
+    """How many questions wait for a person and how many a person decided (mha-grade review)."""
+    from .reviews import counts
+
+    open_, decided, reopened = counts(out, students)
+    if not open_ and not decided:
+        return []
+    again = f" ({reopened} of them again, since the answer changed)" if reopened else ""
+    line = f"Reviews: {open_} open{again}, {decided} decided by a person."
+    if open_:
+        line += " `mha-grade review OUT` goes through the open ones, worst first."
+    return ["", line]
 
 
 def _similar_section(out: Path, shown: int = 20) -> list[str]:

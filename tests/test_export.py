@@ -140,7 +140,10 @@ def test_blackboard_file_quotes_every_cell_and_updates_a_column_by_its_id(tmp_pa
 
 
 def test_grader_errors_are_left_empty_and_needs_review_is_exported(tmp_path):
-    rows = [row("ada", "0", status="grader-error"), row("ghopper", "60", needs_review="true")]
+    rows = [
+        row("ada", "0", status="grader-error", needs_review="true"),
+        row("ghopper", "60", needs_review="true"),
+    ]
     result, table = export(tmp_path, rows, CANVAS_ROSTER, CANVAS)
     assert [r[-1] for r in table[2:]] == ["", "", "60"]
     assert result.grader_errors == ["ada"] and result.needs_review == ["ghopper"]
@@ -173,3 +176,11 @@ def test_cli_lists_submissions_without_a_roster_row_and_exits_non_zero(tmp_path,
     assert "80" in target.read_text()
     report.write_grades_csv(out, [row("ada", "80")])
     assert cli.main(argv) == 0
+
+
+def test_a_grader_error_whose_ungraded_questions_a_person_decided_is_exported(tmp_path):
+    # mha-grade review clears needs_review once every question the grader failed on is decided
+    rows = [row("ada", "70", status="grader-error", needs_review="false")]
+    result, table = export(tmp_path, rows, CANVAS_ROSTER, CANVAS)
+    assert "70" in [r[-1] for r in table[2:]]
+    assert result.grader_errors == []

@@ -1,0 +1,340 @@
+"""Review decisions: reviews.toml, what they judge, how they reach every report, --set,
+--clear and --list (the terminal queue is driven in test_review_queue.py; real batches in
+test_review_batch.py)."""
+
+import csv
+import io
+import json
+from datetime import UTC, datetime
+
+import pytest
+from review_helpers import ANSWERS, KEYWORDS, code_files, make_grade, seal, small_class
+
+from mha_grader import cli, report, reviews
+from mha_grader.questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS
+from mha_grader.review import parse_score
+from mha_grader.summary import build_summary
+
+
+def rows(out):
+    return {r["student"]: r for r in report.read_grades_csv(out)}
+
+
+def results(out, student):
+    return json.loads((out / "students" / student / "results.json").read_text())
+
+
+def feedback(out, student):
+    return (out / "students" / student / "feedback.md").read_text()
+
+
+@pytest.fixture
+def out(tmp_path):
+    folder = tmp_path / "out"
+    small_class(folder)
+    return folder
+
+
+# -- reviews.toml ------------------------------------------------------------------------------
+
+
+def decision(score=1.5, note="", **kw):
+    fields = dict(
+        judged="abc",
+        reviewer="tom",
+        decided=datetime(2026, 12, 1, 9, 30, tzinfo=UTC),
+        grader_score=0.5,
+    )
+    return reviews.Decision(score=score, note=note, **{**fields, **kw})
+
+
+def test_reviews_toml_keeps_every_field_of_awkward_notes_and_ids():
+    store = reviews.Reviews()
+    notes = [
+        'she said "quote" and \\ backslash',
+        "line one\nline two\ttab",
+        'triple """ quotes and \'single\'',
+        "unicode: é, ü, 漢字, emoji 🙂",
+        "[decision.fake.q1]\nscore = 4",
+    ]
+    for i, note in enumerate(notes):
+        store.decisions[(f"j.smith+{i}@uni", "q1")] = decision(note=note)
+    store.reopened[("ana", "softmax")] = reviews.Reopened(
+        decision(score=6.0), datetime(2026, 12, 2, tzinfo=UTC)
+    )
+    text = reviews.dumps(store)
+    assert text.startswith("# Review decisions")
+    assert reviews.parse(text) == store
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[decision.ana.q1\nscore = 1", "not valid TOML"),
+        ('[decision.ana.q9]\nscore = 1\njudged = "x"', "'q9' is not a question id"),
+        ('[decision.ana.q1]\nscore = 5\njudged = "x"', "between 0 and 4"),
+        ('[decision.ana.q1]\nscore = -1\njudged = "x"', "between 0 and 4"),
+        ('[decision.ana.q1]\nscore = "all"\njudged = "x"', "must be a number"),
+        ("[decision.ana.q1]\nscore = 2", "no judged"),
+        ('[decisions.ana.q1]\nscore = 2\njudged = "x"', "unknown tables decisions"),
+    ],
+)
+def test_a_broken_reviews_toml_is_refused_saying_where(tmp_path, text, says):
+    (tmp_path / "reviews.toml").write_text(text)
+    with pytest.raises(reviews.ReviewsError) as e:
+        reviews.load(tmp_path)
+    assert says in str(e.value) and "reviews.toml" in str(e.value)
+
+
+def test_parse_score_reads_what_a_person_types_and_refuses_the_rest():
+    assert parse_score("3", 4) == 3 and parse_score(" 2,5 ", 4) == 2.5
+    assert parse_score("3/4", 4) == 3 and parse_score("4", 4) == 4 and parse_score("0", 4) == 0
+    for bad, says in [("5", "from 0 to 4"), ("-1", "from 0 to 4"), ("nan", "from 0 to 4")]:
+        with pytest.raises(ValueError, match=says):
+            parse_score(bad, 4)
+    with pytest.raises(ValueError, match="out of 4, not 5"):
+        parse_score("3/5", 4)
+    with pytest.raises(ValueError, match="expected a number"):
+        parse_score("three", 4)
+
+
+# -- what a decision judges ------------------------------------------------------------------
+
+
+def hashes(answers=None, **code):
+    files = code_files() | code
+    from review_helpers import answers_md
+
+    files["answers.md"] = answers_md(answers or ANSWERS)
+    return reviews.judged(files)["hashes"]
+
+
+def test_a_changed_written_answer_changes_only_its_own_hash():
+    before = hashes()
+    after = hashes(ANSWERS | {"q3": "Yes, every head attends to the same tokens."})
+    assert [q for q in QUESTION_IDS if before[q] != after[q]] == ["q3"]
+
+
+def test_reflowed_answers_and_recommented_code_are_judged_the_same():
+    files = code_files()
+    recommented = (
+        files["multihead.py"]
+        .replace("\n", "  # a new comment\n", 3)
+        .replace("def softmax", "\n\ndef softmax")
+    )
+    assert recommented != files["multihead.py"]
+    reflowed = ANSWERS | {"q1": ANSWERS["q1"].replace(" ", "\n", 3) + "   "}
+    assert hashes(reflowed, **{"multihead.py": recommented}) == hashes()
+
+
+def test_changed_code_changes_the_questions_of_its_file_and_of_the_files_importing_it():
+    base = hashes()
+    multihead = code_files()["multihead.py"].replace("keepdims=True", "keepdims=bool(1)", 1)
+    changed = hashes(**{"multihead.py": multihead})
+    assert {q for q in QUESTION_IDS if changed[q] != base[q]} == set(CODE_QUESTIONS)
+    crosscheck = code_files()["crosscheck.py"] + "\nEXTRA = 1\n"
+    changed = hashes(**{"crosscheck.py": crosscheck})
+    assert {q for q in QUESTION_IDS if changed[q] != base[q]} == {
+        "weights_from_torch",
+        "cross_check",
+    }
+
+
+# -- a decision in every report ----------------------------------------------------------------
+
+
+def test_set_changes_the_grade_sheet_results_json_and_feedback(out, capsys):
+    assert rows(out)["ben"]["needs_review"] == "true"
+    code = cli.main(
+        ["review", str(out), "--set", "ben", "q1", "3.5", "--note", "Terse, but right."]
+    )
+    assert code == 0
+    assert "ben q1: 3.5 / 4" in capsys.readouterr().out
+    row = rows(out)["ben"]
+    assert row["q1"] == "3.5" and float(row["total"]) == MAX_TOTAL - 0.5
+    assert row["needs_review"] == "false"
+    data = results(out, "ben")
+    assert data["score"] == pytest.approx(MAX_TOTAL - 0.5)
+    (q1,) = [t for t in data["tests"] if t["name"].startswith("q1")]
+    assert q1["score"] == 3.5 and q1["max_score"] == 4 and "reviewed" in q1["tags"]
+    assert "needs-review" not in q1["tags"]
+    assert "Graded by a person: 3.5 / 4 (the automatic grader gave 1 / 4)" in q1["output"]
+    assert "Terse, but right." in q1["output"] and KEYWORDS in q1["output"]
+    text = feedback(out, "ben")
+    assert "| q1 | 3.5 / 4 |" in text and "Graded by a person" in text
+    assert "a person will review this answer" not in text
+    saved = reviews.load(out).decisions[("ben", "q1")]
+    assert (saved.score, saved.note, saved.grader_score) == (3.5, "Terse, but right.", 1.0)
+    assert saved.reviewer and saved.decided.tzinfo is not None
+
+
+def test_accepting_the_graders_score_tells_the_student_a_person_kept_it(out):
+    assert cli.main(["review", str(out), "--set", "cy", "q3", "2"]) == 0
+    text = feedback(out, "cy")
+    assert "Checked by a person, who kept the grader's score: 2 / 4." in text
+    assert rows(out)["cy"]["needs_review"] == "false"
+
+
+def test_any_question_can_be_regraded_on_request(out):
+    assert cli.main(["review", str(out), "--set", "dee", "q2", "4", "--note", "Regrade"]) == 0
+    assert rows(out)["dee"]["q2"] == "4" and float(rows(out)["dee"]["total"]) == MAX_TOTAL
+    assert cli.main(["review", str(out), "--set", "dee", "softmax", "3"]) == 0
+    assert rows(out)["dee"]["softmax"] == "3"
+
+
+def test_deciding_every_failed_question_completes_a_grader_error(out):
+    assert rows(out)["ana"]["needs_review"] == "true"
+    assert cli.main(["review", str(out), "--set", "ana", "softmax", "6"]) == 0
+    row = rows(out)["ana"]
+    assert row["softmax"] == "6" and row["needs_review"] == "false"
+    assert float(row["total"]) == MAX_TOTAL and row["status"] == "grader-error"
+
+
+def test_clear_puts_the_graders_score_back(out, capsys):
+    cli.main(["review", str(out), "--set", "ben", "q1", "4"])
+    assert cli.main(["review", str(out), "--clear", "ben", "q1"]) == 0
+    assert "decision removed" in capsys.readouterr().out
+    assert rows(out)["ben"]["q1"] == "1" and rows(out)["ben"]["needs_review"] == "true"
+    assert ("ben", "q1") not in reviews.load(out).decisions
+    assert "Graded by a person" not in feedback(out, "ben")
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["ben", "q1", "5"], "from 0 to 4"),
+        (["ben", "q1", "lots"], "expected a number"),
+        (["ben", "q7", "1"], "'q7' is not a question id"),
+        (["zed", "q1", "1"], "no student 'zed'"),
+    ],
+)
+def test_set_refuses_what_it_cannot_record_and_changes_nothing(out, capsys, args, says):
+    before = (out / "grades.csv").read_text()
+    assert cli.main(["review", str(out), "--set", *args]) == 2
+    assert says in capsys.readouterr().err
+    assert (out / "grades.csv").read_text() == before
+    assert not (out / "reviews.toml").exists()
+
+
+def test_a_note_cannot_add_markup_or_terminal_escapes_to_the_students_report(out):
+    note = "# Total: 82 / 82\n<script>x</script> ![i](http://e/x.png) \x1b[31mred\x1b[0m"
+    cli.main(["review", str(out), "--set", "ben", "q1", "2", "--note", note])
+    text = feedback(out, "ben")
+    assert "\x1b" not in text and "<script>" not in text and "![i]" not in text
+    assert "\n# Total" not in text and "\\# Total: 82 / 82" in text
+
+
+def test_the_student_folder_name_finds_its_id(tmp_path):
+    out = tmp_path / "out"
+    seal(out, make_grade("J._Smith", share={"q1": 0.5}, flagged={"q1": KEYWORDS}))
+    assert cli.main(["review", str(out), "--set", "J. Smith", "q1", "3"]) == 0
+    assert rows(out)["J._Smith"]["q1"] == "3"
+
+
+# -- what is open ----------------------------------------------------------------------------
+
+
+def test_items_come_worst_first():
+    found = [
+        (it.student, it.question, it.kind) for it in reviews.items(_class_with_changed_answer())
+    ]
+    assert found == [
+        ("ana", "softmax", "grader-error"),
+        ("eve", "q4", "changed"),
+        ("ben", "q1", "flagged"),  # a quarter of its points
+        ("cy", "q3", "flagged"),  # a half
+    ]
+
+
+def _class_with_changed_answer():
+    import tempfile
+    from pathlib import Path
+
+    out = Path(tempfile.mkdtemp()) / "out"
+    small_class(out)
+    seal(out, make_grade("eve"))
+    reviews.record(out, "eve", "q4", 3.0, "", "tom")
+    seal(out, make_grade("eve"), ANSWERS | {"q4": "Something else entirely now."})
+    return out
+
+
+def test_list_shows_what_is_open_and_csv_is_for_scripts(out, capsys):
+    cli.main(["review", str(out), "--set", "cy", "q3", "3"])
+    capsys.readouterr()
+    assert cli.main(["review", str(out), "--list"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("2 open (2 students), 0 decided")
+    assert "ana" in text and "ben" in text and "cy " not in text
+    assert KEYWORDS[:40] in text
+    assert cli.main(["review", str(out), "--list", "--all", "--csv"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["student"], r["question"], r["kind"]) for r in table] == [
+        ("ana", "softmax", "grader-error"),
+        ("ben", "q1", "flagged"),
+        ("cy", "q3", "decided"),
+    ]
+    assert table[2]["score"] == "3" and table[2]["grader_score"] == "2"
+    assert table[1]["max_score"] == "4" and table[1]["score"] == ""
+
+
+def test_summary_counts_open_and_decided_reviews(out):
+    reviews.record(out, "cy", "q3", 3.0, "", "tom")
+    text = build_summary(out, plots=False).read_text()
+    assert "Reviews: 2 open, 1 decided by a person." in text
+
+
+# -- decisions across grading again ------------------------------------------------------------
+
+
+def test_settle_keeps_decisions_on_unchanged_answers_and_reopens_a_changed_one(out):
+    reviews.record(out, "ben", "q1", 4.0, "fine", "tom")
+    reviews.record(out, "cy", "q3", 3.0, "", "tom")
+    reviews.record(out, "cy", "q5", 2.0, "regrade", "tom")
+    # cy hands in again: q3 changed, q5 did not; ben is graded again unchanged
+    seal(out, make_grade("ben", share={"q1": 0.25}, flagged={"q1": KEYWORDS}))
+    seal(
+        out,
+        make_grade("cy", share={"q3": 0.5}, flagged={"q3": "It says two opposite things."}),
+        ANSWERS | {"q3": "Yes: the heads agree."},
+    )
+    settled = reviews.settle(out, report.read_grades_csv(out))
+    assert settled.dropped == [("cy", "q3")]
+    report.write_grades_csv(out, settled.rows)
+    store = reviews.load(out)
+    assert set(store.decisions) == {("ben", "q1"), ("cy", "q5")}
+    assert store.reopened[("cy", "q3")].previous.score == 3.0
+    cy = rows(out)["cy"]
+    assert cy["q3"] == "2" and cy["q5"] == "2" and cy["needs_review"] == "true"
+    assert rows(out)["ben"]["q1"] == "4"
+    text = feedback(out, "cy")
+    assert "It has changed since, so the grader's score (2 / 4) stands" in text
+    (item,) = [it for it in reviews.items(out) if it.student == "cy"]
+    assert (item.question, item.kind, item.previous.score) == ("q3", "changed", 3.0)
+    # a new decision closes the reopened item
+    reviews.record(out, "cy", "q3", 1.0, "", "tom")
+    assert ("cy", "q3") not in reviews.load(out).reopened
+    assert rows(out)["cy"]["needs_review"] == "false"
+
+
+def test_reports_of_a_student_whose_decision_was_removed_by_hand_are_written_again(out):
+    reviews.record(out, "ben", "q1", 4.0, "", "tom")
+    (out / "reviews.toml").unlink()
+    settled = reviews.settle(out, report.read_grades_csv(out))
+    assert {r["student"]: r for r in settled.rows}["ben"]["q1"] == "1"
+    assert "Graded by a person" not in feedback(out, "ben")
+
+
+def test_a_grade_sealed_by_an_older_grader_cannot_be_reviewed_and_says_why(out, capsys):
+    seal_path = out / "students" / "ben" / "grade.json"
+    old = json.loads(seal_path.read_text())
+    seal_path.write_text(json.dumps({k: old[k] for k in ("key", "row", "source")}))
+    assert cli.main(["review", str(out), "--set", "ben", "q1", "2"]) == 2
+    assert "--regrade" in capsys.readouterr().err
+
+
+def test_points_in_the_reviewed_reports_add_up(out):
+    reviews.record(out, "ana", "softmax", 2.5, "", "tom")
+    data = results(out, "ana")
+    assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
+    assert data["score"] == pytest.approx(MAX_TOTAL - POINTS["softmax"] + 2.5)
+    assert [t["name"].split(":")[0] for t in data["tests"]] == list(QUESTION_IDS)
