@@ -48,7 +48,9 @@ def add_review_arguments(p: argparse.ArgumentParser) -> None:
         default=os.environ.get("MHA_REVIEWER") or _login(),
         help="who decides, as recorded in reviews.toml (default: $MHA_REVIEWER, else your login)",
     )
-    p.add_argument("--all", action="store_true", help="with --list: decided items too")
+    p.add_argument(
+        "--all", action="store_true", help="decided items too (to list them, or to revise them)"
+    )
     p.add_argument("--csv", action="store_true", help="with --list: CSV instead of text")
     p.add_argument(
         "--student",
@@ -62,7 +64,8 @@ def add_review_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="QID",
         choices=QUESTION_IDS,
-        help="only this question (repeatable); with --student, flagged or not",
+        help="only this question (repeatable): every student's answer to it, flagged or not "
+        "(to go through one question of the whole class)",
     )
 
 
@@ -212,6 +215,9 @@ def run_review(args: argparse.Namespace) -> int:
     problem = _check_out(args.out)
     if problem:
         print(f"mha-grade review: {problem}", file=sys.stderr)
+        return 2
+    if args.note and not args.set:
+        print("mha-grade review: --note goes with --set", file=sys.stderr)
         return 2
     if args.set:
         return run_set(args)

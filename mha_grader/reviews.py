@@ -612,9 +612,12 @@ class Item:
         if self.kind == REQUESTED:
             return "asked for (not flagged by the grader)"
         for r in self.cases:
-            if NEEDS_REVIEW in r.tags:
+            if NEEDS_REVIEW in r.tags:  # the grader's flag is the last line of its output
                 lines = [line.strip() for line in r.output.splitlines() if line.strip()]
-                return lines[-1] if lines else "flagged by the grader"
+                if lines:
+                    first = re.split(r"(?<=[.!?])\s", lines[-1], maxsplit=1)[0]
+                    return first if len(first) <= 120 else first[:119] + "…"
+                break
         return "decided" if self.decision else "flagged by the grader"
 
 
