@@ -123,7 +123,9 @@ def _start_engine(limits: Limits | None) -> None:
     atexit.register(_engine.close)
 
 
-def _grade_one(submission: Submission, out: Path, key: str) -> tuple[dict, dict | None, float]:
+def _grade_one(
+    submission: Submission, out: Path, key: str, review: tuple[dict, dict] | None = None
+) -> tuple[dict, dict | None, float]:
     """Grade one submission in a grading process, write its reports, seal them. Also return the
     fingerprints of its code for the similarity report: made here, they cost the parent nothing
     and are spread over the grading processes."""
@@ -137,23 +139,32 @@ def _grade_one(submission: Submission, out: Path, key: str) -> tuple[dict, dict 
         prints = None
     seconds = time.perf_counter() - start
     # The seal is the last step: the parent gets the row right after it.
-    return write_seal(out, grade, key, submission), prints, seconds
+    return write_seal(out, grade, key, submission, review), prints, seconds
 
 
-def write_seal(out: Path, grade: Grade, key: str, submission: Submission) -> dict[str, str]:
-    """Write the student's reports, then seal them: the grade-sheet row, the key, the grade
-    itself and what a review decision would judge (``reviews.judged``). The seal is the last
-    step; returns the row."""
+def write_seal(
+    out: Path,
+    grade: Grade,
+    key: str,
+    submission: Submission,
+    review: tuple[dict, dict] | None = None,
+) -> dict[str, str]:
+    """Write the student's reports (with the review decisions ``review`` on this student, as
+    ``reviews.Reviews.of`` gives them), then seal them: the grade-sheet row, the key, the grade
+    as graded and what a review decision would judge (``reviews.judged``). The seal is the last
+    step; returns the row as graded."""
     from . import report, reviews
 
-    report.write_student(out, grade)
+    judged = reviews.judged(submission.files)
+    shown = reviews.as_graded(grade, judged["hashes"], *review) if review else grade
+    report.write_student(out, shown)
     row = report.grade_row(grade)
     seal = {
         "key": key,
         "row": row,
         "source": submission.source,
         "grade": report.grade_to_dict(grade),
-        "judged": reviews.judged(submission.files),
+        "judged": judged,
     }
     report.atomic_write(report.student_dir(out, grade.student) / SEAL, json.dumps(seal) + "\n")
     return row
@@ -271,6 +282,18 @@ def run_batch_grading(
     return BatchResult(len(rows) - skipped, skipped, failed, [rows[s] for s in sorted(rows)])
 
 
+def _reviews_or_none(out: Path):
+    """The decisions in ``out`` (None when there are none, or they cannot be read: ``settle``
+    says so at the end)."""
+    from . import reviews
+
+    try:
+        store = reviews.load(out)
+    except reviews.ReviewsError:
+        return None
+    return store if store.decisions or store.reopened else None
+
+
 def settle_reviews(out: Path, rows: list[dict[str, str]], command: str) -> list[dict[str, str]]:
     """The rows with the review decisions that still hold (see ``reviews.settle``); a broken
     reviews.toml costs the decisions, never the grades."""
@@ -333,7 +356,11 @@ def _grade_all(
     ctx = multiprocessing.get_context("spawn")
     jobs = max(1, min(jobs, len(todo)))
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits,))
-    futures = {pool.submit(_grade_one, sub, out, key): sid for sid, (sub, key) in todo.items()}
+    store = _reviews_or_none(out)  # decisions go into the reports as they are first written
+    futures = {
+        pool.submit(_grade_one, sub, out, key, store.of(sid) if store else None): sid
+        for sid, (sub, key) in todo.items()
+    }
     fingerprint_seconds = 0.0
     progress = _progress() if show_progress else None
     task = progress.add_task("grading", total=len(todo), last="") if progress else None

@@ -176,12 +176,26 @@ def student_dir(out: str | os.PathLike, student: str) -> Path:
     return Path(out) / "students" / student
 
 
-def write_student(out: str | os.PathLike, grade: Grade) -> Path:
-    """Write ``students/<id>/results.json`` and ``feedback.md``; returns the folder."""
+def write_student(out: str | os.PathLike, grade: Grade, *, if_changed: bool = False) -> Path:
+    """Write ``students/<id>/results.json`` and ``feedback.md``; returns the folder.
+    ``if_changed``: leave a file that already says the same as it is (no write, no sync)."""
     folder = student_dir(out, grade.student)
-    atomic_write(folder / "results.json", json.dumps(results_json(grade), indent=2) + "\n")
-    atomic_write(folder / "feedback.md", feedback_md(grade))
+    data = results_json(grade)
+    if not (if_changed and _holds(folder / "results.json", data)):
+        atomic_write(folder / "results.json", json.dumps(data, indent=2) + "\n")
+    text = feedback_md(grade)
+    if not (if_changed and _holds(folder / "feedback.md", text)):
+        atomic_write(folder / "feedback.md", text)
     return folder
+
+
+def _holds(path: Path, content: str | dict) -> bool:
+    """Whether the file holds ``content`` (text, or the data of a JSON file)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        return (json.loads(text) if isinstance(content, dict) else text) == content
+    except (OSError, ValueError):
+        return False
 
 
 def read_grades_csv(out: str | os.PathLike) -> list[dict[str, str]]:

@@ -3,8 +3,9 @@ reach the reports (``mha-grade review``; the queue and the command line are in `
 
 A decision records who decided, when, the score, an optional note, the grader's score at the
 time, and a hash of what was judged: the visible answer for a written question (whitespace
-ignored), the file the function lives in for a code question (as a program: comments and layout
-ignored; ``crosscheck.py`` questions also cover ``multihead.py``, which it may import). Grading
+ignored), the file the function lives in for a code question (blank lines, comment-only lines
+and trailing spaces ignored; ``crosscheck.py`` questions also cover ``multihead.py``, which it
+may import). Grading
 keeps the same hashes, with the grade itself, in each student's seal (``grade.json``), so
 reports can be written again without grading again:
 
@@ -18,7 +19,6 @@ reports can be written again without grading again:
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
 import hashlib
@@ -64,14 +64,17 @@ def _digest(*parts: str | None) -> str:
     return h.hexdigest()[:16]
 
 
+_NOT_CODE = re.compile(r"^[ \t]*(?:#.*)?\r?$\n?", re.MULTILINE)  # a blank or comment-only line
+
+
 def _program(text: str | None) -> str | None:
-    """Python source as a program: the same for code that differs only in comments or layout."""
+    """Python source without blank lines, comment-only lines and trailing spaces: the same
+    for code that only gained or lost such lines. (Cheap on purpose: it runs for every
+    submission; parsing both files would add about 5% to a batch.)"""
     if text is None:
         return None
-    try:
-        return ast.dump(ast.parse(text))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return text
+    lines = _NOT_CODE.sub("", text.replace("\r\n", "\n")).split("\n")
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def code_files(qid: str) -> tuple[str, ...]:
@@ -424,9 +427,13 @@ def seal_students(out: str | Path) -> list[str]:
 
 
 def _carries_review(out: Path, student: str) -> bool:
-    """Whether the student's results.json shows a decision or a reopened item."""
+    """Whether the student's results.json shows a decision or a reopened item (a look for the
+    tags' text first: this runs for the whole class after every batch)."""
     try:
-        tests = json.loads((report.student_dir(out, student) / "results.json").read_text())["tests"]
+        text = (report.student_dir(out, student) / "results.json").read_text()
+        if f'"{REVIEWED}"' not in text and f'"{REOPENED}"' not in text:
+            return False
+        tests = json.loads(text)["tests"]
         return any(REVIEWED in t.get("tags", []) or REOPENED in t.get("tags", []) for t in tests)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
@@ -436,7 +443,7 @@ def render(out: str | Path, sealed: Sealed, reviews: Reviews) -> dict[str, str]:
     """Write the student's reports with their decisions applied; returns the grade-sheet row."""
     decisions, reopened = reviews.of(sealed.student)
     grade = apply(sealed.grade, decisions, reopened)
-    report.write_student(out, grade)
+    report.write_student(out, grade, if_changed=True)  # after a batch, most are as they were
     return report.grade_row(grade)
 
 
@@ -445,6 +452,22 @@ class Settled:
     rows: list[dict[str, str]]
     dropped: list[Key] = field(default_factory=list)  # decisions whose answer changed
     unsealed: list[Key] = field(default_factory=list)  # decisions on a student with no grade kept
+
+
+def as_graded(
+    grade: Grade,
+    hashes: Mapping[str, str],
+    decisions: Mapping[str, Decision],
+    reopened: Mapping[str, Reopened],
+) -> Grade:
+    """A freshly graded submission with the decisions on it applied: those on a question whose
+    hash changed count as reopened, as ``settle`` will record them (so the reports written
+    while grading are already the final ones)."""
+    holding = {q: d for q, d in decisions.items() if hashes.get(q) == d.judged}
+    reopened = dict(reopened) | {
+        q: Reopened(d, _now()) for q, d in decisions.items() if q not in holding
+    }
+    return apply(grade, holding, reopened)
 
 
 def stale(reviews: Reviews, sealed: Sealed) -> list[str]:
@@ -698,25 +721,20 @@ def items(
     return sorted(found, key=order_key)
 
 
-def counts(out: str | Path, students: Iterable[str]) -> tuple[int, int, int]:
-    """(open, decided, reopened) review items of these students, read from their results.json
-    (what the reports say, whichever command wrote them)."""
+def counts(tests_of: Mapping[str, list]) -> tuple[int, int, int]:
+    """(open, decided, reopened) review items in each student's results.json tests (what the
+    reports say, whichever command wrote them)."""
     open_, decided, reopened = set(), set(), set()
-    for student in students:
-        try:
-            tests = json.loads((report.student_dir(out, student) / "results.json").read_text())
-            tests = tests["tests"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        for t in tests if isinstance(tests, list) else []:
-            tags = t.get("tags", []) if isinstance(t, dict) else []
-            qid = str(t.get("name", "")).split(":", 1)[0] if isinstance(t, dict) else ""
+    for student, tests in tests_of.items():
+        for t in tests:
+            tags = t.get("tags", [])
+            item = (student, str(t.get("name", "")).split(":", 1)[0])
             if REVIEWED in tags:
-                decided.add((student, qid))
+                decided.add(item)
             elif NEEDS_REVIEW in tags:
-                open_.add((student, qid))
+                open_.add(item)
                 if REOPENED in tags:
-                    reopened.add((student, qid))
+                    reopened.add(item)
     return len(open_), len(decided), len(reopened)
 
 

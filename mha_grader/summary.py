@@ -17,15 +17,24 @@ from .report import read_grades_csv
 MISCONCEPTION_TAG = "misconception:"
 
 
-def _misconceptions(out: Path, students: list[str]) -> Counter:
-    """How many students each misconception was seen in (once per student)."""
-    seen: Counter = Counter()
+def _tests(out: Path, students: list[str]) -> dict[str, list]:
+    """Each student's results.json tests (read once for every count below)."""
+    found = {}
     for student in students:
         path = out / "students" / student / "results.json"
         try:
             tests = json.loads(path.read_text())["tests"]
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             continue
+        if isinstance(tests, list):
+            found[student] = [t for t in tests if isinstance(t, dict)]
+    return found
+
+
+def _misconceptions(tests_of: dict[str, list]) -> Counter:
+    """How many students each misconception was seen in (once per student)."""
+    seen: Counter = Counter()
+    for tests in tests_of.values():
         tags = {
             t for test in tests for t in test.get("tags", []) if t.startswith(MISCONCEPTION_TAG)
         }
@@ -94,7 +103,8 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     for status, count in Counter(r["status"] for r in rows).most_common():
         lines.append(f"| {status} | {count} |")
 
-    seen = _misconceptions(out, students)
+    tests_of = _tests(out, students)
+    seen = _misconceptions(tests_of)
     lines += ["", "## Misconceptions", ""]
     if seen:
         lines += ["| misconception | students | % of class |", "|---|---|---|"]
@@ -106,7 +116,7 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     review = [r["student"] for r in rows if r["needs_review"] == "true"]
     lines += ["", "## Needs review", ""]
     lines.append(", ".join(review) if review else "Nothing waits for a person's review.")
-    lines += _reviews_line(out, students)
+    lines += _reviews_line(tests_of)
     trouble = [f"{r['student']} ({r['status']})" for r in rows if r["status"] != "ok"]
     if trouble:
         lines += ["", "Submissions whose grading did not run cleanly: " + ", ".join(trouble) + "."]
@@ -126,11 +136,11 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     return _write(out, lines)
 
 
-def _reviews_line(out: Path, students: list[str]) -> list[str]:
+def _reviews_line(tests_of: dict[str, list]) -> list[str]:
     """How many questions wait for a person and how many a person decided (mha-grade review)."""
     from .reviews import counts
 
-    open_, decided, reopened = counts(out, students)
+    open_, decided, reopened = counts(tests_of)
     if not open_ and not decided:
         return []
     again = f" ({reopened} of them again, since the answer changed)" if reopened else ""

@@ -115,13 +115,12 @@ def test_a_changed_written_answer_changes_only_its_own_hash():
     assert [q for q in QUESTION_IDS if before[q] != after[q]] == ["q3"]
 
 
-def test_reflowed_answers_and_recommented_code_are_judged_the_same():
+def test_reflowed_answers_and_code_with_new_comment_lines_are_judged_the_same():
     files = code_files()
-    recommented = (
-        files["multihead.py"]
-        .replace("\n", "  # a new comment\n", 3)
-        .replace("def softmax", "\n\ndef softmax")
+    recommented = files["multihead.py"].replace(
+        "def softmax", "# a new comment line\n\n\n    # and another   \ndef softmax"
     )
+    recommented = recommented.replace("\n", "   \n", 5).replace("\n", "\r\n")
     assert recommented != files["multihead.py"]
     reflowed = ANSWERS | {"q1": ANSWERS["q1"].replace(" ", "\n", 3) + "   "}
     assert hashes(reflowed, **{"multihead.py": recommented}) == hashes()
