@@ -279,7 +279,7 @@ def run_batch_grading(
         )
         if done:
             build_summary(out)
-    return BatchResult(len(rows) - skipped, skipped, failed, [rows[s] for s in sorted(rows)])
+    return BatchResult(len(rows) - skipped, skipped, failed, done)
 
 
 def _reviews_or_none(out: Path):
@@ -376,6 +376,9 @@ def _grade_all(
             except Exception as e:  # the grader's failure, not the student's
                 print(f"mha-grade batch: grading {sid} failed: {e!r}", file=sys.stderr)
                 row = _failure_row(sid)
+                # an older seal no longer describes this submission: its grade must not be
+                # taken for the current one (by a review, say)
+                (out / "students" / sid / SEAL).unlink(missing_ok=True)
             rows[sid] = row
             if row.get("status") == GRADER_FAILED:
                 failed.append(sid)
@@ -442,6 +445,10 @@ def run_batch(args: argparse.Namespace) -> int:
     print(f"grade sheet: {args.out / 'grades.csv'}")
     print(f"summary: {args.out / 'summary.md'}")
     print(f"feedback: {args.out / 'students'}/<student>/feedback.md")
+    waiting = sum(r.get("needs_review") == "true" for r in result.rows)
+    if waiting:
+        who = f"{waiting} student{'s' if waiting != 1 else ''}"
+        print(f"waiting for a person's review: {who} (mha-grade review {args.out})")
     if shard is None:
         print(f"similar submissions: {args.out / 'similarity.html'}")
     else:

@@ -197,7 +197,7 @@ def list_items(found: list[reviews.Item], as_csv: bool) -> str:
                 score = f"{pts(it.decision.score)}/{pts(it.max_score)} (grader {score})"
             text = it.reason() if it.open else f"{it.decision.reviewer}: {it.decision.note}"
             lines.append(
-                f"{it.student:<{width}}  {it.question:<20}  {it.kind:<12}  {score:<16}  "
+                f"{it.student:<{width}}  {it.question:<20}  {it.kind:<12}  {score:<20}  "
                 f"{' '.join(text.split())[:100]}"
             )
     return "\n".join(lines) + "\n"

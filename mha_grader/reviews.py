@@ -37,7 +37,7 @@ from mha_check.answers import parse_answers
 from . import report
 from .engine import GRADER_FAILED, Grade
 from .questions import CODE_QUESTIONS, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
-from .results import TestResult
+from .results import DIAGNOSIS_PREFIX, TestResult
 
 REVIEWS_FILE = "reviews.toml"
 SEAL = "grade.json"  # the batch's seal: the grade-sheet row, its key, and what grading needs here
@@ -327,10 +327,18 @@ def _reviewed(qid: str, cases: list[TestResult], decision: Decision) -> TestResu
     grader = sum(r.score for r in cases)
     lines = [review_text(grader, POINTS[qid], decision), ""]
     lines.append(f"What the automatic grader found ({_mark_total(grader, qid)}):")
+    explained: set[str] = set()  # a diagnosis is spelled out once, as in the grader's report
     for r in cases:
         name = r.name.removeprefix(f"{qid}: ") or r.name
         lines.append(f"- {name}: {_mark(r)}")
-        lines += [f"  {line}" if line else "" for line in r.output.strip().splitlines()]
+        output = r.output.strip()
+        if r.passed and output == "passed":
+            continue
+        for line in output.splitlines():
+            if line.startswith(DIAGNOSIS_PREFIX):
+                line = f"{DIAGNOSIS_PREFIX}the same as above." if line in explained else line
+                explained.add(line)
+            lines.append(f"  {line}" if line else "")
     tags = [REVIEWED] + [t for r in cases for t in r.tags if t.startswith("misconception:")]
     return TestResult(
         f"{qid}: graded by a person",
@@ -518,8 +526,9 @@ def report_settled(settled: Settled, command: str) -> None:
     if settled.unsealed:
         which = ", ".join(f"{s} {q}" for s, q in settled.unsealed)
         print(
-            f"mha-grade {command}: review decisions not applied to {which}: their grade was "
-            "written by an older grader; grade them again (--regrade) to apply them.",
+            f"mha-grade {command}: review decisions not applied to {which}: no grade is kept "
+            "for them (grading failed, or an older grader graded them); grade them again "
+            "(--regrade) to apply them.",
             file=sys.stderr,
         )
 
@@ -577,8 +586,8 @@ def _no_grade(out: Path, student: str) -> str:
         hint = f" (students there: {', '.join(known[:8])}{' …' if len(known) > 8 else ''})"
         return f"no student {student!r} in {out}" + (hint if known else "")
     return (
-        f"{student}'s grade in {out} was written by an older grader, which did not keep what "
-        "a review needs; grade again with --regrade, then review"
+        f"no grade is kept for {student} in {out} (grading failed, or an older grader graded "
+        "them, which did not keep what a review needs): grade again with --regrade, then review"
     )
 
 
@@ -624,24 +633,22 @@ class Item:
         return self.decision is None
 
     def reason(self) -> str:
-        """Why it is in the queue, in one line."""
-        if self.kind == GRADER_ERROR:
-            return "the grader itself failed on this question"
+        """Why it is (or was) in the queue, in one line."""
         if self.kind == CHANGED and self.previous is not None:
             return (
                 f"changed since {self.previous.reviewer or 'a person'} gave "
                 f"{report.points(self.previous.score)} on {self.previous.decided:%Y-%m-%d}"
             )
-        if self.kind == REQUESTED:
-            return "asked for (not flagged by the grader)"
+        if any(r.output == GRADER_FAILED for r in self.cases):
+            return "the grader itself failed on this question"
         for r in self.cases:
             if NEEDS_REVIEW in r.tags:  # the grader's flag is the last line of its output
                 lines = [line.strip() for line in r.output.splitlines() if line.strip()]
                 if lines:
                     first = re.split(r"(?<=[.!?])\s", lines[-1], maxsplit=1)[0]
                     return first if len(first) <= 120 else first[:119] + "…"
-                break
-        return "decided" if self.decision else "flagged by the grader"
+                return "flagged by the grader"
+        return "asked for (not flagged by the grader)"
 
 
 def order_key(item: Item) -> tuple:
@@ -682,8 +689,11 @@ def items(
     wanted_students = set(students) if students is not None else None
     wanted_questions = set(questions) if questions is not None else None
     found: list[Item] = []
+    on_sheet = {r.get("student") for r in report.read_grades_csv(out)}
     for student in seal_students(out):
         if wanted_students is not None and student not in wanted_students:
+            continue
+        if on_sheet and student not in on_sheet:  # no longer in the class
             continue
         sealed = read_sealed(out, student)
         if sealed is None:

@@ -337,3 +337,12 @@ def test_points_in_the_reviewed_reports_add_up(out):
     assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
     assert data["score"] == pytest.approx(MAX_TOTAL - POINTS["softmax"] + 2.5)
     assert [t["name"].split(":")[0] for t in data["tests"]] == list(QUESTION_IDS)
+
+
+def test_a_student_without_a_kept_grade_keeps_the_row_grading_gave_and_is_named(out):
+    reviews.record(out, "ben", "q1", 4.0, "", "tom")
+    (out / "students" / "ben" / "grade.json").unlink()  # as after grading ben failed
+    failure = {**rows(out)["ben"], "status": "grader-error", "total": "0"}
+    settled = reviews.settle(out, [failure])
+    assert settled.rows == [failure] and settled.unsealed == [("ben", "q1")]
+    assert ("ben", "q1") in reviews.load(out).decisions  # kept for when ben is graded again
