@@ -55,25 +55,6 @@ def plain(text: str) -> str:
 
 
 @cache
-def _template_questions() -> dict[str, str]:
-    """The written questions as the answers.md template quotes them."""
-    from mha_check.answers import label_id
-
-    found: dict[str, list[str]] = {}
-    current = None
-    try:
-        lines = (EXERCISES / "answers.md").read_text().splitlines()
-    except OSError:
-        return {}
-    for line in lines:
-        if line.startswith("#"):
-            current = label_id(line.lstrip("#"))
-        elif current and line.startswith(">"):
-            found.setdefault(current, []).append(line.lstrip("> ").rstrip())
-    return {q: " ".join(parts) for q, parts in found.items()}
-
-
-@cache
 def _stub_summaries() -> dict[str, str]:
     """Each code question's function: its signature and the first line of the stub docstring."""
     from mha_check.questions import SIGNATURES
@@ -93,8 +74,15 @@ def _stub_summaries() -> dict[str, str]:
 
 
 def question_text(qid: str) -> str:
+    """The question as students read it: a written question's prompt (from its rubric), a code
+    question's function."""
     if qid in WRITTEN_QUESTIONS:
-        return _template_questions().get(qid, qid)
+        from .written.rubric import load_rubrics
+
+        try:
+            return load_rubrics()[qid].prompt or qid
+        except Exception:  # a broken rubric must not stop the review
+            return qid
     return _stub_summaries().get(qid, qid)
 
 

@@ -5,9 +5,8 @@ A decision records who decided, when, the score, an optional note, the grader's 
 time, and a hash of what was judged: the visible answer for a written question (whitespace
 ignored), the file the function lives in for a code question (blank lines, comment-only lines
 and trailing spaces ignored; ``crosscheck.py`` questions also cover ``multihead.py``, which it
-may import). Grading
-keeps the same hashes, with the grade itself, in each student's seal (``grade.json``), so
-reports can be written again without grading again:
+may import). Grading keeps the same hashes, with the grade itself, in each student's seal
+(``grade.json``), so reports can be written again without grading again:
 
 - the reports (``results.json``, ``feedback.md``, the ``grades.csv`` row) are the grade with
   every decision applied: the question's cases become one result "graded by a person" with the
@@ -35,13 +34,13 @@ from pathlib import Path
 from mha_check.answers import parse_answers
 
 from . import report
+from .batch import SEAL
 from .engine import GRADER_FAILED, Grade
 from .questions import CODE_QUESTIONS, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .results import DIAGNOSIS_PREFIX, TestResult
+from .written.grade import NEEDS_REVIEW
 
 REVIEWS_FILE = "reviews.toml"
-SEAL = "grade.json"  # the batch's seal: the grade-sheet row, its key, and what grading needs here
-NEEDS_REVIEW = "needs-review"
 REVIEWED = "reviewed"  # tag of a question a person graded
 REOPENED = "review-reopened"  # tag of a question whose decision was dropped: changed since
 MAX_NOTE = 2000  # characters of a reviewer's note
@@ -286,15 +285,10 @@ def locked(out: str | Path) -> Iterator[None]:
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def review_text(
-    grader_score: float,
-    max_score: float,
-    decision: Decision | None = None,
-    previous: Decision | None = None,
-) -> str:
+def review_text(grader_score: float, max_score: float, decision: Decision | None) -> str:
     """What a student reads about a person's review of one question: the decision and its note,
-    or (``previous``) that a decision on an earlier version was dropped. The one place this text
-    is made, and the only text of the review that reaches a student."""
+    or (None) that a decision on an earlier version of the answer was dropped. The one place
+    this text is made, and the only text of a review that reaches a student."""
     pts = report.points
     if decision is None:
         return (
@@ -302,7 +296,7 @@ def review_text(
             f"the grader's score ({pts(grader_score)} / {pts(max_score)}) stands until a person "
             "looks at it again."
         )
-    if decision.score == grader_score:
+    if abs(decision.score - grader_score) < 5e-5:  # scores are kept to 4 decimals
         line = f"Checked by a person, who kept the grader's score: {pts(decision.score)} / "
         line += f"{pts(max_score)}."
     else:
@@ -354,9 +348,9 @@ def _mark_total(score: float, qid: str) -> str:
     return f"{report.points(score)} / {report.points(POINTS[qid])}"
 
 
-def _reopened(qid: str, cases: list[TestResult], previous: Decision) -> list[TestResult]:
+def _reopened(qid: str, cases: list[TestResult]) -> list[TestResult]:
     grader = sum(r.score for r in cases)
-    text = review_text(grader, POINTS[qid], previous=previous)
+    text = review_text(grader, POINTS[qid], None)
     out = []
     for i, r in enumerate(cases):
         tags = list(dict.fromkeys([*r.tags, NEEDS_REVIEW, REOPENED]))
@@ -385,9 +379,7 @@ def apply(
             results.append(_reviewed(q, cases, decisions[q]))
             done.add(q)
         elif q in reopened:
-            results += _reopened(
-                q, [c for c in grade.results if c.question == q], reopened[q].previous
-            )
+            results += _reopened(q, [c for c in grade.results if c.question == q])
             done.add(q)
         else:
             results.append(r)

@@ -346,3 +346,9 @@ def test_a_student_without_a_kept_grade_keeps_the_row_grading_gave_and_is_named(
     settled = reviews.settle(out, [failure])
     assert settled.rows == [failure] and settled.unsealed == [("ben", "q1")]
     assert ("ben", "q1") in reviews.load(out).decisions  # kept for when ben is graded again
+
+
+def test_accepting_a_fractional_score_counts_as_keeping_it():
+    kept = decision(score=round(8 / 3, 4), grader_score=8 / 3)
+    assert reviews.review_text(8 / 3, 4, kept).startswith("Checked by a person")
+    assert reviews.review_text(8 / 3, 4, decision(score=3.0)).startswith("Graded by a person")
