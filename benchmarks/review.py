@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mha_grader import cli, report, reviews  # noqa: E402
+from mha_grader import cli, report, review_items, reviewed, reviews  # noqa: E402
 from mha_grader.batch import write_seal  # noqa: E402
 from mha_grader.engine import Grade  # noqa: E402
 from mha_grader.questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS  # noqa: E402
@@ -103,7 +103,7 @@ def main() -> None:
         report.write_grades_csv(out, rows)
         flagged = [r["student"] for r in rows if r["needs_review"] == "true"]
         for sid in flagged[: args.decisions]:
-            reviews.record(out, sid, "q1", 3.0, "a note", "bench")
+            reviewed.record(out, sid, "q1", 3.0, "a note", "bench")
         # The whole class graded again (--regrade): each grading process writes the reports
         # with the decisions in them, then the batch's last step settles.
         store = reviews.load(out)
@@ -111,13 +111,13 @@ def main() -> None:
             sid = f"s{i:04d}"
             g = a_grade(sid, flagged=i % 10 == 0)
             write_seal(out, g, "k", Submission(sid, "", submission.files), store.of(sid))
-        settle = timed(lambda: reviews.settle(out, rows))
+        settle = timed(lambda: reviewed.settle(out, rows))
         per_100 = settle / (args.n / 100)
         print(
             f"settling {args.n} students ({min(len(flagged), args.decisions)} decisions): "
             f"{settle:.3f} s, per 100 students ratio {per_100 / base:.4f} (target <= 0.04)"
         )
-        start = timed(lambda: reviews.items(out))
+        start = timed(lambda: review_items.items(out))
         print(f"the queue's items over {args.n} students: {start:.3f} s, ratio {start / base:.3f}")
         one_set = timed(lambda: cli.main(["review", str(out), "--set", flagged[-1], "q1", "2"]), 3)
         print(f"one --set (summary included): {one_set:.3f} s, ratio {one_set / base:.3f}")

@@ -153,10 +153,10 @@ def write_seal(
     ``reviews.Reviews.of`` gives them), then seal them: the grade-sheet row, the key, the grade
     as graded and what a review decision would judge (``reviews.judged``). The seal is the last
     step; returns the row as graded."""
-    from . import report, reviews
+    from . import report, reviewed, reviews
 
     judged = reviews.judged(submission.files)
-    shown = reviews.as_graded(grade, judged["hashes"], *review) if review else grade
+    shown = reviewed.as_graded(grade, judged["hashes"], *review) if review else grade
     report.write_student(out, shown)
     row = report.grade_row(grade)
     seal = {
@@ -295,16 +295,16 @@ def _reviews_or_none(out: Path):
 
 
 def settle_reviews(out: Path, rows: list[dict[str, str]], command: str) -> list[dict[str, str]]:
-    """The rows with the review decisions that still hold (see ``reviews.settle``); a broken
+    """The rows with the review decisions that still hold (see ``reviewed.settle``); a broken
     reviews.toml costs the decisions, never the grades."""
-    from . import reviews
+    from . import reviewed, reviews
 
     try:
-        settled = reviews.settle(out, rows)
+        settled = reviewed.settle(out, rows)
     except reviews.ReviewsError as e:
         print(f"mha-grade {command}: review decisions not applied: {e}", file=sys.stderr)
         return rows
-    reviews.report_settled(settled, command)
+    reviewed.report_settled(settled, command)
     return settled.rows
 
 

@@ -6,7 +6,8 @@ a student asks to have regraded.
 - ``mha-grade review OUT --clear STUDENT QUESTION``: back to the grader's score;
 - ``mha-grade review OUT --list [--all] [--csv]``: what is still open (or everything).
 
-Decisions live in ``OUT/reviews.toml`` and reach the reports at once (``reviews.py``).
+Decisions live in ``OUT/reviews.toml`` (``reviews.py``) and reach the reports at once
+(``reviewed.py``); the items come from ``review_items.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import os
 import sys
 from pathlib import Path
 
-from . import report, reviews
+from . import report, reviewed, reviews
 from .questions import POINTS, QUESTION_IDS
+from .review_items import Item, items
 from .submission import safe_id
 
 REVIEW_HELP = "review flagged answers (a terminal queue), or set a score by hand"
@@ -117,7 +119,7 @@ def run_set(args: argparse.Namespace) -> int:
         return 2
     student = _student(args.out, student)
     try:
-        decision, before, row = reviews.record(
+        decision, before, row = reviewed.record(
             args.out, student, qid, score, args.note, args.reviewer
         )
     except reviews.ReviewsError as e:
@@ -138,7 +140,7 @@ def run_clear(args: argparse.Namespace) -> int:
     student, qid = args.clear
     student = _student(args.out, student)
     try:
-        _, before, row = reviews.record(args.out, student, qid, None)
+        _, before, row = reviewed.record(args.out, student, qid, None)
     except reviews.ReviewsError as e:
         print(f"mha-grade review: {e}", file=sys.stderr)
         return 2
@@ -171,7 +173,7 @@ LIST_COLUMNS = (
 )
 
 
-def list_items(found: list[reviews.Item], as_csv: bool) -> str:
+def list_items(found: list[Item], as_csv: bool) -> str:
     pts = report.points
     if as_csv:
         buf = io.StringIO()
@@ -206,7 +208,7 @@ def list_items(found: list[reviews.Item], as_csv: bool) -> str:
 def _check_out(out: Path) -> str | None:
     if not out.is_dir():
         return f"{out}: no such folder"
-    if not reviews.seal_students(out):
+    if not reviewed.seal_students(out):
         return f"{out}: no graded students here (run mha-grade batch or one first)"
     return None
 
@@ -226,7 +228,7 @@ def run_review(args: argparse.Namespace) -> int:
     students = [_student(args.out, s) for s in args.student] if args.student else None
     try:
         store = reviews.load(args.out)
-        found = reviews.items(args.out, store, students, args.question, decided=args.all)
+        found = items(args.out, store, students, args.question, decided=args.all)
     except reviews.ReviewsError as e:
         print(f"mha-grade review: {e}", file=sys.stderr)
         return 2

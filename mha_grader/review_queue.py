@@ -4,7 +4,7 @@ Plain line input (no mouse, no full-screen mode), so it works over ssh and in an
 For each item: the question, what the rubric asks, the student's visible answer (or the code of
 the function), the grader's score and reasons. The reviewer types a score and an optional note,
 presses Enter to accept the grader's score, ``s`` to skip, ``b`` to go back, ``q`` to quit.
-Every decision is written at once (``reviews.record``), so quitting loses nothing; the items
+Every decision is written at once (``reviewed.record``), so quitting loses nothing; the items
 skipped are remembered in ``OUT/.review-queue.json`` and come after the others next time, so a
 new session starts where the last one stopped.
 
@@ -27,10 +27,12 @@ from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.text import Text
 
-from . import report, reviews
+from . import report, reviewed, reviews
 from .paths import EXERCISES
 from .questions import POINTS, WRITTEN_QUESTIONS
 from .review import parse_score
+from .review_items import Item
+from .written.grade import NEEDS_REVIEW
 
 STATE_FILE = ".review-queue.json"
 MAX_ANSWER = 6000  # characters of an answer shown (the grader reads less)
@@ -115,7 +117,7 @@ def function_source(files: dict[str, str], qid: str) -> str | None:
     return None
 
 
-def code_of(out: Path, item: reviews.Item) -> tuple[str | None, str]:
+def code_of(out: Path, item: Item) -> tuple[str | None, str]:
     """The student's function as graded, and where it was read (or why it is not shown)."""
     from . import runinfo
     from .submission import load_submission
@@ -129,7 +131,7 @@ def code_of(out: Path, item: reviews.Item) -> tuple[str | None, str]:
             candidates.append((load_submission(item.source).files, item.source))
         except Exception:  # unreadable now: nothing to show from there
             pass
-    sealed = reviews.read_sealed(out, item.student)
+    sealed = reviewed.read_sealed(out, item.student)
     for files, where in candidates:
         if sealed and reviews.judged(files)["hashes"][item.question] != sealed.hashes.get(
             item.question
@@ -149,7 +151,7 @@ class Queue:
     def __init__(
         self,
         out: Path,
-        items: list[reviews.Item],
+        items: list[Item],
         reviewer: str,
         console: Console | None = None,
     ):
@@ -174,7 +176,7 @@ class Queue:
     def _save_state(self) -> None:
         report.atomic_write(self.out / STATE_FILE, json.dumps({"skipped": self.skipped}) + "\n")
 
-    def _resume_order(self, items: list[reviews.Item]) -> list[reviews.Item]:
+    def _resume_order(self, items: list[Item]) -> list[Item]:
         """Items skipped before come last, in the order they were skipped."""
         later = {k: i for i, k in enumerate(self.skipped)}
         first = [it for it in items if not (it.open and it.key in later)]
@@ -206,7 +208,7 @@ class Queue:
     def _ask(self, prompt: str) -> str:
         return self.console.input(Text(prompt))
 
-    def _step(self, item: reviews.Item) -> bool:
+    def _step(self, item: Item) -> bool:
         """Show one item and act on what is typed; False to quit."""
         self._show(item)
         while True:
@@ -253,8 +255,8 @@ class Queue:
             self.pos += 1
             return True
 
-    def _decide(self, item: reviews.Item, score: float | None, note: str) -> None:
-        decision, _, _ = reviews.record(
+    def _decide(self, item: Item, score: float | None, note: str) -> None:
+        decision, _, _ = reviewed.record(
             self.out, item.student, item.question, score, note, self.reviewer
         )
         item.decision = decision
@@ -292,7 +294,7 @@ class Queue:
 
     # -- one item on the screen --
 
-    def _show(self, item: reviews.Item) -> None:
+    def _show(self, item: Item) -> None:
         c = self.console
         if c.is_terminal:
             c.clear()
@@ -322,7 +324,7 @@ class Queue:
         self._show_decision(item)
         c.print(self._keys(item), style="dim")
 
-    def _show_written(self, item: reviews.Item) -> None:
+    def _show_written(self, item: Item) -> None:
         c = self.console
         try:
             asks = rubric_asks(item.question)
@@ -346,7 +348,7 @@ class Queue:
         c.print(Panel(body, title=f"the student's answer ({words} words)", title_align="left"))
         self._show_grader(item)
 
-    def _show_code(self, item: reviews.Item) -> None:
+    def _show_code(self, item: Item) -> None:
         c = self.console
         source, where = code_of(self.out, item)
         if source is not None:
@@ -361,7 +363,7 @@ class Queue:
             c.print(Text(where, style="italic"))
         self._show_grader(item)
 
-    def _show_grader(self, item: reviews.Item) -> None:
+    def _show_grader(self, item: Item) -> None:
         c = self.console
         c.print(
             Text(
@@ -375,7 +377,7 @@ class Queue:
             mark = (
                 "passed" if r.passed else f"{report.points(r.score)} / {report.points(r.max_score)}"
             )
-            flag = "  [flagged]" if reviews.NEEDS_REVIEW in r.tags else ""
+            flag = "  [flagged]" if NEEDS_REVIEW in r.tags else ""
             c.print(Text(f"  {name}: {mark}{flag}"))
             output = plain(r.output).strip()
             if output and output != "passed":
@@ -383,7 +385,7 @@ class Queue:
                 c.print(Padding(Text(text, style="dim"), (0, 0, 0, 4)))
                 said = output
 
-    def _show_decision(self, item: reviews.Item) -> None:
+    def _show_decision(self, item: Item) -> None:
         pts = report.points
         for label, d in (("Decided", item.decision), ("Earlier decision", item.previous)):
             if d is None:
@@ -396,7 +398,7 @@ class Queue:
                 line += f"; note: {plain(d.note)}"
             self.console.print(Text(line, style="green" if d is item.decision else "yellow"))
 
-    def _keys(self, item: reviews.Item) -> Text:
+    def _keys(self, item: Item) -> Text:
         top = report.points(item.max_score)
         if item.decision is not None:
             enter = f"Enter keeps {report.points(item.decision.score)} · c clears"

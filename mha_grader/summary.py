@@ -138,7 +138,7 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
 
 def _reviews_line(tests_of: dict[str, list]) -> list[str]:
     """How many questions wait for a person and how many a person decided (mha-grade review)."""
-    from .reviews import counts
+    from .reviewed import counts
 
     open_, decided, reopened = counts(tests_of)
     if not open_ and not decided:

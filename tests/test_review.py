@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from review_helpers import ANSWERS, KEYWORDS, code_files, make_grade, seal, small_class
 
-from mha_grader import cli, report, reviews
+from mha_grader import cli, report, review_items, reviewed, reviews
 from mha_grader.questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS
 from mha_grader.review import parse_score
 from mha_grader.summary import build_summary
@@ -235,7 +235,8 @@ def test_the_student_folder_name_finds_its_id(tmp_path):
 
 def test_items_come_worst_first():
     found = [
-        (it.student, it.question, it.kind) for it in reviews.items(_class_with_changed_answer())
+        (it.student, it.question, it.kind)
+        for it in review_items.items(_class_with_changed_answer())
     ]
     assert found == [
         ("ana", "softmax", "grader-error"),
@@ -252,7 +253,7 @@ def _class_with_changed_answer():
     out = Path(tempfile.mkdtemp()) / "out"
     small_class(out)
     seal(out, make_grade("eve"))
-    reviews.record(out, "eve", "q4", 3.0, "", "tom")
+    reviewed.record(out, "eve", "q4", 3.0, "", "tom")
     seal(out, make_grade("eve"), ANSWERS | {"q4": "Something else entirely now."})
     return out
 
@@ -277,7 +278,7 @@ def test_list_shows_what_is_open_and_csv_is_for_scripts(out, capsys):
 
 
 def test_summary_counts_open_and_decided_reviews(out):
-    reviews.record(out, "cy", "q3", 3.0, "", "tom")
+    reviewed.record(out, "cy", "q3", 3.0, "", "tom")
     text = build_summary(out, plots=False).read_text()
     assert "Reviews: 2 open, 1 decided by a person." in text
 
@@ -286,9 +287,9 @@ def test_summary_counts_open_and_decided_reviews(out):
 
 
 def test_settle_keeps_decisions_on_unchanged_answers_and_reopens_a_changed_one(out):
-    reviews.record(out, "ben", "q1", 4.0, "fine", "tom")
-    reviews.record(out, "cy", "q3", 3.0, "", "tom")
-    reviews.record(out, "cy", "q5", 2.0, "regrade", "tom")
+    reviewed.record(out, "ben", "q1", 4.0, "fine", "tom")
+    reviewed.record(out, "cy", "q3", 3.0, "", "tom")
+    reviewed.record(out, "cy", "q5", 2.0, "regrade", "tom")
     # cy hands in again: q3 changed, q5 did not; ben is graded again unchanged
     seal(out, make_grade("ben", share={"q1": 0.25}, flagged={"q1": KEYWORDS}))
     seal(
@@ -296,7 +297,7 @@ def test_settle_keeps_decisions_on_unchanged_answers_and_reopens_a_changed_one(o
         make_grade("cy", share={"q3": 0.5}, flagged={"q3": "It says two opposite things."}),
         ANSWERS | {"q3": "Yes: the heads agree."},
     )
-    settled = reviews.settle(out, report.read_grades_csv(out))
+    settled = reviewed.settle(out, report.read_grades_csv(out))
     assert settled.dropped == [("cy", "q3")]
     report.write_grades_csv(out, settled.rows)
     store = reviews.load(out)
@@ -307,18 +308,18 @@ def test_settle_keeps_decisions_on_unchanged_answers_and_reopens_a_changed_one(o
     assert rows(out)["ben"]["q1"] == "4"
     text = feedback(out, "cy")
     assert "It has changed since, so the grader's score (2 / 4) stands" in text
-    (item,) = [it for it in reviews.items(out) if it.student == "cy"]
+    (item,) = [it for it in review_items.items(out) if it.student == "cy"]
     assert (item.question, item.kind, item.previous.score) == ("q3", "changed", 3.0)
     # a new decision closes the reopened item
-    reviews.record(out, "cy", "q3", 1.0, "", "tom")
+    reviewed.record(out, "cy", "q3", 1.0, "", "tom")
     assert ("cy", "q3") not in reviews.load(out).reopened
     assert rows(out)["cy"]["needs_review"] == "false"
 
 
 def test_reports_of_a_student_whose_decision_was_removed_by_hand_are_written_again(out):
-    reviews.record(out, "ben", "q1", 4.0, "", "tom")
+    reviewed.record(out, "ben", "q1", 4.0, "", "tom")
     (out / "reviews.toml").unlink()
-    settled = reviews.settle(out, report.read_grades_csv(out))
+    settled = reviewed.settle(out, report.read_grades_csv(out))
     assert {r["student"]: r for r in settled.rows}["ben"]["q1"] == "1"
     assert "Graded by a person" not in feedback(out, "ben")
 
@@ -332,7 +333,7 @@ def test_a_grade_sealed_by_an_older_grader_cannot_be_reviewed_and_says_why(out, 
 
 
 def test_points_in_the_reviewed_reports_add_up(out):
-    reviews.record(out, "ana", "softmax", 2.5, "", "tom")
+    reviewed.record(out, "ana", "softmax", 2.5, "", "tom")
     data = results(out, "ana")
     assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
     assert data["score"] == pytest.approx(MAX_TOTAL - POINTS["softmax"] + 2.5)
@@ -340,15 +341,15 @@ def test_points_in_the_reviewed_reports_add_up(out):
 
 
 def test_a_student_without_a_kept_grade_keeps_the_row_grading_gave_and_is_named(out):
-    reviews.record(out, "ben", "q1", 4.0, "", "tom")
+    reviewed.record(out, "ben", "q1", 4.0, "", "tom")
     (out / "students" / "ben" / "grade.json").unlink()  # as after grading ben failed
     failure = {**rows(out)["ben"], "status": "grader-error", "total": "0"}
-    settled = reviews.settle(out, [failure])
+    settled = reviewed.settle(out, [failure])
     assert settled.rows == [failure] and settled.unsealed == [("ben", "q1")]
     assert ("ben", "q1") in reviews.load(out).decisions  # kept for when ben is graded again
 
 
 def test_accepting_a_fractional_score_counts_as_keeping_it():
     kept = decision(score=round(8 / 3, 4), grader_score=8 / 3)
-    assert reviews.review_text(8 / 3, 4, kept).startswith("Checked by a person")
-    assert reviews.review_text(8 / 3, 4, decision(score=3.0)).startswith("Graded by a person")
+    assert reviewed.review_text(8 / 3, 4, kept).startswith("Checked by a person")
+    assert reviewed.review_text(8 / 3, 4, decision(score=3.0)).startswith("Graded by a person")

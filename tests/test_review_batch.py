@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import cli, report, reviews
+from mha_grader import cli, report, review_items, reviews
 from mha_grader.batch import run_batch_grading
 from mha_grader.export import CANVAS, build_export
 from mha_grader.merge import merge
@@ -63,7 +63,7 @@ def graded(tmp_path_factory):
 
 def test_decisions_survive_reruns_until_the_answer_they_judged_changes(graded):
     subs, out = graded
-    flagged = {(it.student, it.question) for it in reviews.items(out)}
+    flagged = {(it.student, it.question) for it in review_items.items(out)}
     assert {("erin", "q1"), ("fleur", "q4")} <= flagged
     assert (
         review(out, "--set", "erin", "q1", "3", "--note", "A list, but the ideas are right.") == 0
@@ -99,7 +99,7 @@ def test_decisions_survive_reruns_until_the_answer_they_judged_changes(graded):
     tests = json.loads((out / "students" / "erin" / "results.json").read_text())["tests"]
     (q1,) = [t for t in tests if t["name"].startswith("q1")]
     assert "needs-review" in q1["tags"] and "It has changed since" in q1["output"]
-    item = next(it for it in reviews.items(out) if it.key == "erin/q1")
+    item = next(it for it in review_items.items(out) if it.key == "erin/q1")
     assert item.kind == "changed" and item.previous.score == 3
     summary = (out / "summary.md").read_text()
     assert "Reviews: 1 open (1 of them again, since the answer changed), 3 decided" in summary

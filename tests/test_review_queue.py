@@ -13,7 +13,7 @@ import pytest
 from review_helpers import make_grade, seal, small_class
 from rich.console import Console
 
-from mha_grader import report, reviews
+from mha_grader import report, review_items, reviews
 from mha_grader.review_queue import Queue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,7 +165,7 @@ def test_student_text_reaches_the_reviewer_as_plain_text_never_markup_or_escapes
     )
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=100, record=True)
-    queue = Queue(out, reviews.items(out), "tess", console=console)
+    queue = Queue(out, review_items.items(out), "tess", console=console)
     queue._show(queue.items[0])
     shown = console.export_text()
     assert "[bold red]fake[/]" in shown and "flag [link=x]y[/link]" in shown
