@@ -232,6 +232,15 @@ def run_review(args: argparse.Namespace) -> int:
     except reviews.ReviewsError as e:
         print(f"mha-grade review: {e}", file=sys.stderr)
         return 2
+    if not found and not any(
+        reviewed.read_sealed(args.out, s) for s in reviewed.seal_students(args.out)
+    ):
+        print(
+            f"mha-grade review: {args.out} was graded by an older grader, which did not keep "
+            "what a review needs: grade the class again with --regrade, then review",
+            file=sys.stderr,
+        )
+        return 2
     if args.list:
         sys.stdout.write(list_items(found, args.csv))
         return 0

@@ -353,3 +353,11 @@ def test_accepting_a_fractional_score_counts_as_keeping_it():
     kept = decision(score=round(8 / 3, 4), grader_score=8 / 3)
     assert reviewed.review_text(8 / 3, 4, kept).startswith("Checked by a person")
     assert reviewed.review_text(8 / 3, 4, decision(score=3.0)).startswith("Graded by a person")
+
+
+def test_a_class_graded_by_an_older_grader_is_refused_saying_what_to_do(out, capsys):
+    for seal_path in out.glob("students/*/grade.json"):
+        old = json.loads(seal_path.read_text())
+        seal_path.write_text(json.dumps({k: old[k] for k in ("key", "row", "source")}))
+    assert cli.main(["review", str(out), "--list"]) == 2
+    assert "--regrade" in capsys.readouterr().err
