@@ -77,8 +77,13 @@ def grader_fingerprint() -> str:
 
 
 def find_submissions(folder: Path) -> tuple[dict[str, Path], list[str]]:
-    """Student id -> path for every sub-folder and .zip; plus warnings about what was skipped."""
-    found: dict[str, Path] = {}
+    """Student id -> path for every sub-folder and .zip; plus warnings about what was skipped.
+
+    Two entries whose names give the same id (``ada.zip`` and ``ada/``, ``a b`` and ``a_b``,
+    ``Ada`` and ``ada``, which share a folder on a case-insensitive disk) are both graded: the
+    first in name order keeps the id, the others get ``-2``, ``-3``... and a warning says so.
+    """
+    paths = []
     warnings = []
     for path in sorted(folder.iterdir()):
         if path.name.startswith("."):
@@ -86,10 +91,25 @@ def find_submissions(folder: Path) -> tuple[dict[str, Path], list[str]]:
         if not (path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip")):
             warnings.append(f"skipped {path.name}: not a folder or .zip")
             continue
+        paths.append(path)
+    taken = {student_id(p).lower() for p in paths}
+    found: dict[str, Path] = {}
+    by_key: dict[str, Path] = {}
+    for path in paths:
         sid = student_id(path)
-        if sid in found:
-            warnings.append(f"skipped {path.name}: {found[sid].name} has the same student id {sid}")
-            continue
+        if sid.lower() in by_key:
+            first = by_key[sid.lower()]
+            n = 2
+            while f"{sid}-{n}".lower() in taken:
+                n += 1
+            new = f"{sid}-{n}"
+            taken.add(new.lower())
+            warnings.append(
+                f"{path.name} and {first.name} both give the student id {sid}: "
+                f"{path.name} is graded as {new}"
+            )
+            sid = new
+        by_key[sid.lower()] = path
         found[sid] = path
     return found, warnings
 
@@ -240,7 +260,7 @@ def run_batch_grading(
     sources: dict[str, dict[str, str]] = {}
     prints: dict[str, dict] = {}  # fingerprints the grading processes made
     for sid, path in found.items():
-        submission = load_submission(path)
+        submission = load_submission(path, student=sid)
         sources[sid] = {n: t for n, t in submission.files.items() if n in runinfo.CODE_FILES}
         key = submission_key(submission, fingerprint)
         seal = read_seal(out, sid)

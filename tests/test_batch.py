@@ -123,12 +123,20 @@ def test_regrade_grades_everything_again(tmp_path):
     assert all(after[p] > before[p] for p in before)
 
 
-def test_a_zip_and_a_folder_with_the_same_id_are_reported_not_merged(tmp_path):
+def test_submissions_that_give_one_id_are_all_graded_under_distinct_ids(tmp_path):
     correct(tmp_path / "ana")
     zipped(tmp_path / "ana.zip")
+    correct(tmp_path / "Ana")  # the same folder as ana/ on a case-insensitive disk
+    correct(tmp_path / "ana-2")  # an id the suffix must not collide with
     found, warnings = find_submissions(tmp_path)
-    assert list(found) == ["ana"]
-    assert any("ana.zip" in w and "same student id" in w for w in warnings)
+    # In name order, the first keeps its id; the others get the next free suffix.
+    assert {sid: path.name for sid, path in found.items()} == {
+        "Ana": "Ana",
+        "ana-3": "ana",
+        "ana-2": "ana-2",
+        "ana-4": "ana.zip",
+    }
+    assert sum("both give the student id" in w for w in warnings) == 2
 
 
 def test_interrupted_batch_loses_nothing_and_resumes(tmp_path):

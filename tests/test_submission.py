@@ -134,12 +134,12 @@ def test_a_zip_bomb_member_is_read_only_up_to_the_limit(tmp_path, monkeypatch):
     assert "larger than" in s.problems["multihead.py"].message
 
 
-def test_a_file_that_is_not_a_zip_costs_every_file_with_a_note(tmp_path):
+def test_a_file_that_is_not_a_zip_is_refused_with_a_note(tmp_path):
     archive = tmp_path / "broken.zip"
     archive.write_bytes(b"this is not a zip")
     s = load_submission(archive)
     assert s.files == {} and set(s.problems) == set(FILES)
-    assert any("could not be opened" in n for n in s.notes)
+    assert s.refused and any("not a valid zip archive" in n for n in s.notes)
 
 
 def test_a_path_that_is_neither_folder_nor_zip_is_an_error_for_the_instructor(tmp_path):
