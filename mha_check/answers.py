@@ -1,49 +1,87 @@
-"""Find the six written answers in a student's ``answers.md``.
+"""Find the six written answers in a student's ``answers.md``, as a reader of the file sees them.
 
-Standard library only: this module ships to students inside ``mha-check`` and is also used by the
-grader. Students edit the file by hand, so the parser is tolerant: heading variants (``## Q1``,
-``## q1:``, ``### Q1 ...``, ``## Question 1``, ``## Challenge``, ``## Independent challenge``,
-a bold ``**Q1**`` label line, a setext ``Q1`` / ``---`` heading), CRLF line ends, a byte-order
-mark, and text decoded with ``errors="replace"``.
+The one answer parser: ``mha-check`` (shipped to students) and the grader both use it, so a
+student's word count is the count of what is graded. The file is parsed as Markdown
+(markdown-it-py, CommonMark) and only text that renders counts: text in HTML comments, raw
+HTML, fenced or indented code blocks, images and lines that do not render (a link reference
+definition) is left out of the answer and reported in ``Answer.hidden``, so that the grader can
+flag it for a teacher and ``mha-check`` can tell the student. Only the first ``MAX_CHARS``
+characters are read (``Answers.truncated`` says when there was more).
 
-For each id the result is ``None`` when the file has no section for it, ``""`` when the section
+Students edit the file by hand, so finding the sections is tolerant: heading variants (``## Q1``,
+``## q1:``, ``### Q1 ...``, ``## Question 1``, ``##Q1``, ``## Challenge``, ``## Independent
+challenge``, a bold ``**Q1**`` label line, a setext ``Q1`` / ``---`` heading), CRLF line ends, a
+byte-order mark, and text decoded with ``errors="replace"``. Every step is linear in the size
+of the file (no regular expression here can backtrack over a long line).
+
+For each id the answer is ``None`` when the file has no section for it, ``""`` when the section
 holds nothing but the quoted question and the placeholder line (not attempted), and otherwise the
-student's answer with the quoted question and the placeholder removed.
+visible text of the student's answer without the quoted question and the placeholder.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from markdown_it import MarkdownIt
 
 ANSWER_IDS: tuple[str, ...] = ("q1", "q2", "q3", "q4", "q5", "challenge")
 PLACEHOLDER = "_Write your answer here._"
+# Characters of answers.md read: several times what six answers of a few sentences need (the
+# template is 2,000), and what keeps parsing under a second on any input.
+MAX_CHARS = 30_000
+
+# What the kinds of text that do not render are called in messages.
+HTML = "an HTML comment or raw HTML"
+CODE = "a code block"
+IMAGE = "an image"
+UNRENDERED = "lines that do not render (such as a link reference definition)"
+LONG = "a paragraph too long to be read in full"
+# Characters of one paragraph read: CommonMark's inline rules (links, emphasis) can take time
+# growing with the square of a paragraph's length, so a paragraph is read up to this length
+# (about 600 words: no answer needs more) and parsing stays linear in the file's size.
+MAX_PARAGRAPH = 4_000
 
 # "Q1", "q 1", "Q.1", "Question 1", "Question #1", "Challenge", "Independent challenge", and a
 # bare "1." / "1)" heading. The digit must not be followed by another digit ("Q10" is no id).
 _LABEL = re.compile(
     r"""^\s*(?:
-        (?:q|question)\s*[#.]?\s*(?P<num>[1-5])(?!\d)
-      | (?:the\s+)?(?:independent\s+)?(?P<challenge>challenge)\b
-      | (?P<bare>[1-5])\s*(?:[.):]|$)
+        (?:q|question)\s?[#.]?\s?(?P<num>[1-5])(?!\d)
+      | (?:the\s)?(?:independent\s)?(?P<challenge>challenge)\b
+      | (?P<bare>[1-5])\s?(?:[.):]|$)
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-_ATX = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?P<space>[ \t]*)(?P<text>.*?)[ \t#]*$")
-_BOLD_LABEL = re.compile(
-    r"^\s*(?:\*\*|__)(?P<label>[^*_]{1,40}?)(?:\*\*|__)\s*[:.\-]?\s*(?P<rest>.*)$"
-)
-_SETEXT_RULE = re.compile(r"^ {0,3}(?:=+|-+)\s*$")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_NO_SPACE_ATX = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?P<text>[^\s#].*)$")
 _QUOTE = re.compile(r"^ {0,3}>")
-_PLACEHOLDER = re.compile(r"^\s*[_*]*\s*write\s+your\s+answer\s+here\s*\.?\s*[_*]*\s*$", re.I)
+_BOLD_LABEL = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_]{1,40}?)(?:\*\*|__)(?P<rest>.*)$")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_TAG = re.compile(r"<[^<>]*>")
 # Invisible characters editors and copy-paste leave behind.
 _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
+# html on: raw HTML is recognised as HTML, never read as text. Blocks are parsed first, then
+# each paragraph's inline text on its own (see MAX_PARAGRAPH).
+_MD = MarkdownIt("commonmark")
+_MD.core.ruler.disable("inline")
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str | None  # None: no section; "": not attempted; else the visible answer
+    hidden: tuple[str, ...] = ()  # kinds of text in the section that do not render
+
+
+@dataclass
+class Answers:
+    answers: dict[str, Answer] = field(default_factory=dict)  # every id of ANSWER_IDS, in order
+    truncated: bool = False  # the file was longer than MAX_CHARS: the rest was not read
 
 
 def label_id(text: str) -> str | None:
     """The answer id a heading's text names (``"Q3: heads"`` -> ``"q3"``), or None."""
-    m = _LABEL.match(text.strip().strip("*_").strip())
+    m = _LABEL.match(" ".join(text[:80].split()).strip("*_ "))
     if not m:
         return None
     if m.group("challenge"):
@@ -51,99 +89,162 @@ def label_id(text: str) -> str | None:
     return f"q{m.group('num') or m.group('bare')}"
 
 
-def _normalise(text: str | bytes) -> list[str]:
+def count_words(text: str) -> int:
+    """The number of words in a (visible) answer, as mha-check reports it."""
+    return len(text.split())
+
+
+def _is_placeholder(line: str) -> bool:
+    return " ".join(line.split()).strip("_* .").lower() == "write your answer here"
+
+
+def _html_has_words(html: str) -> bool:
+    """Whether raw HTML holds words a reader would not see as text (comments, or text inside
+    HTML blocks): tags alone (``<br>``) are not."""
+    inner = _TAG.sub(" ", html.replace("<!--", " ").replace("-->", " "))
+    return _WORD.search(inner) is not None
+
+
+@dataclass(frozen=True)
+class _Heading:
+    line: int  # where it starts
+    body: int  # where its section's text starts
+    level: int  # 1-6, or 7 for a bold label line (deeper than any heading)
+    qid: str | None
+    rest: str = ""  # text after a bold label, on the same line
+
+
+def _headings(lines: list[str]) -> list[_Heading]:
+    """Every heading that starts or ends a section, in line order. Lines inside code blocks and
+    HTML blocks never are; a setext heading is one only when it names an answer (a ``---``
+    under a line of text is as often meant as a rule); ``##Q1`` (no space, so no Markdown
+    heading) and a bold label line are, when they name an answer."""
+    tokens = _MD.parse("\n".join(lines))
+    found = []
+    for i, t in enumerate(tokens):
+        if t.type == "heading_open" and t.level == 0 and t.map:
+            qid = label_id(tokens[i + 1].content)
+            if t.markup in ("=", "-") and qid is None:
+                continue
+            found.append(_Heading(t.map[0], t.map[1], int(t.tag[1]), qid))
+        elif t.type == "paragraph_open" and t.map:
+            for n in range(*t.map):
+                atx = _NO_SPACE_ATX.match(lines[n])
+                if atx and label_id(atx["text"]):
+                    found.append(_Heading(n, n + 1, len(atx["hashes"]), label_id(atx["text"])))
+                    continue
+                bold = _BOLD_LABEL.match(lines[n])
+                if bold and label_id(bold["label"]):
+                    rest = bold["rest"].lstrip(" \t:.-")
+                    found.append(_Heading(n, n + 1, 7, label_id(bold["label"]), rest))
+    return sorted(found, key=lambda h: h.line)
+
+
+def _inline(content: str) -> tuple[str, set[str]]:
+    """The visible text of a paragraph's or heading's source, and what in it did not render."""
+    hidden: set[str] = set()
+    if len(content) > MAX_PARAGRAPH:
+        content = content[:MAX_PARAGRAPH]
+        hidden.add(LONG)
+    children: list = []
+    _MD.inline.parse(content, _MD, {}, children)
+    out: list[str] = []
+    for c in children:
+        if c.type in ("text", "code_inline"):
+            out.append(c.content)
+        elif c.type in ("softbreak", "hardbreak"):
+            out.append("\n")
+        elif c.type == "html_inline" and _html_has_words(c.content):
+            hidden.add(HTML)
+        elif c.type == "image":
+            hidden.add(IMAGE)
+    return "".join(out), hidden
+
+
+def _without_question(body: list[str]) -> list[str]:
+    """The section without the quoted question: the quote lines before any answer text (by
+    source line, so that an answer written right under the quote, which Markdown would run
+    into it, still counts)."""
+    start = 0
+    while start < len(body) and not body[start].strip():
+        start += 1
+    end = start
+    while end < len(body) and _QUOTE.match(body[end]):
+        end += 1
+    return body[end:]
+
+
+def _visible(body: list[str]) -> Answer:
+    """A section's answer: the visible text of its blocks, without the quoted question and the
+    placeholder line."""
+    body = _without_question(body)
+    tokens = _MD.parse("\n".join(body))
+    blocks: list[str] = []
+    hidden: set[str] = set()
+    covered: set[int] = set()
+    for t in tokens:
+        if t.map:
+            covered.update(range(*t.map))
+        if t.type == "inline":
+            text, h = _inline(t.content)
+            hidden |= h
+            # Spaces collapse when Markdown is displayed: a run of them is one space.
+            kept = [
+                " ".join(line.split()) for line in text.split("\n") if not _is_placeholder(line)
+            ]
+            text = "\n".join(line for line in kept if line)
+            if text:
+                blocks.append(text)
+        elif t.type in ("fence", "code_block") and _WORD.search(t.content):
+            hidden.add(CODE)
+        elif t.type == "html_block" and _html_has_words(t.content):
+            hidden.add(HTML)
+    if any(line.strip() and n not in covered for n, line in enumerate(body)):
+        hidden.add(UNRENDERED)
+    order = (HTML, CODE, IMAGE, UNRENDERED, LONG)
+    return Answer("\n\n".join(blocks), tuple(k for k in order if k in hidden))
+
+
+def _lines(text: str | bytes) -> tuple[list[str], bool]:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    text = text.translate(_INVISIBLE).replace("\u00a0", " ")
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    truncated = len(text) > MAX_CHARS
+    text = text[:MAX_CHARS].translate(_INVISIBLE).replace("\u00a0", " ")
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), truncated
 
 
-def _headings(lines: list[str]) -> list[tuple[int, int, str | None, str]]:
-    """Every heading as (line index, level, answer id or None, text after a bold label).
+def read_sections(text: str | bytes) -> Answers:
+    """Every answer of ``answers.md`` (its text), with what did not render in its section.
 
-    Bold label lines count as level 7 (deeper than any markdown heading); setext headings count
-    only when they name an answer id, since ``---`` is also a horizontal rule.
+    A section runs to the next answer heading or to the next heading at the same or a higher
+    level; deeper sub-headings stay part of the answer. When an id has two sections, their
+    answers are joined.
     """
-    found = []
-    in_fence = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
+    lines, truncated = _lines(text)
+    heads = _headings(lines)
+    found: dict[str, Answer] = {}
+    for k, head in enumerate(heads):
+        if head.qid is None:
             continue
-        if in_fence:
-            continue
-        atx = _ATX.match(line)
-        # "##Q1" (no space) is no markdown heading, but students write it for an answer heading.
-        if atx and (atx.group("space") or not atx.group("text") or label_id(atx.group("text"))):
-            found.append((i, len(atx.group("hashes")), label_id(atx.group("text")), ""))
-            continue
-        bold = _BOLD_LABEL.match(line)
-        if bold and label_id(bold.group("label")):
-            found.append((i, 7, label_id(bold.group("label")), bold.group("rest")))
-            continue
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if line.strip() and _SETEXT_RULE.match(nxt) and label_id(line):
-            found.append((i, 1 if nxt.strip()[0] == "=" else 2, label_id(line), ""))
-    return found
-
-
-def _clean(body: list[str]) -> str:
-    """Drop the quoted question (the quote block before any answer text) and the placeholder."""
-    kept: list[str] = []
-    seen_text = in_fence = False
-    for line in body:
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif in_fence:
-            pass  # code stays as written
-        elif _PLACEHOLDER.match(line):
-            continue
-        elif _QUOTE.match(line):
-            if not seen_text:
-                continue  # the question, as the template quotes it
-            line = _QUOTE.sub("", line, count=1).removeprefix(" ")  # a quote inside the answer
-        elif _SETEXT_RULE.match(line) and (not kept or kept[-1].strip() == ""):
-            continue  # a horizontal rule between sections
-        else:
-            line = _strip_subheading(line)
-        if line.strip():
-            seen_text = True
-        kept.append(line.rstrip())
-    return "\n".join(kept).strip()
+        end = len(lines)
+        for nxt in heads[k + 1 :]:
+            if nxt.qid is not None or nxt.level <= head.level:
+                end = nxt.line
+                break
+        body = ([head.rest] if head.rest else []) + lines[head.body : end]
+        answer = _visible(body)
+        previous = found.get(head.qid)
+        if previous is not None:
+            joined = "\n\n".join(t for t in (previous.text, answer.text) if t)
+            kinds = previous.hidden + tuple(h for h in answer.hidden if h not in previous.hidden)
+            answer = Answer(joined, kinds)
+        found[head.qid] = answer
+    return Answers({q: found.get(q, Answer(None)) for q in ANSWER_IDS}, truncated)
 
 
 def parse_answers(text: str | bytes) -> dict[str, str | None]:
-    """The student's answer for each id in ``ANSWER_IDS``, in that order.
-
-    ``None``: no section for that id; ``""``: not attempted (only the question and placeholder);
-    otherwise the answer text. A section runs to the next answer heading or to the next heading
-    at the same or a higher level; deeper sub-headings stay part of the answer. When an id has
-    two sections, their answers are joined.
-    """
-    lines = _normalise(text)
-    heads = _headings(lines)
-    answers: dict[str, str | None] = dict.fromkeys(ANSWER_IDS)
-    for k, (start, level, qid, rest) in enumerate(heads):
-        if qid is None:
-            continue
-        end = len(lines)
-        for nxt_start, nxt_level, nxt_qid, _ in heads[k + 1 :]:
-            if nxt_qid is not None or nxt_level <= level:
-                end = nxt_start
-                break
-        skip = 2 if start + 1 < len(lines) and _SETEXT_RULE.match(lines[start + 1]) else 1
-        body = ([rest] if rest else []) + lines[start + skip : end]
-        answer = _clean(body)
-        previous = answers[qid]
-        answers[qid] = (
-            answer if not previous else (f"{previous}\n\n{answer}" if answer else previous)
-        )
-    return answers
-
-
-def _strip_subheading(line: str) -> str:
-    atx = _ATX.match(line)
-    return atx.group("text") if atx and atx.group("space") else line
+    """The visible answer for each id in ``ANSWER_IDS``, in that order (see ``read_sections``)."""
+    return {q: a.text for q, a in read_sections(text).answers.items()}
 
 
 def read_answers(path: str | Path) -> dict[str, str | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .answers import parse_answers
+from .answers import MAX_CHARS, count_words, read_sections
 from .results import QuestionResult, Status
 
 
@@ -19,13 +19,14 @@ def written_results(folder: Path, qids: list[str]) -> list[QuestionResult]:
         problem = f"answers.md is missing: there is no answers.md in {folder}."
         return [QuestionResult(q, Status.UNAVAILABLE, problem) for q in qids]
     try:
-        answers = parse_answers(path.read_bytes())
+        sections = read_sections(path.read_bytes())
     except OSError as e:
         problem = f"answers.md could not be read ({e.strerror or e})."
         return [QuestionResult(q, Status.UNAVAILABLE, problem) for q in qids]
     results = []
     for q in qids:
-        text = answers.get(q)
+        answer = sections.answers[q]
+        text = answer.text
         if text is None:
             results.append(
                 QuestionResult(
@@ -36,10 +37,27 @@ def written_results(folder: Path, qids: list[str]) -> list[QuestionResult]:
                 )
             )
         elif not text.strip():
-            results.append(QuestionResult(q, Status.NOT_ATTEMPTED))
-        else:
-            words = len(text.split())
-            results.append(
-                QuestionResult(q, Status.ANSWERED, f"{words} words; graded later, not by mha-check")
+            hidden = (
+                f"your text there does not show when the file is displayed "
+                f"({', '.join(answer.hidden)}), so it is not graded: write it as plain text"
+                if answer.hidden
+                else ""
             )
+            results.append(QuestionResult(q, Status.NOT_ATTEMPTED, hidden))
+        else:
+            message = f"{count_words(text)} words; graded later, not by mha-check"
+            results.append(QuestionResult(q, Status.ANSWERED, message + _unread(answer, sections)))
     return results
+
+
+def _unread(answer, sections) -> str:
+    """What in a section is not graded, said where the student sees the word count."""
+    notes = []
+    if answer.hidden:
+        notes.append(
+            f"not counted, since it does not show when the file is displayed: "
+            f"{', '.join(answer.hidden)}"
+        )
+    if sections.truncated:
+        notes.append(f"the grader reads only the first {MAX_CHARS:,} characters of answers.md")
+    return "".join(f"; {n}" for n in notes)

@@ -14,6 +14,8 @@ from .paths import EXERCISES, PUBLIC_TESTS, ROOT
 
 BUNDLE_DIR = "mha-exercises"  # the one folder students get when they unzip
 STUDENT_REQUIREMENTS = "numpy>=2.0,<3\ntorch==2.13.0\notter-grader==7.0.0\nrich>=13\n"
+# mha-check's answers.md parser, pinned as the grader has it: both must read the same words.
+PINNED_CHECK_PACKAGES = ("markdown-it-py",)
 # The lab notebook's packages, pinned to the versions this project tests (requirements.lock).
 # Students only: grading never runs the notebook.
 LAB_PACKAGES = ("ipykernel", "matplotlib")
@@ -36,8 +38,9 @@ def student_requirements() -> str:
         for line in (ROOT / "requirements.lock").read_text().splitlines()
         if "==" in line
     )
+    check = "".join(f"{name}=={locked[name]}\n" for name in PINNED_CHECK_PACKAGES)
     lab = "".join(f"{name}=={locked[name]}\n" for name in LAB_PACKAGES)
-    return STUDENT_REQUIREMENTS + "# the lab notebook (exercises/lab.ipynb)\n" + lab
+    return STUDENT_REQUIREMENTS + check + "# the lab notebook (exercises/lab.ipynb)\n" + lab
 
 
 def bundle_members() -> dict[str, Path | str]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from mha_check.answers import ANSWER_IDS, label_id, parse_answers, read_answers
+from mha_check.answers import (
+    ANSWER_IDS,
+    CODE,
+    Answer,
+    label_id,
+    parse_answers,
+    read_answers,
+    read_sections,
+)
 from mha_grader.paths import EXERCISES, SOLUTIONS
 
 
@@ -75,7 +83,7 @@ def test_placeholder_variants_count_as_not_attempted():
 
 def test_quote_inside_the_answer_is_kept_as_text():
     answers = parse_answers("## Q1\n> The question\n\nAnswer.\n> a quoted remark\n")
-    assert answers["q1"] == "Answer.\na quoted remark"
+    assert answers["q1"] == "Answer.\n\na quoted remark"
 
 
 def test_crlf_bom_and_replacement_characters_are_tolerated():
@@ -97,7 +105,7 @@ def test_extra_prose_and_unrelated_headings_stay_out_of_answers():
 
 def test_deeper_subheadings_stay_inside_the_answer():
     text = "## Q1\nOne.\n### Why\nBecause.\n## Q2\nTwo.\n"
-    assert parse_answers(text)["q1"] == "One.\nWhy\nBecause."
+    assert parse_answers(text)["q1"] == "One.\n\nWhy\n\nBecause."
 
 
 def test_bold_label_lines_and_setext_headings_are_sections():
@@ -106,11 +114,11 @@ def test_bold_label_lines_and_setext_headings_are_sections():
     assert answers["q1"] == "Inline one." and answers["q2"] == "Two."
 
 
-def test_headings_inside_code_fences_are_not_sections():
+def test_headings_inside_code_fences_are_not_sections_and_code_is_not_graded():
     text = "## Q1\nOne.\n```\n## Q2\n```\n"
-    answers = parse_answers(text)
-    assert answers["q2"] is None
-    assert "## Q2" in answers["q1"]
+    sections = read_sections(text)
+    assert sections.answers["q2"].text is None
+    assert sections.answers["q1"] == Answer("One.", (CODE,))
 
 
 def test_duplicate_sections_are_joined():

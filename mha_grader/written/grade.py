@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mha_check.answers import parse_answers
+from mha_check.answers import MAX_CHARS, Answer, read_sections
 
 from ..questions import POINTS, WRITTEN_QUESTIONS
 from ..results import TestResult
@@ -105,8 +105,35 @@ def grade_written(answers_text: str | None) -> list[TestResult]:
             _result(q, 0, "answers.md is missing from the submission: no written answer to grade.")
             for q in WRITTEN_QUESTIONS
         ]
-    answers = parse_answers(answers_text)
-    return [grade_answer(q, answers[q]) for q in WRITTEN_QUESTIONS]
+    sections = read_sections(answers_text)
+    results = []
+    for q in WRITTEN_QUESTIONS:
+        answer = sections.answers[q]
+        result = grade_answer(q, answer.text)
+        _flag_unread(result, answer, sections.truncated)
+        results.append(result)
+    return results
+
+
+def _flag_unread(result: TestResult, answer: Answer, truncated: bool) -> None:
+    """Text a reader of answers.md does not see, or that the grader did not read, earns
+    nothing; a teacher is asked to look at it."""
+    notes = []
+    if answer.hidden:
+        notes.append(
+            f"Part of this section does not show when answers.md is displayed ("
+            f"{', '.join(answer.hidden)}): only what a reader sees is graded, so that part "
+            "earned nothing. Write your answer as plain text; a teacher will read this one."
+        )
+    if truncated:
+        notes.append(
+            f"answers.md is longer than the grader reads ({MAX_CHARS:,} characters); a teacher "
+            "will read what follows."
+        )
+    if notes:
+        result.output = "\n".join([result.output, *notes]).strip()
+        if NEEDS_REVIEW not in result.tags:
+            result.tags.append(NEEDS_REVIEW)
 
 
 def needs_review(results: Iterable[TestResult]) -> bool:
