@@ -2,8 +2,9 @@
 
 Each helper raises ``AssertionError`` whose text is shown to the student: it says, in words, what
 was expected (a shape such as "(num_heads, n, d_head)", a property) and what the student's code
-returned, and may say where a result differs (which head, which row, the largest error). It never
-contains a hidden input or an expected value.
+returned, described with ``shown`` (its kind, how its shape differs, which share of entries is
+off and by how much, in fixed classes). It never contains a hidden input, an expected value or a
+number the student's code chose.
 
 Types are checked with ``type(x) is ...`` and values are compared here, on the trusted side, with
 explicit shape checks (``np.allclose`` broadcasts ``(n, n)`` against ``(h, n, n)`` silently), so an
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import shown
 from .errors import StudentCodeError, StudentRaised
 
 # Added to a message when large scores made a result nan or inf.
@@ -38,18 +40,8 @@ RTOL_OTHER = 1e-8  # longdouble: at least float64 precision
 
 
 def describe(value: Any) -> str:
-    """A short, input-free description of what came back: its type (and shape for arrays)."""
-    t = type(value)
-    if value is None:
-        return "None (is a `return` missing?)"
-    if t is np.ndarray:
-        return f"a NumPy {value.dtype} array of shape {value.shape}"
-    if t.__module__.startswith("torch"):
-        return "a torch tensor"
-    if t in (list, tuple, dict):
-        return f"a {t.__name__} of length {len(value)}"
-    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    return f"a value of type {name}"
+    """A short, input-free description of what came back (``shown.value``)."""
+    return shown.value(value)
 
 
 def tolerance(dtype: np.dtype | type, strict: bool = False) -> float:
@@ -79,7 +71,8 @@ def check_array(value: Any, what: str, shape_words: str, shape: tuple[int, ...])
     if value.shape != tuple(shape):
         raise AssertionError(
             f"{what} should have shape {shape_words}; your code returned "
-            f"{describe(value)}. Check which axes your code keeps, adds or moves."
+            f"{shown.shape_difference(value.shape, tuple(shape), shape_words)}. Check which "
+            "axes your code keeps, adds or moves."
         )
     if value.dtype.kind != "f":
         raise AssertionError(
@@ -92,12 +85,15 @@ def check_array(value: Any, what: str, shape_words: str, shape: tuple[int, ...])
     return value
 
 
-def _where(index: tuple[int, ...], axes: Sequence[str]) -> str:
-    """'head 1, row 2' for axis labels ('head', 'row', 'column'); unnamed axes are skipped."""
-    labels = list(axes)[-len(index) :] if axes else []
-    labels = [""] * (len(index) - len(labels)) + labels
-    parts = [f"{lab} {i}" for lab, i in zip(labels, index, strict=True) if lab]
-    return ", ".join(parts)
+def _spread(bad: np.ndarray, axes: Sequence[str]) -> str:
+    """'in every head' / 'in some heads, not all' when the result has a head or batch axis."""
+    labels = list(axes)[-bad.ndim :] if axes else []
+    labels = [""] * (bad.ndim - len(labels)) + labels
+    for i, label in enumerate(labels):
+        if label in ("head", "batch"):
+            per = bad.any(axis=tuple(a for a in range(bad.ndim) if a != i))
+            return shown.spread([bool(b) for b in per], label)
+    return ""
 
 
 def check_close(
@@ -112,30 +108,28 @@ def check_close(
     """Assert ``value`` is a float array shaped like ``expected`` and close to it.
 
     The tolerance (see ``tolerance``) is relative to the largest magnitude in ``expected``.
-    ``axes`` labels the last axes (e.g. ("head", "row", "column")) to say where the largest
-    error is; ``nan_hint`` is added
-    to the message when the result holds nan or inf.
+    ``axes`` labels the last axes (e.g. ("head", "row", "column")): a head or batch axis lets
+    the message say whether every head is wrong or only some; ``nan_hint`` is added to the
+    message when the result holds nan or inf.
     """
     value = check_array(value, what, shape_words, expected.shape)
     if not np.all(np.isfinite(value)):
         bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
         raise AssertionError(
-            f"{what} contains {bad} nan or infinite value(s); every entry should be finite."
-            f"{' ' + nan_hint if nan_hint else ''}"
+            f"{what} is not finite: {shown.portion(bad, value.size, 'nan or infinite')}; every "
+            f"entry should be finite.{' ' + nan_hint if nan_hint else ''}"
         )
     rtol = tolerance(value.dtype, strict)
     scale = float(np.max(np.abs(expected))) if expected.size else 0.0
     allowed = rtol * (scale if scale > 0 else 1.0)
     err = np.abs(value.astype(np.float64) - expected)
     if expected.size and not float(np.max(err)) <= allowed:
-        index = np.unravel_index(int(np.argmax(err)), err.shape)
-        at = _where(tuple(int(i) for i in index), axes)
-        share = np.count_nonzero(err > allowed) / err.size
+        bad = err > allowed
+        spread = _spread(bad, axes)
         raise AssertionError(
-            f"{what} has the right shape but wrong values"
-            f"{f' (the largest error is at {at})' if at else ''}: "
-            f"{share:.0%} of the entries are off, by up to {float(np.max(err)):.2g} "
-            f"(allowed: {allowed:.1g})."
+            f"{what} has the right shape but wrong values: "
+            f"{shown.portion(int(np.count_nonzero(bad)), err.size, 'off')}"
+            f"{f' ({spread})' if spread else ''}, {shown.error_size(float(np.max(err)), scale)}."
         )
     return value
 
@@ -196,9 +190,8 @@ def expect_value_error(
     except StudentRaised as e:
         if not e.is_a(ValueError):
             raise AssertionError(
-                f"should raise ValueError {situation}; your code raised {e.exc_type} instead"
-                f"{f' ({e.where})' if e.where else ''}. Check the inputs yourself and "
-                "raise ValueError with a message that says what is wrong."
+                f"should raise ValueError {situation}; your code {e} instead. Check the inputs "
+                "yourself and raise ValueError with a message that says what is wrong."
             ) from None
         missing = [w for w in must_mention if not _mentions(e.message, w)]
         if missing:

@@ -12,7 +12,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import errors
+from . import errors, shown
+from .proxy import _not_plain_data
 from .worker import inputs, wire
 
 
@@ -20,14 +21,15 @@ def describe_exception(
     e: BaseException, student_files: tuple[str, ...] = ()
 ) -> errors.StudentRaised:
     """Turn an exception raised by student code into a StudentRaised with the student's line."""
-    where = ""
+    where = place = ""
     for frame in reversed(traceback.extract_tb(e.__traceback__)):
         name = frame.filename.rsplit("/", 1)[-1]
         if name in student_files:
             where = f"{name}, line {frame.lineno}: {(frame.line or '').strip()}"
+            place = shown.place_text(name, frame.lineno or 0, frame.line or "")
             break
     mro = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"]
-    return errors.StudentRaised(type(e).__name__, mro, str(e)[:500], where)
+    return errors.StudentRaised(type(e).__name__, mro, str(e)[:500], where, place)
 
 
 def proxy(
@@ -51,7 +53,7 @@ def proxy(
         try:
             return wire.decode(wire.encode(result))
         except wire.WireError as e:
-            raise errors.BadResult(f"returned something that is not plain data: {e}") from None
+            raise errors.BadResult(_not_plain_data(str(e))) from None
 
     call.__name__ = getattr(func, "__name__", "proxy")
     call.inputs_modified = False

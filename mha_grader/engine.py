@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from . import proxy
 from .proxy import MODULES, SessionLog, WorkerSession
 from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .results import TestResult
@@ -34,7 +35,9 @@ class Grade:
 
     student: str
     results: list[TestResult]
-    status: str = "ok"  # ok, missing-files, unreadable-files, import-error, timeout, crashed...
+    # ok, refused, missing-files, unreadable-files, import-error, protocol-error, timeout,
+    # crashed, grader-error
+    status: str = "ok"
     notes: list[str] = field(default_factory=list)  # submission-level messages for the student
     output: str = ""  # what the student's code printed while importing (truncated)
     digest: str = ""
@@ -89,6 +92,12 @@ def _unavailable(qid: str, why: str) -> list[TestResult]:
         return missing_results(qid, why)
     except Exception:  # hidden tests unavailable: one line for the whole question
         return [TestResult(f"{qid}: not graded", qid, 0.0, POINTS[qid], why)]
+
+
+def _refused(qid: str, why: str) -> list[TestResult]:
+    if qid in CODE_QUESTIONS:
+        return _unavailable(qid, why)
+    return [TestResult(f"{qid}: written answer", qid, 0.0, POINTS[qid], why)]
 
 
 _settled = False
@@ -191,6 +200,12 @@ class Engine:
                     raise
                 log.warning("the sandbox stopped; restarting it", exc_info=True)
                 self.close()
+            except BaseException:  # never leave a worker running behind an exception
+                try:
+                    session.close()
+                except SandboxError:
+                    pass
+                raise
         raise AssertionError("unreachable")
 
     # -- the one place a code question's results are produced ------------------------------
@@ -214,6 +229,11 @@ class Engine:
         """Grade one submission. Never raises for anything the student's code does."""
         grade = Grade(submission.student, [], digest=submission.digest())
         grade.notes += submission.notes
+        if submission.refused:  # nothing in it is graded: one line per question says why
+            why = f"not graded: {submission.refused}."
+            grade.results = [r for q in QUESTION_IDS for r in _refused(q, why)]
+            grade.status = "refused"
+            return grade
         grade.notes += [p.message for p in submission.problems.values()]
         grade.results += self._written(submission.files.get("answers.md"), grade)
         code_results, session_log = self._code(submission, grade)
@@ -292,9 +312,13 @@ class Engine:
             )
         if slog.call_output_bytes:
             grade.notes.append(
-                f"your code printed {slog.call_output_bytes} bytes during the hidden tests; "
-                "that output is not shown, since it could reveal the hidden inputs"
+                "your code printed output during the hidden tests; it is not shown, since it "
+                "could reveal the hidden inputs (mha-check shows what it prints on the public "
+                "tests: mha-check --show-output)"
             )
+        if slog.protocol_violation:
+            log.warning("protocol violation by %s: %s", grade.student, slog.protocol_violation)
+            grade.notes.append(proxy.PROTOCOL_VIOLATION + "; the remaining tests scored 0")
         return results, slog
 
     def _status(self, submission: Submission, grade: Grade, slog: SessionLog | None) -> str:
@@ -306,6 +330,8 @@ class Engine:
         if "unreadable" in kinds:
             return "unreadable-files"
         if slog is not None:
+            if slog.protocol_violation:
+                return "protocol-error"
             if slog.timeouts or slog.budget_exhausted:
                 return "timeout"
             if slog.crashes:

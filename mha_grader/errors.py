@@ -1,11 +1,13 @@
 """What a call into student code can end in, as the trusted tests see it.
 
 A proxy for a student function either returns plain data or raises one of these. Tests and
-diagnosis treat them as wrong answers with a message for the student; none carries a traceback
-of the grader.
+diagnosis treat them as wrong answers; ``str(e)`` is the message for the student, always in the
+grader's words (``shown``): none carries a traceback of the grader or text from the worker.
 """
 
 from __future__ import annotations
+
+from .shown import exception_kind, raised_text
 
 
 class StudentCodeError(Exception):
@@ -17,15 +19,23 @@ class NotAttempted(StudentCodeError):
 
 
 class StudentRaised(StudentCodeError):
-    """The student's function raised an exception of its own."""
+    """The student's function raised an exception of its own.
 
-    def __init__(self, exc_type: str, mro: list[str], message: str, where: str = ""):
-        self.exc_type = exc_type  # e.g. "ValueError"
+    ``exc_type``, ``mro``, ``message`` and ``where`` are what the worker reported: for trusted
+    checks only (e.g. "the ValueError names the bad head count"), never shown. ``kind`` and
+    ``place`` are what may be shown (see ``shown``); ``str(e)`` says both.
+    """
+
+    def __init__(
+        self, exc_type: str, mro: list[str], message: str, where: str = "", place: str = ""
+    ):
+        self.exc_type = exc_type  # e.g. "ValueError", or whatever a student's class is called
         self.mro = mro  # builtin base names, e.g. ["ValueError", "Exception", "BaseException"]
         self.message = message
-        self.where = where  # "multihead.py, line 12: <source line>" when the line is the student's
-        at = f" ({where})" if where else ""
-        super().__init__(f"raised {exc_type}: {message}{at}")
+        self.where = where  # "multihead.py, line 12: ..." as the worker reported it
+        self.kind = exception_kind(exc_type, mro)  # a builtin's name or "... your own class"
+        self.place = place  # read from the submitted file by the trusted side, or ""
+        super().__init__(raised_text(self.kind, place))
 
     def is_a(self, exc_type: type[BaseException]) -> bool:
         return exc_type.__name__ in self.mro
@@ -41,6 +51,11 @@ class WorkerCrashed(StudentCodeError):
 
 class BadResult(StudentCodeError):
     """The value returned is not plain data (e.g. a torch.Tensor or a custom object)."""
+
+
+class ProtocolViolation(StudentCodeError):
+    """The worker sent what the grader's worker code never sends (a forged or oversized reply):
+    the student's code wrote to the grader's channel. The submission's session ends."""
 
 
 class MissingFunction(StudentCodeError):

@@ -7,16 +7,16 @@ functions arrive in ``env`` as proxies (see ``proxy.py``; ``direct.proxy`` in th
 tests), so a call returns plain data or raises ``errors.StudentCodeError``.
 
 A question's points (``questions.POINTS``) are shared equally among its cases. A case's output
-is a message for the student: the AssertionError text written by the tests, or what the
-student's code did (not attempted, raised, timed out). It never shows the test's source or
-values: otter's own failure message quotes the failing line, so it is not used.
+is a message for the student: the AssertionError text written by the tests (with the helpers of
+``compare`` and ``shown``), or what the student's code did (not attempted, raised, timed out),
+in the grader's words (``str`` of an ``errors.StudentCodeError``). It never shows the test's
+source or values: otter's own failure message quotes the failing line, so it is not used.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import re
 import threading
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -38,10 +38,6 @@ READ_ONLY_HINT = (
     " Your code tried to change an input array in place; work on a copy instead "
     "(e.g. `x = x - x.max(...)` rather than `x -= ...`)."
 )
-
-# Numbers with a fractional part, as a student's own message might print a hidden input array
-# (`raise ValueError(f"bad {M}")`); shapes and counts are integers and stay.
-_DECIMAL = re.compile(r"-?\d*\.\d+(?:e[+-]?\d+)?|-?\d+e[+-]?\d+", re.IGNORECASE)
 
 _lock = threading.Lock()
 _loaded: dict[str, object] = {}  # qid -> otter ExceptionTestFile, parsed once per process
@@ -86,14 +82,12 @@ def missing_results(qid: str, why: str) -> list[TestResult]:
 
 
 def student_message(e: StudentCodeError) -> str:
-    """What to tell the student when a call into their code did not return a usable value."""
+    """What to tell the student when a call into their code did not return a usable value:
+    ``str(e)`` is already in the grader's words (the exception's kind and place, never its
+    message, which could quote the hidden inputs it was given)."""
     text = str(e)
-    if isinstance(e, StudentRaised):
-        # The message is the student's own; it may still quote the hidden inputs it was given.
-        at = f" ({e.where})" if e.where else ""
-        text = f"raised {e.exc_type}: {_DECIMAL.sub('…', e.message)}{at}"
-        if "read-only" in e.message:
-            text += READ_ONLY_HINT
+    if isinstance(e, StudentRaised) and "read-only" in e.message:
+        text += READ_ONLY_HINT
     return text
 
 

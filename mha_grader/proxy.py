@@ -8,18 +8,25 @@ kills the worker costs that call only: the worker is killed (its whole process t
 next call gets a fresh one with the same files. A module whose import hangs or crashes is
 replaced by a placeholder in later workers, so the other file still imports.
 
-What the student's code prints is captured. Output printed while importing is kept (truncated)
-for the feedback; output printed during the hidden tests' calls is only counted, because it
-could echo the hidden inputs. For the same reason an exception message from a call is shown
-(``str(e)``) with its numbers masked; ``StudentRaised.message`` keeps the exact text for
-trusted checks (e.g. "the ValueError names the bad head count") and must never be shown.
+What the student's code prints is captured. Output printed while the first worker imports the
+files (before any hidden input exists in it) is kept (truncated) for the feedback; output printed
+later is only counted, because it could echo the hidden inputs. For the same reason a call's
+exception is told in the grader's words (``shown``): its kind and the line it was raised at, read
+from the submitted file here; ``StudentRaised.message`` keeps the worker's text for trusted
+checks (e.g. "the ValueError names the bad head count") and is never shown.
+
+Every reply is checked before it is used: its frame and JSON header against size limits before
+parsing (``wire.decode``), then its fields against what the grader's own worker code sends
+(``_checked``). Anything else means the student's code wrote to the grader's channel: a
+protocol violation. It costs the student, never the grader: the worker and every process of its
+uid are killed at once, the session ends (later calls fail with the same message) and the
+submission's status says so.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import re
 import selectors
 import socket
 import time
@@ -27,18 +34,58 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import errors
+from . import errors, shown
 from .questions import CODE_QUESTIONS
 from .sandbox import Limits, SandboxError, Zygote
 from .worker import wire
 from .worker.channel import FrameParser, FrameTooLarge, send_frame
 
 MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
+PROTOCOL_VIOLATION = (
+    "the worker running your code sent the grader something its own code never sends (did "
+    "your code write to the grader's channel?); your code was stopped and not run again"
+)
+_REPLY_KEYS = {
+    "load": frozenset({"seq", "ok", "error"}),
+    "import": frozenset({"seq", "ok", "functions", "error"}),
+    "call": frozenset({"seq", "ok", "value", "modified", "error"}),
+}
+_ERROR_KINDS = frozenset({"not_attempted", "raised", "bad_result", "missing"})
+_ERROR_KEYS = frozenset({"kind", "type", "mro", "message", "where"})
+# Types a value that is not plain data may be named by (anything else: "of its own class").
+_KNOWN_TYPES = frozenset(
+    {"torch.Tensor", "torch.nn.parameter.Parameter", "set", "frozenset", "bytes", "bytearray"}
+    | {"complex", "range", "generator", "function", "type", "object", "map", "zip", "filter"}
+)
 
 
-def mask_numbers(text: str) -> str:
-    """Hide digits that could carry hidden inputs (values, shapes) in a message we show."""
-    return re.sub(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", "#", text)
+def _strs(value: Any, limit: int) -> bool:
+    return type(value) is list and len(value) <= limit and all(type(x) is str for x in value)
+
+
+def _checked(reply: Any, seq: int, op: str) -> bool:
+    """Whether a decoded reply is one the grader's worker code could have sent for ``op``."""
+    if type(reply) is not dict or not reply.keys() <= _REPLY_KEYS[op]:
+        return False
+    if type(reply.get("seq")) is not int or reply["seq"] != seq:
+        return False
+    if reply.get("ok") is True:
+        if "error" in reply:
+            return False
+        if op == "import":
+            return _strs(reply.get("functions"), wire.MAX_NODES)
+        if op == "call":
+            return "value" in reply and ("modified" not in reply or _strs(reply["modified"], 64))
+        return True
+    if reply.get("ok") is not False or reply.keys() - {"seq", "ok", "error"}:
+        return False
+    error = reply.get("error")
+    if type(error) is not dict or not error.keys() <= _ERROR_KEYS:
+        return False
+    if error.get("kind") not in _ERROR_KINDS or type(error["kind"]) is not str:
+        return False
+    texts = all(type(error.get(k, "")) is str for k in ("type", "message", "where"))
+    return texts and _strs(error.get("mro", []), 64)
 
 
 @dataclass
@@ -52,6 +99,7 @@ class SessionLog:
     crashes: list[str] = field(default_factory=list)
     import_errors: dict[str, str] = field(default_factory=dict)  # module -> message
     budget_exhausted: bool = False
+    protocol_violation: str = ""  # what the worker sent that it never should (for the log)
 
 
 class _Worker:
@@ -122,6 +170,8 @@ class WorkerSession:
         self._seq = 0
         self._budget_left = self.limits.submission_timeout
         self.grader_failure: str | None = None  # the sandbox itself failed (not the student)
+        self.ended: errors.ProtocolViolation | None = None  # set by a protocol violation
+        self.door = shown.Door({f"{m}.py": text for m, text in self.files.items()})
         self._output_phase = "import"
         self._started = False
 
@@ -135,8 +185,12 @@ class WorkerSession:
         self.close()
 
     def start(self) -> None:
-        """Start a worker and import the student's modules (each under its own timeout)."""
-        self._ensure_worker()
+        """Start a worker and import the student's modules (each under its own timeout). A
+        protocol violation while importing ends the session here: later calls say so."""
+        try:
+            self._ensure_worker()
+        except errors.ProtocolViolation:
+            pass
 
     def close(self) -> None:
         """Kill the worker and its process tree (the zygote finishes that in the background)."""
@@ -153,6 +207,8 @@ class WorkerSession:
         worker.close_output()
 
     def _ensure_worker(self) -> _Worker:
+        if self.ended is not None:
+            raise self.ended
         if self._worker is not None and not self._worker.dead:
             return self._worker
         if self._worker is not None:
@@ -166,10 +222,11 @@ class WorkerSession:
         self._started = True
         load = {"op": "load", "files": present, "placeholders": placeholders}
         try:  # no student code runs before this succeeds: a failure here is the grader's
-            reply = self._exchange(worker, load, 10.0)
+            reply = self._exchange(worker, load, 10.0, "load")
         except errors.StudentCodeError as e:
             if self.log.budget_exhausted:
                 raise
+            self.ended = None  # the worker never ran student code: not the student's doing
             raise SandboxError(f"a worker could not be set up: {e}") from None
         if not reply["ok"]:
             self._retire(worker)
@@ -178,6 +235,8 @@ class WorkerSession:
             if module not in present:
                 continue
             self._import(worker, module)
+            if self.ended is not None:
+                raise self.ended
             if worker.dead:  # hung or crashed while importing: a fresh worker without it
                 return self._ensure_worker()
         self._output_phase = "call"
@@ -185,9 +244,10 @@ class WorkerSession:
 
     def _import(self, worker: _Worker, module: str) -> None:
         label = f"{module}.py"
+        first = self._output_phase == "import"  # no hidden input has reached this worker yet
         try:
             reply = self._exchange(
-                worker, {"op": "import", "module": module}, self.limits.import_timeout
+                worker, {"op": "import", "module": module}, self.limits.import_timeout, "import"
             )
         except errors.CallTimeout:
             self.log.timeouts.append(f"import {label}")
@@ -200,22 +260,36 @@ class WorkerSession:
             self.broken[module] = f"importing {label} failed: {e}"
         else:
             if reply["ok"]:
-                names = reply.get("functions")
-                if type(names) is list:
-                    self.functions[module] = {n for n in names if type(n) is str}
+                self.functions[module] = set(reply["functions"])
                 return
-            error = self._error(reply.get("error"), where_shown=True)
-            self.broken[module] = f"{label} could not be imported: {error}"
+            self.broken[module] = f"{label} could not be imported: {self._import_error(reply)}"
+            if not first:  # a restarted worker: its error could carry what earlier ones saw
+                self.broken[module] = f"{label} could not be imported again after a restart"
         self.log.import_errors[module] = self.broken[module]
         self.functions.pop(module, None)
         if not worker.dead:
             # The module is half-imported in this worker: start again without it.
             self._retire(worker)
 
+    def _import_error(self, reply: dict) -> str:
+        """An import's error in full (kind, message, line): imports run before any hidden input
+        exists in the worker, so the student may see their own message, escaped."""
+        record = reply["error"]
+        if record["kind"] == "not_attempted":
+            return "it raised NotImplementedError while being imported"
+        if record["kind"] != "raised":
+            return "it did not load"
+        name = shown.inline_code(record.get("type", "")[:100] or "Exception")
+        message = record.get("message", "")[:500]
+        text = f"raised {name}" + (f": {shown.inline_code(message)}" if message.strip() else "")
+        place = self.door.place(record.get("where", ""), budget=False)
+        return text + (f" ({place})" if place else "")
+
     # -- one exchange --------------------------------------------------------------------------
 
-    def _exchange(self, worker: _Worker, request: dict, timeout: float) -> dict:
-        """Send a request, wait for its reply; raises CallTimeout/WorkerCrashed/BadResult."""
+    def _exchange(self, worker: _Worker, request: dict, timeout: float, op: str) -> dict:
+        """Send a request, wait for its reply (checked: ``_checked``); raises CallTimeout,
+        WorkerCrashed, BadResult or ProtocolViolation."""
         if self._budget_left <= 0:
             self.log.budget_exhausted = True
             raise errors.CallTimeout(
@@ -229,7 +303,7 @@ class WorkerSession:
         timeout = min(timeout, self._budget_left)
         started = time.monotonic()
         try:
-            return self._roundtrip(worker, payload, self._seq, started + timeout, timeout)
+            return self._roundtrip(worker, payload, self._seq, started + timeout, timeout, op)
         except errors.CallTimeout:
             if by_budget:
                 self.log.budget_exhausted = True
@@ -242,7 +316,7 @@ class WorkerSession:
             self._budget_left -= time.monotonic() - started
 
     def _roundtrip(
-        self, worker: _Worker, payload: bytes, seq: int, deadline: float, timeout: float
+        self, worker: _Worker, payload: bytes, seq: int, deadline: float, timeout: float, op: str
     ) -> dict:
         try:
             worker.sock.setblocking(True)
@@ -276,35 +350,43 @@ class WorkerSession:
                     raise self._crashed(worker)
                 try:
                     worker.parser.feed(data)
-                except FrameTooLarge:
-                    self._retire(worker)
-                    raise errors.BadResult("returned more data than the grader accepts") from None
+                except FrameTooLarge:  # the worker's own code never sends one
+                    raise self._violation(worker, "a frame over the size limit") from None
                 frame = worker.parser.pop()
                 if frame is not None:
                     self._drain(worker)  # the worker flushed before replying
-                    return self._parse_reply(worker, frame, seq)
+                    return self._parse_reply(worker, frame, seq, op)
 
-    def _parse_reply(self, worker: _Worker, frame: bytes, seq: int) -> dict:
+    def _parse_reply(self, worker: _Worker, frame: bytes, seq: int, op: str) -> dict:
         try:
-            reply = wire.decode(frame)
+            reply = wire.decode(frame, max_header=wire.MAX_REPLY_HEADER)
         except wire.WireError as e:
-            self._retire(worker)
-            raise errors.BadResult(f"sent back something that is not plain data ({e})") from None
-        if type(reply) is not dict or reply.get("seq") != seq or type(reply.get("ok")) is not bool:
-            self._retire(worker)  # out of step with us: never trust this worker again
-            raise errors.BadResult("the worker's reply was out of step with the grader")
+            raise self._violation(worker, f"a reply that is not plain data ({e})") from None
+        except Exception as e:  # a decoder bug must not become the grader's failure either
+            raise self._violation(worker, f"an unreadable reply ({type(e).__name__})") from None
+        if not _checked(reply, seq, op):
+            raise self._violation(worker, f"a reply out of step or malformed for {op!r}")
         return reply
 
+    def _violation(self, worker: _Worker, what: str) -> errors.ProtocolViolation:
+        """End the session: kill the worker's whole uid now, refuse every later call."""
+        self.log.protocol_violation = self.log.protocol_violation or what
+        self.ended = errors.ProtocolViolation(PROTOCOL_VIOLATION)
+        self._retire(worker)
+        return self.ended
+
     def _crashed(self, worker: _Worker) -> errors.WorkerCrashed:
+        # The exit status and most signals are the student's code's choice: only the causes the
+        # grader itself produces are named.
         status = worker.end_status or ""
         if status.startswith("exit:"):
-            how = f"the process exited with status {status[5:]} (sys.exit or os._exit?)"
+            how = "the process exited (sys.exit or os._exit?)"
         elif status == "signal:SIGXCPU":
             how = "it used up its CPU time limit"
         elif status in ("signal:SIGKILL", "signal:SIGSEGV", "signal:SIGABRT"):
             how = f"the process was killed ({status[7:]}: memory limit or a crash?)"
         elif status.startswith("signal:"):
-            how = f"the process was killed by {status[7:]}"
+            how = "the process was killed by a signal"
         else:
             how = "the process ended"
         return errors.WorkerCrashed(f"the worker running your code stopped: {how}")
@@ -332,32 +414,21 @@ class WorkerSession:
             self.log.import_output += chunk[:room].decode(errors="replace")
         self.log.import_output_truncated += max(0, len(chunk) - max(room, 0))
 
-    def _error(self, record: Any, where_shown: bool = False) -> errors.StudentCodeError:
-        """Turn the worker's error record into an errors.StudentCodeError."""
-        if type(record) is not dict:
-            return errors.BadResult("the worker's reply was malformed")
-
-        def text(key: str, limit: int = 500) -> str:
-            value = record.get(key)
-            return value[:limit] if type(value) is str else ""
-
-        kind = record.get("kind")
+    def _error(self, record: dict) -> errors.StudentCodeError:
+        """A call's error record (already checked) as an errors.StudentCodeError whose text is
+        the grader's: the worker's own words stay in the exception for trusted checks only."""
+        kind = record["kind"]
         if kind == "not_attempted":
             return errors.NotAttempted("still raises NotImplementedError: not attempted yet")
         if kind == "bad_result":
-            return errors.BadResult(f"returned something that is not plain data: {text('message')}")
+            return errors.BadResult(_not_plain_data(record.get("message", "")))
         if kind == "missing":
-            return errors.MissingFunction(text("message"))
-        if kind == "raised":
-            mro = record.get("mro")
-            mro = [m for m in mro if type(m) is str] if type(mro) is list else []
-            raw = text("message")
-            e = errors.StudentRaised(text("type", 100) or "Exception", mro, raw, text("where"))
-            if not where_shown:  # str(e) is what students see; e.message stays exact
-                at = f" ({e.where})" if e.where else ""
-                e.args = (f"raised {e.exc_type}: {mask_numbers(raw)}{at}",)
-            return e
-        return errors.BadResult("the worker's reply was malformed")
+            return errors.MissingFunction("the function is not defined in your file")
+        exc_type = record.get("type", "")[:100] or "Exception"
+        mro = record.get("mro", [])
+        where = record.get("where", "")[:300]
+        place = self.door.place(where)
+        return errors.StudentRaised(exc_type, mro, record.get("message", "")[:500], where, place)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -380,10 +451,14 @@ class WorkerSession:
             raise
 
     def _call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        if self.ended is not None:
+            raise self.ended
         if (module, func) in self.skipped:
             raise self.skipped[(module, func)]
         try:
             worker = self._ensure_worker()
+        except errors.ProtocolViolation:
+            raise
         except errors.StudentCodeError as e:  # out of time budget while restarting
             raise errors.CallTimeout(str(e)) from None
         reason = self.available(module, func)
@@ -391,7 +466,7 @@ class WorkerSession:
             raise errors.MissingFunction(reason)
         request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
         try:
-            reply = self._exchange(worker, request, self.limits.call_timeout)
+            reply = self._exchange(worker, request, self.limits.call_timeout, "call")
         except errors.CallTimeout:
             self.log.timeouts.append(func)
             if self.log.budget_exhausted:  # not this function's fault alone
@@ -405,20 +480,17 @@ class WorkerSession:
             self.log.crashes.append(func)
             raise
         if reply["ok"]:
-            if "value" not in reply:
-                raise errors.BadResult("the worker's reply was malformed")
             if reply.get("modified"):
                 self.modified_inputs.add(func)
             return reply["value"]
-        error = self._error(reply.get("error"))
+        error = self._error(reply["error"])
         if isinstance(error, errors.StudentRaised) and error.is_a(MemoryError):
-            self.skipped[(module, func)] = errors.StudentRaised(
-                "MemoryError",
-                error.mro,
+            skip = errors.StudentRaised("MemoryError", error.mro, "", error.where, error.place)
+            skip.args = (
                 "not run again: it ran out of memory on an earlier case "
                 f"(limit {self.limits.memory_bytes >> 20} MB)",
-                error.where,
             )
+            self.skipped[(module, func)] = skip
         raise error
 
     def proxy(self, module: str, func: str) -> Callable:
@@ -427,6 +499,23 @@ class WorkerSession:
     def env(self) -> dict[str, Callable]:
         """A proxy for every contract function, by name (the names are the code question ids)."""
         return {q: self.proxy(f.removesuffix(".py"), q) for q, f in CODE_QUESTIONS.items()}
+
+
+def _not_plain_data(message: str) -> str:
+    """The worker says "a value of type X is not plain data"; X is named only when it is a type
+    the grader knows (a class of the student's own could be named to carry anything)."""
+    prefix, suffix = "a value of type ", " is not plain data"
+    name = message[len(prefix) : -len(suffix)] if message.endswith(suffix) else ""
+    if message.startswith(prefix) and name in _KNOWN_TYPES:
+        what = "a torch tensor" if name.startswith("torch.") else f"a {name}"
+        hint = " (convert it with .detach().numpy())" if name.startswith("torch.") else ""
+        return f"returned {what}, which is not plain data{hint}"
+    if "too large" in message:
+        return "returned more data than the grader accepts"
+    return (
+        "returned something that is not plain data (NumPy arrays, numbers, strings, lists, "
+        "tuples and dicts are): an object of a class of its own?"
+    )
 
 
 class _Proxy:

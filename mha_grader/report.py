@@ -3,7 +3,9 @@
 Every file is written atomically (a temporary file in the same folder, then ``os.replace``), so
 an interrupted run never leaves a half-written report. The reports show only what the tests
 wrote for the student, the submission-level notes and the output printed while importing: no
-hidden inputs, expected values or test source.
+hidden inputs, expected values or test source. Every text in ``feedback.md`` and
+``results.json`` passes the one door for what students see, ``shown`` (both are Markdown:
+results.json declares ``md`` as Gradescope's output format).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import dataclasses
 import io
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from . import shown
 from .engine import Grade
 from .questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .results import DIAGNOSIS_PREFIX, TestResult
@@ -61,25 +65,28 @@ def summary_lines(grade: Grade) -> list[str]:
     lines = [f"Total: {points(grade.total)} / {points(grade.max_total)}"]
     if grade.status != "ok":
         lines.append(f"Status: {grade.status}")
-    lines += [f"- {note}" for note in grade.notes]
+    lines += [f"- {shown.for_report(note)}" for note in grade.notes]
     return lines
 
 
 def results_json(grade: Grade) -> dict:
     """Gradescope's results format; test names start with their question id."""
-    output = "\n".join(summary_lines(grade))
+    output = "  \n".join(summary_lines(grade))
     if grade.output:
-        output += "\n\nWhat your code printed while being imported:\n" + grade.output
+        output += "\n\nWhat your code printed while being imported:\n\n"
+        output += shown.code_block(grade.output)
     return {
         "score": round(sum(r.score for r in grade.results), 6),
         "output": output,
+        "output_format": "md",
+        "test_output_format": "md",
         "stdout_visibility": "visible",
         "tests": [
             {
                 "name": r.name,
                 "score": r.score,  # unrounded: the tests add up to the total
                 "max_score": r.max_score,
-                "output": r.output,
+                "output": shown.for_report(r.output),
                 "visibility": r.visibility,
                 "tags": list(r.tags),
             }
@@ -95,14 +102,13 @@ def results_json(grade: Grade) -> dict:
 
 
 def _md(text: str) -> str:
-    """Keep a student-controlled or test-written text from breaking the Markdown layout."""
-    return text.replace("\r", "").strip()
+    return shown.for_report(text).strip()
 
 
 def feedback_md(grade: Grade) -> str:
     """The same as results.json, for a person to read."""
     scores = grade.scores()
-    out = [f"# Feedback for {grade.student}", ""]
+    out = [f"# Feedback for {shown.escape(grade.student)}", ""]
     out += summary_lines(grade)
     out += ["", "| question | points |", "|---|---|"]
     for q in QUESTION_IDS:
@@ -132,8 +138,8 @@ def feedback_md(grade: Grade) -> str:
             if "needs-review" in r.tags:
                 out.append("  (a person will review this answer)")
     if grade.output:
-        out += ["", "## What your code printed while being imported", "", "```text"]
-        out += [grade.output.replace("```", "'''"), "```"]
+        out += ["", "## What your code printed while being imported", ""]
+        out += [shown.code_block(grade.output)]
     return "\n".join(out) + "\n"
 
 
@@ -151,10 +157,17 @@ def grade_row(grade: Grade) -> dict[str, str]:
     return row
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (or, with tab and CR,
+# may shift it into another cell); a leading apostrophe makes it text, and is not displayed.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def spreadsheet_safe(value: str) -> str:
     """A CSV cell a spreadsheet will not run as a formula: text starting with = + - @ or a tab or
-    carriage return gets a leading apostrophe (numbers are left alone)."""
-    if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    carriage return gets a leading apostrophe (numbers are left alone). Every CSV we write uses
+    it (grades.csv, exports); ``csv_value`` reads it back."""
+    value = str(value)
+    if value.startswith(_FORMULA_START):
         try:
             float(value)
             return value
@@ -163,12 +176,19 @@ def spreadsheet_safe(value: str) -> str:
     return value
 
 
+def csv_value(cell: str) -> str:
+    """The value ``spreadsheet_safe`` wrote (the apostrophe it added removed)."""
+    if cell.startswith("'") and cell[1:].startswith(_FORMULA_START):
+        return cell[1:]
+    return cell
+
+
 def grades_csv(rows: Iterable[Mapping[str, str]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: row.get(k, "") for k in CSV_COLUMNS})
+        writer.writerow({k: spreadsheet_safe(row.get(k, "")) for k in CSV_COLUMNS})
     return buf.getvalue()
 
 
@@ -202,9 +222,10 @@ def read_grades_csv(out: str | os.PathLike) -> list[dict[str, str]]:
     """The rows of ``out/grades.csv``; none when there is no readable sheet yet."""
     try:
         with open(Path(out) / "grades.csv", newline="") as f:
-            return list(csv.DictReader(f))
+            rows = list(csv.DictReader(f))
     except (OSError, csv.Error):
         return []
+    return [{k: csv_value(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
 
 
 def write_grades_csv(out: str | os.PathLike, rows: Iterable[Mapping[str, str]]) -> Path:

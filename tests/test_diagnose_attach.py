@@ -46,7 +46,7 @@ def test_a_failure_inside_the_diagnosis_leaves_the_results_unchanged(monkeypatch
 
 def test_a_result_that_is_not_an_array_is_described_by_its_type():
     d = diagnose("split_heads", reference_env(split_heads=lambda *a: "heads"))
-    assert d.misconception is None and "returned str, not a numeric array" in d.message
+    assert d.misconception is None and "returned a string, not a numeric array" in d.message
 
 
 def test_a_function_that_timed_out_is_not_called_again_and_gets_no_diagnosis():

@@ -64,7 +64,7 @@ def test_a_callee_that_always_raises_is_blamed_for_the_callers_failure():
 
     d = diagnose("multi_head_attention", reference_env(split_heads=split_heads))
     assert d.blame == "split_heads" and d.misconception is None
-    assert "raised ValueError: always" in d.message
+    assert "raised ValueError" in d.message and "always" not in d.message
 
 
 def test_an_answer_outside_the_catalogue_gets_a_specific_plain_explanation():
@@ -73,7 +73,7 @@ def test_an_answer_outside_the_catalogue_gets_a_specific_plain_explanation():
 
     d = diagnose("split_heads", reference_env(split_heads=split_heads))
     assert d.misconception is None and d.tags == [] and d.blame == "split_heads"
-    assert "largest error" in d.message and "head" in d.message
+    assert "off by more than 10%" in d.message and "every head" in d.message
     assert "right values, in the wrong places" in d.message
 
 
@@ -83,7 +83,7 @@ def test_a_wrong_shape_is_reported_as_shapes():
 
     d = diagnose("merge_heads", reference_env(merge_heads=merge_heads))
     assert d.misconception is None
-    assert "returned shape (6, 4) where (4, 6) was expected" in d.message
+    assert "returned shape (6, 4): the lengths of (4, 6) in another order" in d.message
 
 
 def test_weights_as_float32_get_a_dtype_explanation_and_no_tag():

@@ -444,7 +444,7 @@ def test_every_hidden_case_fails_for_some_mutant(qid, mutant_results):
         ("multi_head_attention", "mha_assert_instead_of_raise", ["ValueError"]),
         ("multi_head_attention", "mha_unstable", ["large"]),
         ("distinct_head_pairs", "pairs_mean_difference", ["atol decides", "default atol"]),
-        ("distinct_head_pairs", "pairs_reversed_order", ["all", "identical", "atol", "default"]),
+        ("distinct_head_pairs", "pairs_reversed_order", ["every", "identical", "atol", "default"]),
         ("parameter_counts", "counts_ignore_bias", ["bias=True"]),
         ("parameter_counts", "counts_bias_default_true", ["defaults"]),
         ("parameter_counts", "counts_without_check", ["ValueError"]),
@@ -452,7 +452,7 @@ def test_every_hidden_case_fails_for_some_mutant(qid, mutant_results):
         ("weights_from_torch", "adapter_no_bias_check", ["biases"]),
         ("weights_from_torch", "adapter_no_kdim_check", ["kdim"]),
         ("weights_from_torch", "adapter_rounded_to_float32", ["float64 module", "reproduce"]),
-        ("cross_check", "cross_check_always_match", ["float32", "float32", "really differs"]),
+        ("cross_check", "cross_check_always_match", ["float64", "float64", "float32", "float32"]),
         ("cross_check", "cross_check_never_match", ["float64", "float64", "float32", "float32"]),
         ("cross_check", "cross_check_ignores_batch_first", ["batch_first=False"] * 2),
     ],
@@ -480,7 +480,7 @@ def test_list_instead_of_array_fails_with_a_clear_message():
 def test_torch_tensor_instead_of_array_fails_with_a_clear_message():
     results = grade("merge_heads", merge_heads=lambda H: torch.from_numpy(ref.merge_heads(H)))
     assert score(results) == 0
-    assert all("not plain data" in r.output and "Tensor" in r.output for r in results)
+    assert all("not plain data" in r.output and "torch tensor" in r.output for r in results)
 
 
 class ClaimsEquality:
@@ -665,17 +665,15 @@ def test_test_files_load_once_and_safely_from_several_threads(monkeypatch):
     assert sorted(hidden._loaded) == sorted(CODE_QUESTIONS)
 
 
-def test_a_students_own_error_message_quoting_the_inputs_is_redacted():
+def test_a_students_own_error_message_is_never_shown_only_its_kind():
     def noisy(M, num_heads, d_head):
         raise ValueError(f"cannot split {M} into {num_heads} heads of width {d_head}")
 
     results = grade("split_heads", split_heads=noisy)
-    ok = [r for r in results if r.passed]
-    assert len(ok) == 1 and "ValueError" in ok[0].name
+    assert score(results) == 0  # a refusal of everything is no refusal of bad input
     for r in results:
-        if not r.passed:
-            assert "raised ValueError: cannot split [[" in r.output
-            assert not re.search(r"\d\.\d", r.output), r.output
+        assert "raised ValueError" in r.output
+        assert "cannot split" not in r.output and not re.search(r"\d\.\d", r.output)
 
 
 # --- inputs left unmodified ---------------------------------------------------------------

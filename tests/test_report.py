@@ -83,8 +83,9 @@ def test_feedback_keeps_student_output_inside_its_code_block(tmp_path):
     grade = sample_grade()
     grade.output = "```\n# Forged heading\n```"
     text = report.feedback_md(grade)
-    block = text.split("```text\n", 1)[1]
-    assert block.count("```") == 1  # only the closing fence: the student cannot close it
+    block = text.split("````text\n", 1)[1]  # a fence longer than any inside: CommonMark's rule
+    assert block.count("````") == 1  # only the closing fence: the student cannot close it
+    assert block.index("````") > block.index("# Forged heading")
 
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):

@@ -215,7 +215,7 @@ def test_a_call_that_overruns_its_time_limit_is_stopped_and_the_next_call_works(
 
 
 def test_a_worker_that_exits_is_replaced_for_the_next_call(session):
-    with pytest.raises(errors.WorkerCrashed, match="status 7"):
+    with pytest.raises(errors.WorkerCrashed, match="the process exited"):
         call(session, "die", 7)
     assert call(session, "exists", "/") is True
 

@@ -21,6 +21,13 @@ def _inputs(seed: int, n: int, d_model: int, x_scale: float = 1.0, dtype=np.floa
 
 
 @cache
+def _one_head_inputs(seed: int, n: int, d_model: int):
+    """X and the projections of _inputs, but with Wo the identity."""
+    X, Wq, Wk, Wv, _ = _inputs(seed, n, d_model)
+    return X, Wq, Wk, Wv, np.eye(d_model)
+
+
+@cache
 def _expected(key: tuple, num_heads: int):
     """The reference (out, weights), once per process: a batch grades many submissions."""
     return ref.multi_head_attention(*_inputs(*key), num_heads)
@@ -75,8 +82,18 @@ def float32_inputs(multi_head_attention):
     _check(multi_head_attention, (505, 6, 6, 1.0, np.float32), 3)
 
 
-@test_case(name="ValueError when d_model is not divisible by num_heads")
+@test_case(name="ValueError when d_model is not divisible by num_heads, the result when it is")
 def indivisible(multi_head_attention):
+    # A refusal counts only beside a right answer (raising whatever the input earns nothing),
+    # on an input simple enough that a mistake charged by the other cases is not charged again:
+    # one head, and Wo the identity.
+    key = (508, 3, 4)
+    result = multi_head_attention(*_one_head_inputs(*key), 1)
+    out, weights = compare.check_pair(result, "multi_head_attention(...)", "out", "weights")
+    expected_out, expected_weights = ref.multi_head_attention(*_one_head_inputs(*key), 1)
+    what = "multi_head_attention's `{}` with one head"
+    compare.check_close(weights, expected_weights, what.format("weights"), "(num_heads, n, n)")
+    compare.check_close(out, expected_out, what.format("out"), "(n, d_model)")
     for seed, d_model, num_heads in ((506, 6, 4), (507, 8, 3)):
         inputs = _inputs(seed, n=3, d_model=d_model)
         compare.expect_value_error(

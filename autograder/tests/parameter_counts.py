@@ -4,7 +4,7 @@ from functools import cache
 
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader import compare, shown
 from solutions import multihead as ref
 
 name = "parameter_counts"
@@ -27,12 +27,13 @@ def _check(counts, d_model: int, head_counts: tuple[int, ...], bias: bool) -> No
     if keys != set(expected) or len(counts) != len(expected):
         raise AssertionError(
             f"the keys of {call} should be exactly the head counts asked for, one each; yours "
-            f"has {len(counts)} key(s), and {len(keys ^ set(expected))} differ from them."
+            f"has {shown.count(len(counts))} key(s), and "
+            f"{shown.count(len(keys ^ set(expected)))} differ from them."
         )
     wrong = [h for h, c in counts.items() if compare.check_int(c, "each count") != expected[int(h)]]
     if wrong:
         raise AssertionError(
-            f"{call}: {len(wrong)} of the {len(expected)} counts differ from the number of "
+            f"{call}: {shown.count(len(wrong))} of the counts differ from the number of "
             f"parameters of torch.nn.MultiheadAttention(d_model, h, bias={bias}). Count every "
             "tensor in .parameters() with .numel()."
         )
@@ -54,8 +55,11 @@ def default_bias(parameter_counts):
     _check(parameter_counts(16, [16, 2, 4]), 16, (16, 2, 4), False)
 
 
-@test_case(name="ValueError naming a head count that does not divide d_model")
+@test_case(name="ValueError naming a head count that does not divide d_model; counts otherwise")
 def indivisible(parameter_counts):
+    # A refusal counts only beside a right answer: raising whatever the input earns nothing
+    # (bias given explicitly, so that a wrong default is not charged again here).
+    _check(parameter_counts(12, [2, 3, 6], bias=False), 12, (2, 3, 6), False)
     compare.expect_value_error(
         lambda: parameter_counts(12, [2, 5, 3]),
         "when a head count does not divide d_model",

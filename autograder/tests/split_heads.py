@@ -49,8 +49,12 @@ def many_heads(split_heads):
     _check(split_heads, 203, n=2, num_heads=4, d_head=3)
 
 
-@test_case(name="ValueError when the feature width is not num_heads * d_head")
+@test_case(name="ValueError when the feature width is not num_heads * d_head, heads when it is")
 def wrong_width(split_heads):
+    # A refusal counts only beside a right answer (raising whatever the input earns nothing),
+    # on an input simple enough that a mistake charged by the other cases is not charged again:
+    # one token, heads one feature wide, where a reshape without transpose is right too.
+    _check(split_heads, 205, n=1, num_heads=3, d_head=1)
     M = _features(204, 5, 6)
     for num_heads, d_head in ((4, 2), (2, 4), (4, 1)):  # too wide, too wide, too narrow
         compare.expect_value_error(

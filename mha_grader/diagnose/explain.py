@@ -1,6 +1,9 @@
 """Plain, specific explanations of a wrong result that matches no catalogued mistake.
 
-They speak of shapes, axes, heads, positions and the size of the error: never of expected values.
+They speak of shapes, axes, heads and the size of the error, in the words of ``shown``: never of
+expected values, nor of a number the student's code chose (by the time the diagnosis runs, that
+code has seen the hidden inputs, and could spell them out in a shape, a count or an error size).
+The probes' own shapes are public and are shown.
 """
 
 from __future__ import annotations
@@ -9,11 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import shown
+from ..errors import StudentCodeError
 from .compare import Outcome, as_array, same_array
 
 
 def error_text(e: BaseException) -> str:
-    return str(e) if str(e) else type(e).__name__
+    """What a failed call did, in the grader's words (``str`` of a StudentCodeError)."""
+    return str(e) if isinstance(e, StudentCodeError) else "failed"
 
 
 def _axis_names(ndim: int, names: tuple[str, ...]) -> list[str]:
@@ -26,26 +32,26 @@ def array_diff(got: Any, want: np.ndarray, names: tuple[str, ...] = ()) -> str:
     """What differs between an array result and the expected one, without showing values."""
     a = as_array(got)
     if a is None:
-        return f"returned {type(got).__name__}, not a numeric array"
+        return f"returned {shown.value(got)}, not a numeric array"
     if a.shape != want.shape:
-        return f"returned shape {a.shape} where {want.shape} was expected"
+        return f"returned {shown.shape_difference(a.shape, want.shape, public=True)}"
     a = a.astype(np.float64)
     bad = ~np.isfinite(a)
     if bad.any():
-        return f"{int(bad.sum())} of {a.size} entries are nan or inf"
+        return shown.portion(int(bad.sum()), a.size, "nan or inf")
     err = np.abs(a - want)
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    text = f"off {shown.error_size(float(err.max()), scale)}"
     if a.ndim == 0:
-        return f"off by {float(err):.3g}"
-    labels = _axis_names(a.ndim, names)
-    idx = np.unravel_index(int(np.argmax(err)), err.shape)
-    where = ", ".join(f"{n} {i}" for n, i in zip(labels, idx, strict=True))
-    text = f"largest error {float(err.max()):.3g} (at {where})"
+        return text
     if np.allclose(np.sort(a, axis=None), np.sort(want, axis=None), rtol=1e-4, atol=1e-9):
         text += ", though it holds the right values, in the wrong places"
+    labels = _axis_names(a.ndim, names)
     if a.ndim >= 2 and labels[0] == "head":
-        wrong = [h for h in range(a.shape[0]) if not same_array(a[h], want[h])]
-        text += f"; heads {wrong} of {a.shape[0]} differ" if wrong else ""
-        if wrong and len(wrong) < a.shape[0]:
+        wrong = [not same_array(a[h], want[h]) for h in range(a.shape[0])]
+        spread = shown.spread(wrong, "head")
+        text += f"; it differs {spread}" if spread else ""
+        if spread and not all(wrong):
             text += ", the others are right"
     return text
 
@@ -61,7 +67,11 @@ def sums_text(got: Any, axis: int) -> str:
         return ""
     if np.allclose(s, 1.0, atol=1e-6):
         return f"the entries along axis {axis} do sum to 1"
-    return f"the entries along axis {axis} sum to between {s.min():.3g} and {s.max():.3g}, not 1"
+    above, below = bool((s > 1 + 1e-6).any()), bool((s < 1 - 1e-6).any())
+    how = "more than 1" if above and not below else "less than 1" if below and not above else ""
+    return f"the entries along axis {axis} do not sum to 1" + (
+        f" (they sum to {how})" if how else ""
+    )
 
 
 def first_difference(

@@ -22,6 +22,12 @@ MAGIC = b"MHA2"
 MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_NODES = 100_000
+# What the trusted side accepts as the JSON header of a reply: replies are small trees (arrays
+# travel as raw bytes beside the header), and json.loads may build objects some 25 times the
+# size of their text, so the header is bounded before it is parsed, by size and by how many
+# values it can hold (each needs a bracket, brace, comma or colon beside it).
+MAX_REPLY_HEADER = 1 << 20
+MAX_HEADER_TOKENS = 4 * MAX_NODES
 MAX_DIMS = 32  # NumPy's own limit is 64
 ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, strings or records
 
@@ -196,18 +202,36 @@ class _Decoder:
         return mha.eval()
 
 
-def decode(msg: bytes, *, allow_modules: bool = False) -> Any:
-    """Parse a message made by ``encode``. The trusted side never passes allow_modules."""
-    if len(msg) > MAX_BYTES or msg[:4] != MAGIC or len(msg) < 8:
+def _check_header(header: bytes, limit: int) -> None:
+    """Refuse a JSON header that could build more objects than a message may hold, before any
+    object is built: a linear count in C (``bytes.count``), no parsing."""
+    if len(header) > limit:
+        raise WireError(f"header of {len(header)} bytes (limit {limit})")
+    tokens = sum(header.count(c) for c in (b",", b":", b"[", b"{"))
+    if tokens > MAX_HEADER_TOKENS:
+        raise WireError("header holds too many values")
+
+
+def decode(
+    msg: bytes | memoryview, *, allow_modules: bool = False, max_header: int = MAX_BYTES
+) -> Any:
+    """Parse a message made by ``encode``. The trusted side never passes allow_modules, and
+    passes ``max_header=MAX_REPLY_HEADER`` for a worker's reply."""
+    if len(msg) > MAX_BYTES or len(msg) < 8 or bytes(msg[:4]) != MAGIC:
         raise WireError("not a message of this grader, or too large")
     (hlen,) = struct.unpack("<I", msg[4:8])
+    if 8 + hlen > len(msg):
+        raise WireError("message shorter than its header")
+    _check_header(bytes(msg[8 : 8 + hlen]), max_header)
     try:
-        header = json.loads(msg[8 : 8 + hlen])
+        header = json.loads(bytes(msg[8 : 8 + hlen]))
         sizes = header["blobs"]
         tree = header["tree"]
     except Exception:
         raise WireError("malformed header") from None
     if type(sizes) is not list or not all(type(s) is int and s >= 0 for s in sizes):
+        raise WireError("malformed header")
+    if len(sizes) > MAX_NODES:
         raise WireError("malformed header")
     blobs, pos = [], 8 + hlen
     for s in sizes:

@@ -1,0 +1,255 @@
+"""The one door between grading and what a student reads.
+
+Everything that reaches a student from grading (``feedback.md``, every test output and the
+top-level output of ``results.json``) is written in the grader's words with the helpers below,
+and passes ``for_report`` on its way out. The rules, in one place:
+
+1. **Student-written text** (what a file printed while it was imported, an import error, a line
+   quoted from a submitted file) is shown only when it cannot carry a hidden input: the first
+   imports run before any hidden input exists in the worker, and quoted lines are read from the
+   submitted file on this side, never from the worker. It is shown with control characters and
+   terminal escapes removed (``mha_check.text.strip_controls``) and Markdown/HTML escaped, so it
+   reads as written and cannot add headings, links, images or markup to a report.
+2. **Nothing a student's code produces during the hidden tests is echoed**: not an exception's
+   message or class name, not printed output, not a number computed from a returned value.
+   A failed call is told by the kind of exception (a builtin's name, else "an exception of your
+   own class") and where it was raised (``Door.place``); a returned value by its type, dtype and
+   how its shape compares with the expected one (``value``, ``shape_difference``); a wrong
+   result by which share of entries is off and by how much, in a few fixed classes
+   (``portion``, ``error_size``). Hidden inputs and expected values are never in a message;
+   values appear only for the diagnosis' own probe inputs, whose shapes are shown in full.
+3. **What a student's code can still choose** is a few words from fixed lists per hidden case:
+   pass or fail, one of those classes, a builtin exception's name, and one of at most
+   ``Door.MAX_PLACES`` source lines per submission (after that: "another line"). That is a
+   handful of bits per case, each case with other inputs: not enough to rebuild any input.
+
+``mha-check`` runs on public inputs only, so it shows a student their own messages (with
+``strip_controls`` applied); the grader never does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mha_check.text import strip_controls
+
+OWN_CLASS = "an exception of your own class"
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and issubclass(obj, BaseException)
+)
+MAX_CODE = 120  # characters of a quoted source line
+MAX_STUDENT_TEXT = 4000  # characters of import output or an import error shown
+
+# Characters that Markdown (CommonMark) or HTML may read as markup. A backslash before any ASCII
+# punctuation shows it as itself; the rest of the text is left as written.
+_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&\"'=:;^$%@/?,])")
+_WHERE = re.compile(r"(?P<file>multihead\.py|crosscheck\.py), line (?P<line>[0-9]{1,7})(?::|$)")
+
+
+# -- text a student wrote ---------------------------------------------------------------------
+
+
+def escape(text: str, limit: int = MAX_STUDENT_TEXT) -> str:
+    """Student-written text as it should read inside a Markdown report: no control characters,
+    every markup character escaped, lines joined by Markdown line breaks, at most ``limit``."""
+    text = strip_controls(text)
+    cut = len(text) > limit
+    text = _MARKUP.sub(r"\\\1", text[:limit])
+    lines = [line.strip() for line in text.split("\n")]
+    return "  \n".join(line for line in lines if line) + (" …" if cut else "")
+
+
+def code_block(text: str, limit: int = MAX_STUDENT_TEXT) -> str:
+    """Student output as a fenced code block that nothing in it can close (the fence is longer
+    than any run of backticks inside, as CommonMark requires), control characters removed."""
+    text = strip_controls(text)[:limit].rstrip("\n")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def inline_code(text: str) -> str:
+    """A short text as an inline code span that nothing in it can close."""
+    text = " ".join(strip_controls(text).split())
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    tick = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{tick}{pad}{text}{pad}{tick}" if text else ""
+
+
+def for_report(text: str) -> str:
+    """The last step before anything is written to a report: control characters removed.
+    (Everything in it was already written by the grader or escaped by the helpers above.)"""
+    return strip_controls(text)
+
+
+# -- what a call into student code ended in --------------------------------------------------
+
+
+def exception_kind(type_name: str, mro: Sequence[str]) -> str:
+    """A builtin exception's name, or OWN_CLASS: a class of the student's own (whatever it is
+    called, even after a builtin) never gets its name shown."""
+    if type_name in BUILTIN_EXCEPTIONS and mro and mro[0] == type_name:
+        return type_name
+    return OWN_CLASS
+
+
+def place_text(file: str, line: int, code: str) -> str:
+    """'multihead.py, line 12: `return x[i]`' (``code`` as read from the submitted file)."""
+    code = code.strip()
+    if len(code) > MAX_CODE:
+        code = code[: MAX_CODE - 1] + "…"
+    return f"{file}, line {line}: {inline_code(code)}" if code else f"{file}, line {line}"
+
+
+class Door:
+    """Where a submission's code raised, told from the submitted files themselves.
+
+    The worker reports a file and line; the line's text is read here, from the file as it was
+    submitted. At most ``MAX_PLACES`` different lines are named per submission: a line number
+    the code chooses could otherwise spell out an input, case after case.
+    """
+
+    MAX_PLACES = 3
+
+    def __init__(self, sources: Mapping[str, str] | None = None):
+        self._lines = {name: text.splitlines() for name, text in (sources or {}).items()}
+        self._named: set[tuple[str, int]] = set()
+
+    def place(self, reported: str, budget: bool = True) -> str:
+        """The displayable place for the worker's ``"multihead.py, line 12: ..."`` (anything
+        after the line number is ignored), or "" when it names no line of a submitted file.
+        ``budget=False`` for imports, which run before any hidden input exists."""
+        m = _WHERE.match(reported or "")
+        if m is None or m["file"] not in self._lines:
+            return ""
+        file, line = m["file"], int(m["line"])
+        lines = self._lines[file]
+        if not 1 <= line <= len(lines) or not lines[line - 1].strip():
+            return f"in {file}"  # a line that cannot have raised: no number is shown
+        if budget and (file, line) not in self._named:
+            if len(self._named) >= self.MAX_PLACES:
+                return f"at another line of {file}"
+            self._named.add((file, line))
+        return place_text(file, line, lines[line - 1])
+
+
+def raised_text(kind: str, place: str) -> str:
+    """'raised ValueError (multihead.py, line 12: `...`)'."""
+    return f"raised {kind}" + (f" ({place})" if place else "")
+
+
+# -- what a returned value was ---------------------------------------------------------------
+
+
+def count(n: int) -> str:
+    """A count a student's code chose (list lengths, pairs): exact up to nine, then "many"."""
+    return str(n) if 0 <= n <= 9 else "more than 9"
+
+
+def _axes(ndim: int) -> str:
+    if ndim == 0:
+        return "no axes (a single number)"
+    return "1 axis" if ndim == 1 else f"{count(ndim)} axes"
+
+
+def value(v: Any) -> str:
+    """What came back, by kind only: type, dtype, number of axes or items; never a value."""
+    t = type(v)
+    if v is None:
+        return "None (is a `return` missing?)"
+    if t is np.ndarray:
+        return f"a NumPy {v.dtype} array with {_axes(v.ndim)}"
+    if t.__module__.startswith("torch"):
+        return "a torch tensor"
+    if t in (list, tuple, dict):
+        items = "key" if t is dict else "item"
+        n = len(v)
+        return f"a {t.__name__} of {count(n)} {items}{'' if n == 1 else 's'}"
+    if t is str:
+        return "a string"
+    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    return f"a value of type {name}"
+
+
+def _names(shape_words: str, ndim: int) -> list[str] | None:
+    """Axis names from the contract's shape words, e.g. "(num_heads, n, d_head)"; None when the
+    words are not a tuple of ``ndim`` names ("(..., n, m)" names the trailing axes only)."""
+    inner = shape_words.strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        return None
+    parts = [p.strip() for p in inner[1:-1].split(",")]
+    if parts and parts[0] == "...":
+        rest = parts[1:]
+        if ndim < len(rest):
+            return None
+        return ["a leading axis"] * (ndim - len(rest)) + rest
+    return parts if len(parts) == ndim else None
+
+
+def shape_difference(
+    got: tuple[int, ...], want: tuple[int, ...], shape_words: str = "", public: bool = False
+) -> str:
+    """How the shape ``got`` differs from ``want``, in words that show no length the student's
+    code chose; the expected lengths themselves only when ``public`` (a probe's shape)."""
+    want_text = str(tuple(want)) if public else (shape_words or "the expected shape")
+    if len(got) != len(want):
+        return f"an array with {_axes(len(got))}, where {want_text} has {_axes(len(want))}"
+    names = _names(shape_words, len(want)) if shape_words else None
+    if sorted(got) == sorted(want):
+        if public:
+            return f"shape {tuple(got)}: the lengths of {want_text} in another order"
+        if names:
+            unused = list(range(len(want)))
+            order = []
+            for g in got:
+                i = next(i for i in unused if want[i] == g)
+                unused.remove(i)
+                order.append(names[i])
+            return f"the right lengths in another order, as if ({', '.join(order)})"
+        return "the right lengths, in another order"
+    wrong = [i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w]
+    labels = [f"axis {i}" + (f" ({names[i]})" if names else "") for i in wrong]
+    which = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    verb = "has" if len(labels) == 1 else "have"
+    return f"an array whose {which} {verb} another length than in {want_text}"
+
+
+def portion(bad: int, total: int, state: str) -> str:
+    """Which share of a result's entries is in ``state`` ("off", "nan or infinite"), in four
+    classes: every, most, one, some (the exact count could be chosen to spell out an input)."""
+    if total and bad == total:
+        return f"every entry is {state}" if total > 1 else f"its only entry is {state}"
+    if bad == 1:
+        return f"one entry is {state}"
+    return f"{'most' if 2 * bad > total else 'some'} entries are {state}"
+
+
+def error_size(err: float, scale: float) -> str:
+    """How far off a result is, relative to the expected result's largest magnitude, in three
+    classes (the exact size could be chosen by the student's code to spell out an input)."""
+    rel = err / scale if scale > 0 else err
+    if rel < 1e-3:
+        return (
+            "by less than 0.1% of the result's largest entry: a precision problem, not a wrong "
+            "formula (float64 results may be off by 1e-8 of it, float32 ones by 1e-4)"
+        )
+    if rel < 0.1:
+        return "by up to 10% of the result's largest entry"
+    return "by more than 10% of the result's largest entry"
+
+
+def spread(bad_per_index: Sequence[bool], label: str) -> str:
+    """'in every head' / 'in some heads, not all' for the leading axis called ``label``."""
+    if not bad_per_index or not any(bad_per_index):
+        return ""
+    if all(bad_per_index):
+        return f"in every {label}" if len(bad_per_index) > 1 else ""
+    return f"in some {label}s, not all"
