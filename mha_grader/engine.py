@@ -223,6 +223,21 @@ class Engine:
         _settle_process()
         return explain_failures(qid, self.run_question(qid, env), env)
 
+    def _public_calls(self, env: Mapping[str, Callable], session: WorkerSession) -> None:
+        """Each available function once on the grader's own public input, before any hidden
+        input reaches the worker (see shown.Door); the diagnosis reuses the outcomes."""
+        from .diagnose import public_calls  # imports torch: not before the zygote starts
+
+        _settle_process()
+        qids = [q for q, f in CODE_QUESTIONS.items() if session.available(f[:-3], q) is None]
+        try:
+            with session.public_inputs():
+                public_calls(env, qids)
+        except SandboxError as e:  # the grader's failure: the questions will say so
+            session.grader_failure = str(e)
+        except Exception:
+            log.exception("the public calls failed")
+
     # -- grading -------------------------------------------------------------------------------
 
     def grade(self, submission: Submission) -> Grade:
@@ -277,6 +292,7 @@ class Engine:
             return _grader_failure(tuple(CODE_QUESTIONS)), None
         with session:
             env = session.env()
+            self._public_calls(env, session)
             for qid in CODE_QUESTIONS:
                 try:
                     question = self.question_results(qid, env, session)

@@ -27,13 +27,19 @@ class StudentRaised(StudentCodeError):
     """
 
     def __init__(
-        self, exc_type: str, mro: list[str], message: str, where: str = "", place: str = ""
+        self,
+        exc_type: str,
+        mro: list[str],
+        message: str,
+        where: str = "",
+        place: str = "",
+        kind: str = "",
     ):
         self.exc_type = exc_type  # e.g. "ValueError", or whatever a student's class is called
         self.mro = mro  # builtin base names, e.g. ["ValueError", "Exception", "BaseException"]
         self.message = message
         self.where = where  # "multihead.py, line 12: ..." as the worker reported it
-        self.kind = exception_kind(exc_type, mro)  # a builtin's name or "... your own class"
+        self.kind = kind or exception_kind(exc_type, mro)  # a builtin's name, or "... class"
         self.place = place  # read from the submitted file by the trusted side, or ""
         super().__init__(raised_text(self.kind, place))
 

@@ -30,7 +30,8 @@ import os
 import selectors
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,9 +136,14 @@ class _Worker:
                 self.sock.close()
 
     def close_output(self) -> None:
+        # Once only: a second os.close would close whatever descriptor another thread has
+        # opened under the same number since (a retired worker can be retired again).
+        if self.out_fd < 0:
+            return
         self.sel.close()
+        fd, self.out_fd = self.out_fd, -1
         try:
-            os.close(self.out_fd)
+            os.close(fd)
         except OSError:
             pass
 
@@ -171,6 +177,7 @@ class WorkerSession:
         self._budget_left = self.limits.submission_timeout
         self.grader_failure: str | None = None  # the sandbox itself failed (not the student)
         self.ended: errors.ProtocolViolation | None = None  # set by a protocol violation
+        self.public = False  # calls on the grader's own public inputs only (see shown.Door)
         self.door = shown.Door({f"{m}.py": text for m, text in self.files.items()})
         self._output_phase = "import"
         self._started = False
@@ -282,7 +289,7 @@ class WorkerSession:
         name = shown.inline_code(record.get("type", "")[:100] or "Exception")
         message = record.get("message", "")[:500]
         text = f"raised {name}" + (f": {shown.inline_code(message)}" if message.strip() else "")
-        place = self.door.place(record.get("where", ""), budget=False)
+        place = self.door.place(record.get("where", ""))
         return text + (f" ({place})" if place else "")
 
     # -- one exchange --------------------------------------------------------------------------
@@ -414,7 +421,7 @@ class WorkerSession:
             self.log.import_output += chunk[:room].decode(errors="replace")
         self.log.import_output_truncated += max(0, len(chunk) - max(room, 0))
 
-    def _error(self, record: dict) -> errors.StudentCodeError:
+    def _error(self, record: dict, func: str) -> errors.StudentCodeError:
         """A call's error record (already checked) as an errors.StudentCodeError whose text is
         the grader's: the worker's own words stay in the exception for trusted checks only."""
         kind = record["kind"]
@@ -427,8 +434,9 @@ class WorkerSession:
         exc_type = record.get("type", "")[:100] or "Exception"
         mro = record.get("mro", [])
         where = record.get("where", "")[:300]
-        place = self.door.place(where)
-        return errors.StudentRaised(exc_type, mro, record.get("message", "")[:500], where, place)
+        kind, place = self.door.raised(func, exc_type, mro, where, self.public)
+        message = record.get("message", "")[:500]
+        return errors.StudentRaised(exc_type, mro, message, where, place, kind)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -483,15 +491,26 @@ class WorkerSession:
             if reply.get("modified"):
                 self.modified_inputs.add(func)
             return reply["value"]
-        error = self._error(reply["error"])
+        error = self._error(reply["error"], func)
         if isinstance(error, errors.StudentRaised) and error.is_a(MemoryError):
-            skip = errors.StudentRaised("MemoryError", error.mro, "", error.where, error.place)
+            skip = errors.StudentRaised(
+                "MemoryError", error.mro, "", error.where, error.place, error.kind
+            )
             skip.args = (
                 "not run again: it ran out of memory on an earlier case "
                 f"(limit {self.limits.memory_bytes >> 20} MB)",
             )
             self.skipped[(module, func)] = skip
         raise error
+
+    @contextmanager
+    def public_inputs(self) -> Iterator[None]:
+        """Calls made inside are on the grader's own public inputs, before any hidden one."""
+        self.public = True
+        try:
+            yield
+        finally:
+            self.public = False
 
     def proxy(self, module: str, func: str) -> Callable:
         return _Proxy(self, module, func)

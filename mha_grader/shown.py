@@ -13,15 +13,17 @@ and passes ``for_report`` on its way out. The rules, in one place:
 2. **Nothing a student's code produces during the hidden tests is echoed**: not an exception's
    message or class name, not printed output, not a number computed from a returned value.
    A failed call is told by the kind of exception (a builtin's name, else "an exception of your
-   own class") and where it was raised (``Door.place``); a returned value by its type, dtype and
+   own class") and where it was raised (``Door``); a returned value by its type, dtype and
    how its shape compares with the expected one (``value``, ``shape_difference``); a wrong
    result by which share of entries is off and by how much, in a few fixed classes
    (``portion``, ``error_size``). Hidden inputs and expected values are never in a message;
    values appear only for the diagnosis' own probe inputs, whose shapes are shown in full.
 3. **What a student's code can still choose** is a few words from fixed lists per hidden case:
-   pass or fail, one of those classes, a builtin exception's name, and one of at most
-   ``Door.MAX_PLACES`` source lines per submission (after that: "another line"). That is a
-   handful of bits per case, each case with other inputs: not enough to rebuild any input.
+   pass or fail, which check failed, one of the classes above, a builtin exception's name (at
+   most ``Door.MAX_KINDS`` different ones beyond those seen on public inputs), and whether it
+   raised at a line where it also raises on the grader's own public input. A line number is
+   named only in that last case (``Door``): a few bits per case, each case with other inputs,
+   which is not enough to rebuild any input value.
 
 ``mha-check`` runs on public inputs only, so it shows a student their own messages (with
 ``strip_controls`` applied); the grader never does.
@@ -110,35 +112,73 @@ def place_text(file: str, line: int, code: str) -> str:
 
 
 class Door:
-    """Where a submission's code raised, told from the submitted files themselves.
+    """What may be said about where and how a submission's code raised.
 
-    The worker reports a file and line; the line's text is read here, from the file as it was
-    submitted. At most ``MAX_PLACES`` different lines are named per submission: a line number
-    the code chooses could otherwise spell out an input, case after case.
+    Before any hidden test runs, the engine calls each function once on the diagnosis' first
+    probe (``public=True`` calls): what it raises there cannot depend on a hidden input, so
+    its kind and place are *public*. During the hidden tests a place is named only when it is
+    one of the function's public places: any other line number could be chosen by code that
+    has seen the hidden inputs, to spell them out line by line. Kinds are builtin names; those
+    not seen on a public probe are named for at most ``MAX_KINDS`` different kinds per
+    submission ("another exception" after that). The text of a named line is read here, from
+    the submitted file; the worker only says which file and line.
     """
 
-    MAX_PLACES = 3
+    MAX_KINDS = 3
 
     def __init__(self, sources: Mapping[str, str] | None = None):
         self._lines = {name: text.splitlines() for name, text in (sources or {}).items()}
-        self._named: set[tuple[str, int]] = set()
+        self._public: dict[str, set[tuple[str, object]]] = {}  # func -> {("kind"|"at", ...)}
+        self._kinds: set[str] = set()  # kinds named outside public calls
 
-    def place(self, reported: str, budget: bool = True) -> str:
-        """The displayable place for the worker's ``"multihead.py, line 12: ..."`` (anything
-        after the line number is ignored), or "" when it names no line of a submitted file.
-        ``budget=False`` for imports, which run before any hidden input exists."""
+    def _locate(self, reported: str) -> tuple[str, int] | None:
+        """(file, line) of the worker's "multihead.py, line 12: ..." when that line exists
+        and holds code; anything after the line number is ignored."""
         m = _WHERE.match(reported or "")
         if m is None or m["file"] not in self._lines:
-            return ""
-        file, line = m["file"], int(m["line"])
-        lines = self._lines[file]
+            return None
+        line = int(m["line"])
+        lines = self._lines[m["file"]]
         if not 1 <= line <= len(lines) or not lines[line - 1].strip():
-            return f"in {file}"  # a line that cannot have raised: no number is shown
-        if budget and (file, line) not in self._named:
-            if len(self._named) >= self.MAX_PLACES:
-                return f"at another line of {file}"
-            self._named.add((file, line))
-        return place_text(file, line, lines[line - 1])
+            return None
+        return m["file"], line
+
+    def _named(self, file: str, line: int) -> str:
+        return place_text(file, line, self._lines[file][line - 1])
+
+    def place(self, reported: str) -> str:
+        """The place of an error while importing (no hidden input exists yet)."""
+        at = self._locate(reported)
+        return self._named(*at) if at else ""
+
+    def raised(
+        self, func: str, type_name: str, mro: Sequence[str], reported: str, public: bool
+    ) -> tuple[str, str]:
+        """(kind, place) to show for a call of ``func`` that raised."""
+        kind = exception_kind(type_name, mro)
+        at = self._locate(reported)
+        seen = self._public.setdefault(func, set())
+        if public:
+            seen.add(("kind", kind))
+            if at:
+                seen.add(("at", at))
+            return kind, self._named(*at) if at else ""
+        if ("kind", kind) not in seen and kind != OWN_CLASS and kind not in self._kinds:
+            if len(self._kinds) >= self.MAX_KINDS:
+                kind = "another exception"
+            else:
+                self._kinds.add(kind)
+        file = (at or ("",))[0] or _file_of(reported)
+        if at and ("at", at) in seen:
+            return kind, self._named(*at) + ", as on our own test input"
+        if any(k == "at" for k, _ in seen):
+            return kind, f"in {file or 'your code'}, at another line than on our own test input"
+        return kind, f"in {file}" if file else ""
+
+
+def _file_of(reported: str) -> str:
+    m = _WHERE.match(reported or "")
+    return m["file"] if m else ""
 
 
 def raised_text(kind: str, place: str) -> str:
