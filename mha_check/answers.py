@@ -59,6 +59,9 @@ _QUOTE = re.compile(r"^ {0,3}>")
 _BOLD_LABEL = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_]{1,40}?)(?:\*\*|__)(?P<rest>.*)$")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _TAG = re.compile(r"<[^<>]*>")
+# Inline HTML that only formats text a reader sees (no attributes, so no style that hides it).
+_HARMLESS = re.compile(r"</?(?:br|sub|sup|b|i|em|strong|code|u|s|small|kbd|mark)\s*/?>", re.I)
+_OPENING = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?>")
 # Invisible characters editors and copy-paste leave behind.
 _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
 # html on: raw HTML is recognised as HTML, never read as text. Blocks are parsed first, then
@@ -105,6 +108,23 @@ def _html_has_words(html: str) -> bool:
     return _WORD.search(inner) is not None
 
 
+def _hides(html: str) -> bool:
+    """Whether a piece of raw HTML can hide text: anything but plain formatting tags."""
+    return _HARMLESS.fullmatch(html.strip()) is None or _html_has_words(html)
+
+
+def _opens(html: str) -> str | None:
+    """The tag a piece of raw HTML opens and leaves open (text after it is inside), or None."""
+    m = _OPENING.match(html.lstrip())
+    if m is None or html.rstrip().endswith("/>"):
+        return None
+    tag = m[1].lower()
+    return None if f"</{tag}" in html.lower() or tag in _VOID else tag
+
+
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+
 @dataclass(frozen=True)
 class _Heading:
     line: int  # where it starts
@@ -149,13 +169,25 @@ def _inline(content: str) -> tuple[str, set[str]]:
     children: list = []
     _MD.inline.parse(content, _MD, {}, children)
     out: list[str] = []
+    inside: list[str] = []  # raw HTML tags left open: a style could hide what follows
     for c in children:
         if c.type in ("text", "code_inline"):
-            out.append(c.content)
+            if not inside:
+                out.append(c.content)
+            elif c.content.strip():
+                hidden.add(HTML)
         elif c.type in ("softbreak", "hardbreak"):
             out.append("\n")
-        elif c.type == "html_inline" and _html_has_words(c.content):
-            hidden.add(HTML)
+        elif c.type == "html_inline":
+            if re.fullmatch(r"<br\s*/?>", c.content.strip(), re.I):
+                out.append("\n")
+            elif _hides(c.content):
+                hidden.add(HTML)
+                tag = _opens(c.content)
+                if tag:
+                    inside.append(tag)
+                elif inside and c.content.lower().startswith(f"</{inside[-1]}"):
+                    inside.pop()
         elif c.type == "image":
             hidden.add(IMAGE)
     return "".join(out), hidden
@@ -182,9 +214,22 @@ def _visible(body: list[str]) -> Answer:
     blocks: list[str] = []
     hidden: set[str] = set()
     covered: set[int] = set()
+    inside: str | None = None  # a raw HTML block left open: what follows is inside it
     for t in tokens:
         if t.map:
             covered.update(range(*t.map))
+        if t.type == "html_block":
+            if _hides(t.content):
+                hidden.add(HTML)
+            if inside is None:
+                inside = _opens(t.content)
+            elif f"</{inside}" in t.content.lower():
+                inside = None
+            continue
+        if inside is not None:
+            if t.type == "inline" and t.content.strip():
+                hidden.add(HTML)
+            continue
         if t.type == "inline":
             text, h = _inline(t.content)
             hidden |= h
@@ -197,8 +242,6 @@ def _visible(body: list[str]) -> Answer:
                 blocks.append(text)
         elif t.type in ("fence", "code_block") and _WORD.search(t.content):
             hidden.add(CODE)
-        elif t.type == "html_block" and _html_has_words(t.content):
-            hidden.add(HTML)
     if any(line.strip() and n not in covered for n, line in enumerate(body)):
         hidden.add(UNRENDERED)
     order = (HTML, CODE, IMAGE, UNRENDERED, LONG)
