@@ -1,18 +1,16 @@
 """Hidden tests for cross_check(mha, X). Trusted side only.
 
-Besides the plumbing (dtype, batch_first), these check honesty: the reported differences must
-agree with the real ones, measured here between torch and the reference pipeline, or between
-torch and the student's own pipeline when that pipeline really differs from the reference (so a
-wrong multi_head_attention honestly reported is not punished twice).
-
-Every case pairs a plain module with one that genuinely differs from the pipeline (an added
-zero attention key): a report that does not measure anything (a constant, "match" always or
-never, torch compared with itself, the previous call's report replayed) cannot be right on both,
-and a refusal is accepted only for the second, in the case where the first was right. Each
-module is new to the student's code when cross_check gets it: the student's pipeline is run on
-it only afterwards, and it is trusted as "what the student really computes" only where it
-differs from the reference by more than rounding (a pipeline that replays torch's output,
-stashed by cross_check, gets no say).
+Besides the plumbing (dtype, batch_first), these check honesty: the differences reported must
+be the ones really there. Every case holds a float64 module, on which an honest report is
+*exactly* what the student's own pipeline gives (its multi_head_attention, as crosscheck.py
+imports it, run here with the same inputs before cross_check sees them: torch and NumPy are
+deterministic). So a report that does not measure anything (a constant, "match" always or
+never, torch compared with itself or with a float64 copy of itself, the previous call's report
+replayed) fails every case, while a wrong multi_head_attention or weights_from_torch honestly
+reported is not punished twice. A float32 module is honest within float32 rounding of the
+reference pipeline or of the student's own (where that really differs from torch: a pipeline
+replaying torch's output gets no say). A module with an added zero attention key really
+differs from the pipeline: it must not be called a match (refusing it is honest too).
 """
 
 import math
@@ -49,11 +47,14 @@ def _module(seed: int, d_model: int, num_heads: int, dtype, batch_first: bool, *
 
 
 @cache
-def _probe(seed: int, n: int, d_model: int, num_heads: int, dtype, batch_first: bool, **options):
+def _probe(
+    seed: int, n: int, d_model: int, num_heads: int, dtype, batch_first: bool, **options
+) -> dict:
     """Module, tokens X, the module's own (out, weights) and the reference pipeline's real
-    differences from them; computed once per process."""
+    differences from them; computed once per process. X has a spread of 3, so that rounding
+    differences are many different multiples of the smallest step, not a few guessable ones."""
     mha = _module(seed, d_model, num_heads, dtype, batch_first, **options)
-    X = np.random.default_rng(seed).standard_normal((n, d_model))
+    X = np.random.default_rng(seed).standard_normal((n, d_model)) * 3.0
     x = torch.as_tensor(X, dtype=dtype)
     x = x.unsqueeze(0) if batch_first else x.unsqueeze(1)
     with torch.no_grad():
@@ -74,15 +75,16 @@ def _diffs(probe, out: np.ndarray, weights: np.ndarray) -> tuple[float, float | 
     return float(np.max(np.abs(out - t_out))), d_w
 
 
-def _student_diffs(probe, multi_head_attention, weights_from_torch):
-    """The real differences between torch and the student's own pipeline, or None if that
-    pipeline does not run or returns something unusable."""
-    if multi_head_attention is None or weights_from_torch is None:
+def _student_diffs(probe, multi_head_attention, weights_from_torch, reference_weights=False):
+    """The real differences between torch and the student's own pipeline (with the reference
+    weights, or with those of the student's weights_from_torch), or None if that pipeline does
+    not run or returns something unusable."""
+    if multi_head_attention is None or (weights_from_torch is None and not reference_weights):
         return None
     mha, X = probe["mha"], probe["X"]
     d, h, n = mha.embed_dim, mha.num_heads, X.shape[0]
     try:
-        Ws = weights_from_torch(mha)
+        Ws = ref_cc.weights_from_torch(mha) if reference_weights else weights_from_torch(mha)
         if type(Ws) not in (tuple, list) or len(Ws) != 4:
             return None
         Ws = [compare.check_array(W, "W", "(d_model, d_model)", (d, d)) for W in Ws]
@@ -186,11 +188,10 @@ def _check_different(cross_check, multi_head_attention, weights_from_torch, prob
         )
     noise, _ = _noise(probe)
     least = LARGE * _scale(probe)  # this module's real difference is far above rounding
-    candidates = [probe["reference"]]
-    own = _own_pipeline(probe, multi_head_attention, weights_from_torch, least)
-    if own is not None:
-        candidates.append(own)
-    if not any(_agrees(r_out, real[0], noise, False) for real in candidates):
+    if not _agrees(r_out, probe["reference"][0], noise, False):
+        own = _own_pipeline(probe, multi_head_attention, weights_from_torch, least)
+        if own is not None and _agrees(r_out, own[0], noise, False):
+            return
         raise AssertionError(
             "for a module whose output really differs from the NumPy pipeline (it adds a zero "
             "attention key), cross_check said match=False but its 'output_max_abs_diff' is not "
@@ -198,9 +199,58 @@ def _check_different(cross_check, multi_head_attention, weights_from_torch, prob
         )
 
 
-def _check(cross_check, multi_head_attention, weights_from_torch, plain, different) -> None:
-    _check_plain(cross_check, multi_head_attention, weights_from_torch, plain)
-    _check_different(cross_check, multi_head_attention, weights_from_torch, different)
+def _exactly(reported: float, real: float | None) -> bool:
+    """A report that is the measured difference itself (a few digits of slack for the order
+    of subtraction), not merely of its size: at rounding level any small number would do."""
+    if real is None:
+        return True
+    return math.isfinite(reported) and abs(reported - real) <= 1e-6 * real
+
+
+def _check_exact(cross_check, multi_head_attention, weights_from_torch, probe) -> None:
+    """A float64 module: the report must be exactly the differences of the student's own
+    pipeline. They are measured here first, with the reference weights, before cross_check or
+    the student's weights_from_torch has seen this module or these tokens (so nothing stashed
+    can be replayed); only when the student's own weights make their pipeline really differ
+    from torch do those count instead (a wrong adapter honestly reported)."""
+    own = _student_diffs(probe, multi_head_attention, None, reference_weights=True)
+    r_out, r_w, match = _report(cross_check(probe["mha"], probe["X"]))
+    noise_out, noise_w = _noise(probe)
+    real = own if own is not None and _exactly(r_out, own[0]) and _exactly(r_w, own[1]) else None
+    if real is None:
+        adapted = _student_diffs(probe, multi_head_attention, weights_from_torch)
+        if adapted is not None and adapted[0] > noise_out:
+            if _exactly(r_out, adapted[0]) and _exactly(r_w, adapted[1]):
+                real = adapted
+    if real is None:
+        raise AssertionError(
+            "for a float64 module, cross_check's report is not what running the module and your "
+            "own multi_head_attention (imported from multihead.py, with the weights from "
+            "weights_from_torch) gives: report the largest absolute differences between the "
+            "two exactly as you compute them (for float64 both are tiny, but they are not zero "
+            "and not just any tiny number)."
+        )
+    small = real[0] <= noise_out and (real[1] is None or real[1] <= noise_w)
+    if small != match:
+        raise AssertionError(
+            "for a float64 module, cross_check reported match=False although the differences "
+            "it measured are within float64 rounding."
+            if small
+            else "cross_check reported match=True although the module's results and your "
+            "pipeline's differ by far more than rounding."
+        )
+
+
+def _check(cross_check, multi_head_attention, weights_from_torch, *probes) -> None:
+    """Each module of a case, in turn: float64 ones exactly, float32 ones within rounding,
+    ones with a zero attention key must not match."""
+    for probe in probes:
+        if probe["mha"].add_zero_attn:
+            _check_different(cross_check, multi_head_attention, weights_from_torch, probe)
+        elif probe["mha"].in_proj_weight.dtype == torch.float64:
+            _check_exact(cross_check, multi_head_attention, weights_from_torch, probe)
+        else:
+            _check_plain(cross_check, multi_head_attention, weights_from_torch, probe)
 
 
 def _dishonest_message(r_out: float, r_w: float, real, dtype) -> str:
@@ -229,12 +279,13 @@ def _dishonest_message(r_out: float, r_w: float, real, dtype) -> str:
     )
 
 
-# Each case: a plain module, then one with a zero attention key added (same layout and dtype).
+# Each case: its module, a float64 one where the float32 cases have theirs, and one with a zero
+# attention key added.
 
 
 @test_case(
-    name="float64, batch_first=False: match=True on a plain module; the real difference and "
-    "no match once a zero attention key is added"
+    name="float64, batch_first=False: the differences measured and match=True; the real "
+    "difference and no match once a zero attention key is added"
 )
 def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch):
     plain = _probe(801, 5, 8, 2, torch.float64, False)
@@ -250,16 +301,21 @@ def float64_batch_first(cross_check, multi_head_attention, weights_from_torch):
 
 
 @test_case(
-    name="float32, batch_first=True: float32 rounding reported honestly, a real difference too"
+    name="float32, batch_first=True: float32 rounding reported honestly; float64 and zero-key "
+    "modules too"
 )
 def float32_batch_first(cross_check, multi_head_attention, weights_from_torch):
     plain = _probe(803, 6, 6, 2, torch.float32, True)
+    exact = _probe(809, 4, 6, 2, torch.float64, True)
     different = _probe(806, 5, 8, 2, torch.float32, True, add_zero_attn=True)
-    _check(cross_check, multi_head_attention, weights_from_torch, plain, different)
+    _check(cross_check, multi_head_attention, weights_from_torch, plain, exact, different)
 
 
-@test_case(name="float32, batch_first=False, three heads: a plain module, then one with a zero key")
+@test_case(
+    name="float32, batch_first=False, three heads; float64 and zero-key modules of that layout"
+)
 def float32_sequence_first(cross_check, multi_head_attention, weights_from_torch):
     plain = _probe(804, 4, 12, 3, torch.float32, False)
+    exact = _probe(810, 5, 6, 3, torch.float64, False)
     different = _probe(808, 5, 6, 3, torch.float32, False, add_zero_attn=True)
-    _check(cross_check, multi_head_attention, weights_from_torch, plain, different)
+    _check(cross_check, multi_head_attention, weights_from_torch, plain, exact, different)
