@@ -15,7 +15,6 @@ import dataclasses
 import io
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
