@@ -188,3 +188,20 @@ def test_every_degenerate_implementation_scores_zero(engine, qid, rest):
     assert len(scores) == len(family)
     earned = {name: s for name, s in scores.items() if s != 0}
     assert earned == {}, f"{qid} with the rest {rest}: points for doing nothing"
+
+
+INDEPENDENT = sorted((ROOT / "tests" / "data" / "independent").iterdir())
+
+
+@pytest.mark.parametrize("folder", INDEPENDENT, ids=[p.name for p in INDEPENDENT])
+def test_independently_written_correct_solutions_keep_every_point(engine, folder):
+    """The other side of the audit: nothing honest is lost (cross_check's exact report among
+    them), on solutions written apart from the reference."""
+    files = {m: (folder / f"{m}.py").read_text() for m in ("multihead", "crosscheck")}
+    with engine.open_session(files) as session:
+        env = session.env()
+        scores = {
+            q: sum(r.score for r in engine.question_results(q, env, session))
+            for q in CODE_QUESTIONS
+        }
+    assert scores == pytest.approx({q: POINTS[q] for q in CODE_QUESTIONS})
