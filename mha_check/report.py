@@ -10,6 +10,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from .results import QuestionResult, Status
+from .text import strip_controls
 
 STYLE = {
     Status.PASSED: "green",
@@ -26,6 +27,12 @@ def make_console() -> Console:
     # per message so that it can be searched.
     tty = sys.stdout.isatty()
     return Console(highlight=False, soft_wrap=not tty, emoji=False)
+
+
+def _text(text: str, style: str = "") -> Text:
+    """Text for the console; what the student's code wrote may hold terminal escapes, which
+    are removed first (rich itself drops some control bytes, which would cut a sequence)."""
+    return Text(strip_controls(text), style=style)
 
 
 def _indented(console: Console, text: Text, indent: int) -> None:
@@ -56,9 +63,9 @@ def print_problems(console: Console, problems: list[str]) -> None:
     """File-level problems (missing, syntax error, failed import), before the question lines."""
     for p in problems:
         first, *rest = p.splitlines()
-        _indented(console, Text(first, style="red"), 2)
+        _indented(console, _text(first, style="red"), 2)
         for line in rest:  # e.g. what a file printed while loading
-            _indented(console, Text(line), 4)
+            _indented(console, _text(line), 4)
 
 
 def print_results(console: Console, results: list[QuestionResult], show_output: bool) -> None:
@@ -67,11 +74,11 @@ def print_results(console: Console, results: list[QuestionResult], show_output: 
         line = Text("  ") + Text(f"{r.qid:<{WIDTH}}") + _status_text(r)
         console.print(line)
         if r.message and r.status is not Status.ANSWERED:
-            _indented(console, Text(r.message), 6)
+            _indented(console, _text(r.message), 6)
         if show_output and r.output.strip():
             _indented(console, Text("your code printed:", style="dim"), 6)
-            for line in r.output.rstrip().splitlines():
-                _indented(console, Text(line), 8)
+            for line in strip_controls(r.output).rstrip().splitlines():
+                _indented(console, _text(line), 8)
 
 
 def print_summary(console: Console, results: list[QuestionResult]) -> None:

@@ -12,11 +12,11 @@ import re
 
 # ESC [ ... final byte (CSI: colours, cursor moves, screen clears); ESC ] ... BEL or ESC \ (OSC:
 # window titles, hyperlinks); ESC P/X/^/_ ... ESC \ (DCS, SOS, PM, APC); any other ESC + one
-# byte. Each alternative is linear: no nested repetition.
+# byte (so an unterminated string loses only its introducer). Each alternative is linear.
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
     r"|\x1b.?",
     re.DOTALL,
 )

@@ -409,3 +409,16 @@ def test_classic_mistakes_are_named_on_their_question_line(tmp_path):
     assert found["split_heads"].startswith("failed")
     assert "Head 0 holds rows of several tokens" in found["split_heads"]
     assert status == 1
+
+
+def test_the_students_own_message_and_output_are_shown_without_terminal_escapes(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def merge_heads(H):\n"
+        "    print('\\x1b[2Jcleared\\rback')\n"
+        "    raise ValueError('\\x1b]0;title\\x07my own message')\n",
+    )
+    _, text = run_check(folder, "-q", "merge_heads", "--show-output")
+    assert "my own message" in text and "clearedback" in text  # the student sees their words
+    assert "\x1b" not in text and "\r" not in text
