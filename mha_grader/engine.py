@@ -223,20 +223,19 @@ class Engine:
         _settle_process()
         return explain_failures(qid, self.run_question(qid, env), env)
 
-    def _public_calls(self, env: Mapping[str, Callable], session: WorkerSession) -> None:
-        """Each available function once on the grader's own public input, before any hidden
-        input reaches the worker (see shown.Door); the diagnosis reuses the outcomes."""
-        from .diagnose import public_calls  # imports torch: not before the zygote starts
+    def _public_calls(self, session: WorkerSession) -> None:
+        """Each function once on the grader's own public input, before any hidden input reaches
+        the worker, in one exchange (see shown.Door)."""
+        from .diagnose.probes import first_probe  # imports torch: not before the zygote starts
 
-        _settle_process()
-        qids = [q for q, f in CODE_QUESTIONS.items() if session.available(f[:-3], q) is None]
+        calls = []
+        for qid, file in CODE_QUESTIONS.items():
+            probe = first_probe(qid)
+            calls.append((file.removesuffix(".py"), qid, probe.args, probe.kwargs))
         try:
-            with session.public_inputs():
-                public_calls(env, qids)
+            session.probe_public(calls)
         except SandboxError as e:  # the grader's failure: the questions will say so
             session.grader_failure = str(e)
-        except Exception:
-            log.exception("the public calls failed")
 
     # -- grading -------------------------------------------------------------------------------
 
@@ -292,7 +291,7 @@ class Engine:
             return _grader_failure(tuple(CODE_QUESTIONS)), None
         with session:
             env = session.env()
-            self._public_calls(env, session)
+            self._public_calls(session)
             for qid in CODE_QUESTIONS:
                 try:
                     question = self.question_results(qid, env, session)

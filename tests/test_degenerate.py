@@ -126,7 +126,7 @@ def degenerates(qid: str) -> dict[str, str]:
             "        now = real(*a)\n"
             "    except Exception:\n"
             "        now = None\n"
-            "    before = globals().get('_report') or now\n"
+            "    before = globals().get('_report')\n"
             "    _report = now\n"
             "    return before"
         )

@@ -107,8 +107,11 @@ def reproduces_module(weights_from_torch):
     )
 
 
-@test_case(name="ValueError for a module with biases (bias=True, or add_bias_kv=True)")
-def biases(weights_from_torch):
+@test_case(
+    name="ValueError for a module with biases (bias=True, add_bias_kv=True) or with kdim/vdim "
+    "different from embed_dim; the weights of a plain one"
+)
+def unsupported_modules(weights_from_torch):
     # A refusal counts only beside a right answer (raising whatever the input earns nothing),
     # on a module simple enough that a mistake charged by the other cases is not charged again.
     valid = _plain_module(707, 8, 4)
@@ -118,12 +121,6 @@ def biases(weights_from_torch):
             lambda m=mha: weights_from_torch(m),
             "for a module with biases (bias=True or add_bias_kv)",
         )
-
-
-@test_case(name="ValueError for a module with kdim/vdim different from embed_dim")
-def separate_projections(weights_from_torch):
-    valid = _plain_module(708, 6, 2)
-    _check_arrays(weights_from_torch(valid), valid)
     mha = _module(706, 8, 2, kdim=6, vdim=4)
     compare.expect_value_error(
         lambda: weights_from_torch(mha),

@@ -1,13 +1,12 @@
 """Name the misconception behind a wrong answer, and the function it lives in (contract §6)."""
 
-from .attach import explain_failures, public_calls
+from .attach import explain_failures
 from .catalogue import CATALOGUE, CONTRACT_IDS, Misconception
 from .core import Diagnoser, Diagnosis, diagnose, diagnose_all
 
 __all__ = [
     "Diagnoser",
     "explain_failures",
-    "public_calls",
     "CATALOGUE",
     "CONTRACT_IDS",
     "Diagnosis",

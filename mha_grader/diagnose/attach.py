@@ -31,12 +31,6 @@ def _diagnoser(env: Mapping[str, Callable]) -> Diagnoser:
         return entry[1]
 
 
-def public_calls(env: Mapping[str, Callable], qids) -> None:
-    """The submission's public-probe calls (``Diagnoser.public_calls``), shared with its
-    diagnosis. Never raises for what the student's code does."""
-    _diagnoser(env).public_calls(qids)
-
-
 def explain_failures(
     qid: str, results: list[TestResult], env: Mapping[str, Callable]
 ) -> list[TestResult]:

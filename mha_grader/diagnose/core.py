@@ -72,19 +72,6 @@ class _GiveUp(BaseException):
     so that ``run`` does not record it as an ordinary outcome)."""
 
 
-FIRST_PROBES: dict[str, Callable] = {
-    "softmax": pr.softmax_probes,
-    "split_heads": pr.split_probes,
-    "merge_heads": pr.merge_probes,
-    "attention": pr.attention_probes,
-    "multi_head_attention": pr.mha_probes,
-    "distinct_head_pairs": pr.distinct_probes,
-    "parameter_counts": pr.count_probes,
-    "weights_from_torch": pr.adapter_probes,
-    "cross_check": pr.crosscheck_probes,
-}
-
-
 class Diagnoser:
     """Diagnoses for one submission; calls into its code are shared between questions.
 
@@ -95,17 +82,6 @@ class Diagnoser:
     def __init__(self, env: Mapping[str, Callable], budget: float = 5.0):
         self._session = _Session(env, budget)
         self._gave_up = False
-
-    def public_calls(self, qids: Iterable[str]) -> None:
-        """Call each function once on its first probe (the grader's own input), before any
-        hidden test has run: what it raises there tells where, without any hidden input in
-        play (see ``shown.Door``). The outcomes are kept for the diagnosis."""
-        for qid in qids:
-            probe = FIRST_PROBES[qid]()[0]
-            try:
-                self._session.fn(qid)(*probe.args, **probe.kwargs)
-            except (errors.StudentCodeError, _GiveUp):
-                pass
 
     def diagnose(self, qid: str) -> Diagnosis | None:
         if self._gave_up:
