@@ -171,7 +171,7 @@ def _inline(content: str) -> tuple[str, set[str]]:
     out: list[str] = []
     inside: list[str] = []  # raw HTML tags left open: a style could hide what follows
     for c in children:
-        if c.type in ("text", "code_inline"):
+        if c.type in ("text", "text_special", "code_inline"):  # special: escapes, entities
             if not inside:
                 out.append(c.content)
             elif c.content.strip():

@@ -124,3 +124,37 @@ def test_headings_inside_code_fences_are_not_sections_and_code_is_not_graded():
 def test_duplicate_sections_are_joined():
     text = "## Q1\n_Write your answer here._\n## Q1\nSecond try.\n"
     assert parse_answers(text)["q1"] == "Second try."
+
+
+def test_latex_backslashes_escapes_and_entities_read_as_displayed():
+    text = "## Q5\n\n$d_{model} \\equiv 0 \\pmod{h}$, a \\* b &amp; c &lt;d&gt; `x % h`\n"
+    assert parse_answers(text)["q5"] == "$d_{model} \\equiv 0 \\pmod{h}$, a * b & c <d> x % h"
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        ("See notes.\n<!-- the real answer is here -->", "an HTML comment or raw HTML"),
+        ('See notes. <span style="display:none">the real answer</span>', "an HTML comment"),
+        ("See notes.\n\n```\nthe real answer\n```", "a code block"),
+        ("See notes.\n\n    the real answer", "a code block"),
+        ("See notes. ![the real answer](a.png)", "an image"),
+        ('See notes.\n\n[a]: http://x "the real answer"', "do not render"),
+    ],
+)
+def test_text_a_reader_does_not_see_is_not_the_answer_and_is_named(answer, kind):
+    sections = read_sections(f"## Q1\n\n> q\n\n{answer}\n")
+    assert sections.answers["q1"].text == "See notes."
+    assert any(kind in h for h in sections.answers["q1"].hidden)
+
+
+def test_an_answer_written_right_under_the_quote_is_still_the_answer():
+    # Markdown runs the line into the quote (a lazy continuation); the student meant it apart.
+    assert parse_answers("## Q1\n> The question?\nMy answer.\n")["q1"] == "My answer."
+
+
+def test_only_the_first_part_of_a_huge_file_or_paragraph_is_read_and_that_is_said():
+    sections = read_sections("## Q1\n\n" + "word " * 50_000)
+    assert sections.truncated
+    assert len(sections.answers["q1"].text) <= 4_000
+    assert any("too long" in h for h in sections.answers["q1"].hidden)
