@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from . import runinfo, shards
 from .paths import AUTOGRADER, ROOT, SOLUTIONS
-from .sandbox import Limits
+from .sandbox import LayerInfo, Limits
 from .submission import Submission, load_submission, student_id
 
 if TYPE_CHECKING:
@@ -58,6 +58,9 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
         f"or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX and {shards.COUNT_VARIABLE}). "
         "Join the parts with mha-grade merge.",
     )
+    from .cli import add_sandbox_arguments
+
+    add_sandbox_arguments(p)
 
 
 def grader_fingerprint() -> str:
@@ -131,15 +134,20 @@ def submission_key(submission: Submission, fingerprint: str) -> str:
 _engine = None
 
 
-def _start_engine(limits: Limits | None) -> None:
-    """Runs once in each grading process: the sandbox and its imports start once per process."""
+def _start_engine(limits: Limits | None, require: str | None, protect: tuple[Path, ...]) -> None:
+    """Runs once in each grading process: the sandbox and its imports start once per process,
+    in the strongest layer that works for this process (recorded in each results.json)."""
     import atexit
 
     from .engine import Engine
+    from .sandbox import SandboxError
 
     global _engine
-    _engine = Engine(limits)
-    _engine.start()
+    _engine = Engine(limits, require=require, protect=protect)
+    try:
+        _engine.start()
+    except SandboxError:  # retried by each grade: a grader error for those students, not a 0
+        pass
     atexit.register(_engine.close)
 
 
@@ -239,11 +247,18 @@ def run_batch_grading(
     show_progress: bool = True,
     limits: Limits | None = None,
     shard: shards.Shard | None = None,
+    require: str | None = None,
+    on_layer: Callable[[LayerInfo], None] | None = None,
 ) -> BatchResult:
     """Grade every submission in `submissions` (or in its `shard`) not already graded under
-    `out`; then compare the class's code (unless it is one shard of it)."""
+    `out`, in the strongest sandbox layer that works (no weaker than ``require``: raises
+    LayerUnavailable before grading anything otherwise; ``on_layer`` hears which); then compare
+    the class's code (unless it is one shard of it)."""
     from . import report
+    from .sandbox import probe_layer, required_layer
     from .summary import build_summary
+
+    require = required_layer(require)  # the flag, else $MHA_REQUIRE_SANDBOX
 
     found, warnings = find_submissions(submissions)
     for w in warnings:
@@ -271,11 +286,18 @@ def run_batch_grading(
     skipped = len(rows)
     failed: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
+    protect = (out, submissions)
+    if todo:  # which layer the grading processes will find, before any of them starts
+        layer = probe_layer(require, protect)
+        if on_layer is not None:
+            on_layer(layer)
     runinfo.write_sources(out, sources)
     finished = False
     try:
         if todo:
-            spent = _grade_all(todo, out, jobs, rows, failed, show_progress, limits, prints)
+            spent = _grade_all(
+                todo, out, jobs, rows, failed, show_progress, limits, prints, require, protect
+            )
             # The report's cost while grading: fingerprints, spread over the grading processes.
             print(f"similarity: fingerprints made while grading in {spent:.2f} s ({jobs} jobs)")
         finished = True
@@ -367,6 +389,8 @@ def _grade_all(
     show_progress: bool,
     limits: Limits | None,
     prints: dict[str, dict] | None = None,
+    require: str | None = None,
+    protect: tuple[Path, ...] = (),
 ) -> float:
     """Grade `todo` in `jobs` processes; returns the seconds they spent on fingerprints."""
     import multiprocessing
@@ -375,7 +399,9 @@ def _grade_all(
     # threads (the progress bar) and torch's thread pools.
     ctx = multiprocessing.get_context("spawn")
     jobs = max(1, min(jobs, len(todo)))
-    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits,))
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits, require, protect)
+    )
     store = _reviews_or_none(out)  # decisions go into the reports as they are first written
     futures = {
         pool.submit(_grade_one, sub, out, key, store.of(sid) if store else None): sid
@@ -438,6 +464,9 @@ def run_batch(args: argparse.Namespace) -> int:
     except reviews.ReviewsError as e:
         print(f"mha-grade batch: {e}; fix or remove it, then run again", file=sys.stderr)
         return 2
+    from .cli import cannot_grade, report_layer
+    from .sandbox import LayerUnavailable
+
     start = time.perf_counter()
     signal.signal(signal.SIGTERM, _interrupt)  # a kill ends like Ctrl-C: the sheet is written
     try:
@@ -449,7 +478,11 @@ def run_batch(args: argparse.Namespace) -> int:
             show_progress=sys.stderr.isatty(),
             limits=Limits(call_timeout=args.call_timeout),
             shard=shard,
+            require=args.require_sandbox,
+            on_layer=report_layer,
         )
+    except LayerUnavailable as e:
+        return cannot_grade("batch", e)
     except KeyboardInterrupt:
         print(
             "\nmha-grade batch: interrupted; what was graded is saved. Run the same command "

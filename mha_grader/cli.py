@@ -14,7 +14,31 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import paths
-from .sandbox import Limits
+from .sandbox import LAYERS, REQUIRE_ENV, LayerInfo, Limits
+
+
+def add_sandbox_arguments(p: argparse.ArgumentParser) -> None:
+    """--require-sandbox, shared by every command that grades."""
+    p.add_argument(
+        "--require-sandbox",
+        choices=LAYERS,
+        metavar="LAYER",
+        help="refuse to grade unless student code can be contained at least this well: "
+        f"{' > '.join(LAYERS)} (default: ${REQUIRE_ENV}, or the best this machine allows)",
+    )
+
+
+def report_layer(layer: LayerInfo) -> None:
+    """Print the layer in force once, in one plain line (and any permission it had to fix)."""
+    print(layer.describe(), flush=True)
+    if layer.changes:
+        print("sandbox: closed to student code (chmod): " + "; ".join(layer.changes), flush=True)
+
+
+def cannot_grade(command: str, reason: object) -> int:
+    """Nothing was graded (no sandbox, or none as strong as required): one line, exit 2."""
+    print(f"mha-grade {command}: cannot grade: {reason}", file=sys.stderr)
+    return 2
 
 
 def add_one_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,12 +50,14 @@ def add_one_arguments(p: argparse.ArgumentParser) -> None:
         default=Limits.call_timeout,
         help="wall-clock seconds allowed per call into the student's code (default: %(default)g)",
     )
+    add_sandbox_arguments(p)
 
 
 def run_one(args: argparse.Namespace) -> int:
     from . import report
     from .batch import grader_fingerprint, settle_reviews, submission_key, write_seal
     from .engine import Engine
+    from .sandbox import LayerUnavailable
     from .submission import load_submission
 
     if not (args.submission.is_dir() or args.submission.is_file()):
@@ -40,8 +66,18 @@ def run_one(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    # The sandbox starts now and boots in the background while the submission is read.
-    with Engine(Limits(call_timeout=args.call_timeout)) as engine:
+    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        engine = Engine(
+            Limits(call_timeout=args.call_timeout),
+            require=args.require_sandbox,
+            protect=(args.out, args.submission),
+        )
+        engine.start()  # it boots in the background while the submission is read
+    except LayerUnavailable as e:
+        return cannot_grade("one", e)
+    report_layer(engine.layer)
+    with engine:
         try:
             submission = load_submission(args.submission)
         except FileNotFoundError as e:

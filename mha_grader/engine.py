@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import proxy
 from .proxy import MODULES, SessionLog, WorkerSession
 from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .results import TestResult
-from .sandbox import Limits, SandboxError, Zygote
+from .sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from .submission import Submission
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class Grade:
     notes: list[str] = field(default_factory=list)  # submission-level messages for the student
     output: str = ""  # what the student's code printed while importing (truncated)
     digest: str = ""
+    sandbox: str = ""  # the containment layer its code ran in (sandbox.LAYERS)
 
     def scores(self) -> dict[str, float]:
         """Points earned per question id, in contract order."""
@@ -136,11 +138,21 @@ class Engine:
         run_question: QuestionRunner | None = None,
         grade_written: WrittenGrader | None = None,
         privileged: bool | None = None,
+        require: str | None = None,
+        protect: Sequence[Path] = (),
+        layers: Sequence[str] | None = None,
     ):
+        """``require``: the weakest sandbox layer allowed (default: $MHA_REQUIRE_SANDBOX, or
+        any); ``protect``: paths closed to student code besides the checkout (the output
+        folder, the submissions); ``layers``: the layers to try (tests; default all)."""
         self.limits = limits or Limits()
         self.run_question = run_question or _default_runner
         self.grade_written = grade_written or _default_written
         self.privileged = privileged  # None: per-worker uids when running as root
+        self.require = required_layer(require)
+        self.protect = tuple(protect)
+        self.layers = layers
+        self.layer: LayerInfo | None = None  # the layer in force, once started
         self._zygote: Zygote | None = None
         self._lock = threading.Lock()
 
@@ -156,13 +168,17 @@ class Engine:
         return self._zygote is not None and self._zygote.sandboxed
 
     def start(self) -> None:
+        """Start the sandbox in the strongest layer that works (raises LayerUnavailable, one
+        line, when none qualifies); after a crash, restart it in the same layer."""
         with self._lock:
             if self._zygote is None or not self._zygote.alive():
                 if self._zygote is not None:
                     self._zygote.close()
-                zygote = Zygote(self.privileged)
-                zygote.start()
+                layers = (self.layer.name,) if self.layer else self.layers
+                zygote = start_zygote(self.require, self.protect, self.privileged, layers)
                 self._zygote = zygote
+                if self.layer is None:
+                    self.layer = zygote.info
 
     def wait_idle(self) -> None:
         """Return once every worker of the sessions closed so far is gone."""
@@ -253,6 +269,7 @@ class Engine:
         code_results, session_log = self._code(submission, grade)
         grade.results += code_results
         grade.status = self._status(submission, grade, session_log)
+        grade.sandbox = self.layer.name if self.layer else ""
         order = {q: i for i, q in enumerate(QUESTION_IDS)}
         grade.results.sort(key=lambda r: order.get(r.question, len(order)))
         return grade

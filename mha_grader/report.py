@@ -96,6 +96,7 @@ def results_json(grade: Grade) -> dict:
             "needs_review": grade.needs_review,
             "max_total": grade.max_total,
             "digest": grade.digest,
+            "sandbox": grade.sandbox,  # the containment layer the code ran in
         },
     }
 

@@ -1,15 +1,24 @@
-"""Start the sandboxed zygote and ask it for contained worker processes.
+"""Start the zygote in the strongest containment layer this machine allows; ask it for workers.
 
-The zygote (``worker/zygote.py``) runs under bubblewrap: new pid, network, ipc, uts and cgroup
-namespaces, dies with the grader, and sees only a read-only interpreter, the virtualenv's
-site-packages (mounted elsewhere, so the editable install cannot point back at the checkout),
-``mha_grader/worker/`` and an empty private ``/tmp``: never the checkout, ``solutions/``,
-``autograder/``, other submissions or the output folder.
+Three layers, strongest first (README, "Containment"), chosen by trying, not by guessing:
 
-When the grader runs as root, bubblewrap runs without a user namespace so that each worker can
-drop to a uid of its own (one uid maps to one process tree: RLIMIT_NPROC becomes a real fork
-limit, and ``kill -1`` as that uid ends the whole tree); the zygote keeps only the capabilities
-it needs to do that. Without bubblewrap, one warning, and the worker gets the other limits only.
+- ``namespaces``: the zygote runs under bubblewrap: new pid, network, ipc, uts and cgroup
+  namespaces, dies with the grader, and sees only a read-only interpreter, the virtualenv's
+  site-packages (mounted elsewhere, so the editable install cannot point back at the
+  checkout), ``mha_grader/worker/`` and an empty private ``/tmp``: never the checkout,
+  ``solutions/``, ``autograder/``, other submissions or the output folder. As root, bubblewrap
+  runs without a user namespace so that each worker can drop to a uid of its own (one uid
+  maps to one process tree: RLIMIT_NPROC becomes a real fork limit, and ``kill -1`` as that
+  uid ends the whole tree); the zygote keeps only the capabilities it needs to do that.
+- ``uid`` (no namespaces, as root: what a Docker container such as Gradescope's allows): each
+  worker drops to a uid of its own with a private 0700 folder, no capabilities, no_new_privs,
+  a seccomp filter it installs itself and Landlock where the kernel has it; the trusted
+  paths are closed to other users first (``closure``).
+- ``limits`` (no namespaces, not root): the workers share the grader's uid: rlimits,
+  timeouts, seccomp (no network, no signal outside its process group), Landlock where the
+  kernel has it; killed by process group.
+
+A layer that cannot start raises ``LayerUnavailable`` with a one-line reason.
 """
 
 from __future__ import annotations
@@ -21,12 +30,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
-import warnings
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+from . import closure
 
 WORKER_DIR = Path(__file__).resolve().parent / "worker"
 SANDBOX_WORKER_PARENT = "/sandbox"  # the worker package appears as /sandbox/worker
@@ -35,8 +45,63 @@ ZYGOTE_START_TIMEOUT = 120.0
 UID_BASE = 1 << 20  # far above any real account
 
 
+LAYERS = ("namespaces", "uid", "limits")  # strongest first
+REQUIRE_ENV = "MHA_REQUIRE_SANDBOX"
+
+
 class SandboxError(RuntimeError):
     """The grader could not start or talk to its sandbox (a grader failure, not the student's)."""
+
+
+class LayerUnavailable(SandboxError):
+    """No containment layer (or none as strong as required) could start; ``str`` is one line."""
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    """The containment layer in force, and why the stronger ones were not."""
+
+    name: str
+    per_worker_uid: bool
+    landlock: int = 0  # Landlock ABI version in force (0: none)
+    trusted_readable: bool = False  # limits without Landlock: student code can read the checkout
+    fallbacks: tuple[str, ...] = ()  # "namespaces: <why not>", ...
+    changes: tuple[str, ...] = field(default=(), compare=False)  # permissions fixed at start
+
+    def describe(self) -> str:
+        """One plain line for the terminal."""
+        if self.name == "namespaces":
+            what = "bubblewrap: a private filesystem view, no network, " + (
+                "a uid of its own per worker" if self.per_worker_uid else "an unprivileged uid"
+            )
+        else:
+            who = "as a uid of its own" if self.per_worker_uid else "as this user"
+            guard = f"Landlock ABI {self.landlock}" if self.landlock else "no Landlock"
+            what = f"each worker runs {who} with rlimits, seccomp and {guard}"
+            if self.trusted_readable:
+                what += "; student code can read and write what this user can"
+        why = f" ({'; '.join(self.fallbacks)})" if self.fallbacks else ""
+        return f"sandbox: {self.name}: {what}{why}"
+
+
+def required_layer(explicit: str | None = None) -> str | None:
+    """The weakest layer grading may use: ``explicit`` (--require-sandbox), else the
+    environment variable MHA_REQUIRE_SANDBOX, else None (any)."""
+    value = explicit if explicit is not None else os.environ.get(REQUIRE_ENV) or None
+    if value is not None and value not in LAYERS:
+        raise LayerUnavailable(
+            f"{REQUIRE_ENV}={value!r} names no sandbox layer (one of: {', '.join(LAYERS)})"
+        )
+    return value
+
+
+def candidate_layers(require: str | None = None) -> tuple[str, ...]:
+    """The layers this process may try, strongest first: root never runs student code under
+    its own uid (no ``limits``), and nobody else can hand out uids (no ``uid``)."""
+    mine = ("namespaces", "uid") if os.geteuid() == 0 else ("namespaces", "limits")
+    if require is not None:
+        mine = tuple(layer for layer in mine if LAYERS.index(layer) <= LAYERS.index(require))
+    return mine
 
 
 @dataclass(frozen=True)
@@ -62,16 +127,6 @@ class Limits:
 
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
-
-
-def _site_dirs() -> list[str]:
-    paths = sysconfig.get_paths()
-    dirs = []
-    for key in ("purelib", "platlib"):
-        p = os.path.realpath(paths[key])
-        if p not in dirs:
-            dirs.append(p)
-    return dirs
 
 
 def _mkdirs(path: str, made: set[str]) -> list[str]:
@@ -121,7 +176,7 @@ def bwrap_command(
         args += _mkdirs(python, made) + ["--ro-bind", interpreter_dir, interpreter_dir]
     args += ["--perms", "0755", "--dir", SANDBOX_WORKER_PARENT]
     seen = []
-    for i, site in enumerate(_site_dirs()):
+    for i, site in enumerate(closure.site_dirs()):
         if site.startswith(prefix + "/") or site.startswith("/usr/"):
             seen.append(site)  # already visible where it is
             continue
@@ -165,13 +220,26 @@ def _next_worker_uid() -> int:
 
 
 class Zygote:
-    """A running zygote; ``spawn`` and ``kill`` are safe to call from several threads."""
+    """A running zygote in one layer; ``spawn`` and ``kill`` are safe to call from several
+    threads. ``start`` raises ``LayerUnavailable`` when the layer cannot start here."""
 
-    def __init__(self, privileged: bool | None = None) -> None:
-        """``privileged`` (default: running as root) gives each worker a uid of its own;
-        without it the workers share the zygote's uid (what a non-root grader gets)."""
-        self.bwrap = bwrap_path()
-        self.privileged = os.geteuid() == 0 if privileged is None else privileged
+    def __init__(
+        self,
+        layer: str = "namespaces",
+        privileged: bool | None = None,
+        protect: Sequence[Path] = (),
+        probe: bool = False,
+    ) -> None:
+        """``privileged`` (namespaces layer; default: running as root) gives each worker a uid
+        of its own. ``protect``: more paths closed to workers (output folder, submissions).
+        ``probe``: start, check and stop at once (to learn whether the layer works)."""
+        self.layer = layer
+        self.bwrap = bwrap_path() if layer == "namespaces" else None
+        root = os.geteuid() == 0
+        self.privileged = (root if privileged is None else privileged) and layer != "limits"
+        self.protect = [Path(p) for p in protect]
+        self.probe = probe
+        self.info: LayerInfo | None = None
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._ctrl: socket.socket | None = None
@@ -181,23 +249,24 @@ class Zygote:
 
     @property
     def sandboxed(self) -> bool:
-        return self.bwrap is not None
+        return self.layer == "namespaces"
 
     def start(self) -> None:
-        """Launch the zygote; returns at once (the first request waits until it is ready)."""
-        if self.bwrap is None:
-            warnings.warn(
-                "bubblewrap (bwrap) is not installed: student code runs without a private "
-                "filesystem view or network isolation, with resource limits only. "
-                "Install the Debian package `bubblewrap` for full containment.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+        """Launch the zygote and wait for its first word (it has checked its containment);
+        the zygote then imports torch while the grader goes on (see _wait_ready)."""
+        root = os.geteuid() == 0
+        if self.layer == "namespaces" and self.bwrap is None:
+            raise LayerUnavailable("bubblewrap (bwrap) is not installed")
+        if self.layer == "uid" and not root:
+            raise LayerUnavailable("handing each worker a uid of its own needs root")
+        if self.layer == "limits" and root:
+            raise LayerUnavailable("student code never runs as root: use the uid layer")
+        changes = closure.close_to_workers(self.protect) if self.layer == "uid" else []
         python = os.path.realpath(sys.executable)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = _env()
         self._tmp = tempfile.TemporaryDirectory(prefix="mha-worker-")
-        if self.bwrap:
+        if self.layer == "namespaces":
             empty = Path(self._tmp.name, "empty")
             empty.touch(mode=0o444)
             prefix, site_dirs = bwrap_command(self.bwrap, python, self.privileged, str(empty))
@@ -205,14 +274,25 @@ class Zygote:
                 prefix += ["--setenv", k, v]
             parent, tmp_base = SANDBOX_WORKER_PARENT, "/tmp"
         else:
-            prefix, site_dirs = [], _site_dirs()
+            prefix, site_dirs = [], closure.site_dirs()
             parent = str(WORKER_DIR.parent)
             os.chmod(self._tmp.name, 0o711)
             tmp_base = self._tmp.name
+        must_read, must_not_read = closure.check_lists(self.protect)
         config = {
+            "layer": self.layer,
             "ctrl_fd": theirs.fileno(),
             "tmp_base": tmp_base,
             "hide_paths": [parent],
+            "read_paths": closure.read_paths(),
+            "landlock": True,  # where the kernel has it
+            "probe": self.probe,
+            "check": {
+                "uid": _next_worker_uid(),
+                "limits": Limits().for_worker(),
+                "must_read": must_read,
+                "must_not_read": must_not_read,
+            },
         }
         boot = (
             "import sys; sys.path = [p for p in sys.path if p] + "
@@ -231,7 +311,48 @@ class Zygote:
         )
         theirs.close()
         self._ctrl = ours
-        self._ready = False  # the zygote imports torch meanwhile: see _wait_ready
+        self._ready = False
+        try:
+            self.info = self._started(changes)
+        except LayerUnavailable:
+            self._stop()
+            raise
+
+    def _started(self, changes: list[str]) -> LayerInfo:
+        """Read the zygote's first message: the layer works, or why not (one line)."""
+        self._ctrl.settimeout(ZYGOTE_START_TIMEOUT)
+        try:
+            hello = json.loads(self._ctrl.recv(1 << 16) or b"{}")
+        except (OSError, ValueError):
+            hello = {}
+        if not hello.get("started"):
+            lines = [line.strip() for line in self._log_text().splitlines() if line.strip()]
+            raise LayerUnavailable(lines[-1][:200] if lines else "the zygote did not start")
+        if "error" in hello:
+            raise LayerUnavailable(str(hello["error"])[:200])
+        check = hello.get("check") or {}
+        if "error" in check:
+            raise LayerUnavailable(f"a contained worker could not start: {check['error']:.200}")
+        if check.get("unreadable"):
+            raise LayerUnavailable(
+                f"a worker cannot read {check['unreadable'][0]}, which every worker needs: "
+                "make it readable by other users (o+r, and o+x on every folder above it)"
+            )
+        if check.get("network"):
+            raise LayerUnavailable("the worker's seccomp filter did not take effect")
+        readable = list(check.get("readable", ()))
+        if readable and self.layer == "uid":
+            raise LayerUnavailable(
+                f"a worker uid can read {readable[0]} (a trusted path) and it could not be "
+                "closed: run `chmod o-rwx` on it, or grade from a folder you can change"
+            )
+        return LayerInfo(
+            self.layer,
+            self.privileged,
+            int(hello.get("landlock") or 0),
+            trusted_readable=bool(readable),
+            changes=tuple(c for c in changes),
+        )
 
     def _wait_ready(self) -> None:
         """Wait for the zygote's hello (called under the lock, before the first request), so
@@ -301,7 +422,7 @@ class Zygote:
             self._ctrl.close()
             self._ctrl = None
         if self._proc is not None:
-            if self.bwrap is None:  # no pid namespace: let it kill its workers' uids and exit
+            if self.layer != "namespaces":  # no pid namespace: let it kill its workers and exit
                 try:
                     self._proc.wait(timeout=2.0)
                 except subprocess.TimeoutExpired:
@@ -314,3 +435,38 @@ class Zygote:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+def start_zygote(
+    require: str | None = None,
+    protect: Sequence[Path] = (),
+    privileged: bool | None = None,
+    layers: Iterable[str] | None = None,
+    probe: bool = False,
+) -> Zygote:
+    """Start a zygote in the strongest layer that works here (of ``layers``, default all this
+    process may use), no weaker than ``require``. Its ``info`` says which and why; raises
+    ``LayerUnavailable`` (one line) when none qualifies."""
+    tried: list[str] = []
+    allowed = candidate_layers(require)
+    for layer in layers if layers is not None else allowed:
+        if layer not in allowed:
+            continue
+        zygote = Zygote(layer, privileged, protect, probe)
+        try:
+            zygote.start()
+        except LayerUnavailable as e:
+            tried.append(f"{layer}: {e}")
+            continue
+        zygote.info = replace(zygote.info, fallbacks=tuple(tried))
+        return zygote
+    floor = f" (--require-sandbox {require})" if require else ""
+    why = "; ".join(tried) or f"no layer as strong as {require} can run as this user"
+    raise LayerUnavailable(f"no sandbox layer{floor} can start here: {why}")
+
+
+def probe_layer(require: str | None = None, protect: Sequence[Path] = ()) -> LayerInfo:
+    """Which layer grading will use here (started, checked and stopped at once)."""
+    zygote = start_zygote(require, protect, probe=True)
+    zygote.close()
+    return zygote.info

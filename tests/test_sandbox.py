@@ -1,14 +1,16 @@
 """The sandbox seen from inside: what a worker can see, write, signal and use.
 
 The probe module below runs as the student's ``multihead`` and reports what it observes; the
-assertions stay here, in the trusted process. One engine serves the whole module.
+assertions stay here, in the trusted process. One engine serves the whole module, in the
+strongest layer this machine allows; ``tests/test_layers.py`` runs this file again inside a
+kernel that refuses namespaces (as root: the uid layer; as nobody: limits), with and without
+Landlock, so every assertion below says what holds in which layer.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import warnings
 from pathlib import Path
 
 import pytest
@@ -78,8 +80,8 @@ _listener = None
 def abstract_socket(listen):
     global _listener
     import socket
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if listen:
             s.bind("\\0mha-grader-test")
             s.listen()
@@ -89,6 +91,67 @@ def abstract_socket(listen):
         return True
     except OSError:
         return False
+
+def readable(path):
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            open(path, "rb").close()
+        return True
+    except OSError:
+        return False
+
+def status():
+    with open("/proc/self/status") as f:
+        return dict(line.rstrip("\\n").split(":\\t", 1) for line in f if ":\\t" in line)
+
+def mode_of(path):
+    st = os.stat(path)
+    return [st.st_mode & 0o777, st.st_uid]
+
+def refused(what):
+    # the errno a call a worker never needs fails with (0: it succeeded)
+    import ctypes, socket
+    libc = ctypes.CDLL(None, use_errno=True)
+    def errno_of(result):
+        return ctypes.get_errno() if result == -1 else 0
+    if what == "tcp":
+        try:
+            socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+            return 0
+        except OSError as e:
+            return e.errno
+    if what == "setsid":
+        try:
+            os.setsid()
+            return 0
+        except OSError as e:
+            return e.errno
+    if what == "unshare":
+        return errno_of(libc.unshare(0x10000000))  # CLONE_NEWUSER
+    if what == "ptrace":
+        return errno_of(libc.ptrace(16, os.getppid(), 0, 0))  # PTRACE_ATTACH
+    if what == "kill_parent":
+        try:
+            os.kill(os.getppid(), 0)
+            return 0
+        except OSError as e:
+            return e.errno
+    if what == "chmod":
+        open("mine.txt", "w").close()
+        try:
+            os.chmod("mine.txt", 0o644)
+            return 0
+        except OSError as e:
+            return e.errno
+    if what == "own_group":
+        try:
+            os.kill(0, 0)
+            return 0
+        except OSError as e:
+            return e.errno
+    raise ValueError(what)
 
 def fill(chunk):
     written = 0
@@ -112,6 +175,12 @@ def engine():
 
 
 @pytest.fixture(scope="module")
+def layer(engine):
+    """The layer in force (sandbox.LayerInfo)."""
+    return engine.layer
+
+
+@pytest.fixture(scope="module")
 def session(engine):
     with engine.open_session({"multihead": PROBE}) as s:
         yield s
@@ -121,35 +190,54 @@ def call(session, func, *args):
     return session.call("multihead", func, args, {})
 
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewrap not installed")
+def only_in(*names: str):
+    """Skip a test outside the named layers (the README's table says why it cannot hold)."""
+
+    def check(layer: sandbox.LayerInfo) -> None:
+        if layer.name not in names:
+            pytest.skip(f"does not hold in the {layer.name} layer (README, Containment)")
+
+    return check
+
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="per-worker uids need root")
+TRUSTED = ["solutions", "autograder", "mha_grader", "tests", "solutions/multihead.py"]
+TRUSTED += ["autograder/points.toml", "autograder/tests/softmax.py", "mha_grader/engine.py", ""]
 
 
-@needs_bwrap
-def test_the_checkout_and_its_trusted_folders_are_invisible(session):
-    assert call(session, "exists", str(ROOT)) is False
-    for folder in ("solutions", "autograder", "mha_grader", "tests"):
-        assert call(session, "exists", str(ROOT / folder)) is False
-    assert "work" not in call(session, "listing", "/") or not str(ROOT).startswith("/work")
+def test_the_checkout_and_its_trusted_folders_are_invisible_or_unreadable(session, layer):
+    if layer.name == "namespaces":
+        assert call(session, "exists", str(ROOT)) is False
+        for folder in ("solutions", "autograder", "mha_grader", "tests"):
+            assert call(session, "exists", str(ROOT / folder)) is False
+        assert "work" not in call(session, "listing", "/") or not str(ROOT).startswith("/work")
+    elif layer.trusted_readable:  # limits without Landlock: the worker is the grader's user
+        assert layer.name == "limits" and not layer.landlock
+        assert "only" not in layer.describe() and "can read" in layer.describe()
+        assert call(session, "readable", str(ROOT / "solutions" / "multihead.py")) is True
+    else:  # uid layer, or Landlock: the checkout is there, but nothing of it can be read
+        for rel in TRUSTED:
+            assert call(session, "readable", str(ROOT / rel)) is False, rel
 
 
-@needs_bwrap
-def test_only_the_worker_package_of_the_grader_is_mounted(session):
+def test_only_the_worker_package_of_the_grader_is_mounted(session, layer):
+    only_in("namespaces")(layer)
     assert call(session, "listing", "/sandbox/worker") == sorted(
         p.name for p in (ROOT / "mha_grader" / "worker").iterdir()
     )
 
 
-@needs_bwrap
-def test_the_editable_install_does_not_point_back_at_the_checkout(session):
+def test_the_editable_install_does_not_point_back_at_the_checkout(session, layer):
+    only_in("namespaces")(layer)
     site = "/sandbox/site-packages"
     editable = [n for n in call(session, "listing", site) if n.startswith("__editable__")]
     assert editable  # the files are there, but empty
     assert all(call(session, "file_text", f"{site}/{n}") == "" for n in editable)
 
 
-@needs_root
-def test_each_worker_runs_as_an_unprivileged_uid_of_its_own(engine, session):
+def test_each_worker_runs_as_an_unprivileged_uid_of_its_own(engine, session, layer):
+    if not layer.per_worker_uid:
+        pytest.skip("workers share one uid in this layer")
     uid, euid, gid, home = call(session, "ids")
     assert uid == euid == gid and uid in sandbox.worker_uids()
     with engine.open_session({"multihead": PROBE}) as other:
@@ -160,8 +248,13 @@ def test_each_worker_runs_as_an_unprivileged_uid_of_its_own(engine, session):
         assert other_home != home
 
 
-@needs_root
-def test_workers_share_no_ipc_object_or_abstract_socket(engine, session):
+def test_workers_share_no_ipc_object_or_abstract_socket(engine, session, layer):
+    if layer.name != "namespaces":  # no IPC namespace: making either is refused outright
+        assert call(session, "shared_memory", True) is False
+        assert call(session, "abstract_socket", True) is False
+        return
+    if not layer.per_worker_uid:
+        pytest.skip("the namespaces layer without root shares one IPC namespace")
     assert call(session, "shared_memory", True) is True
     assert call(session, "abstract_socket", True) is True
     with engine.open_session({"multihead": PROBE}) as other:
@@ -169,8 +262,9 @@ def test_workers_share_no_ipc_object_or_abstract_socket(engine, session):
         assert call(other, "abstract_socket", False) is False
 
 
-@needs_root
-def test_a_worker_that_fills_its_folder_takes_no_space_from_others(engine, session):
+def test_a_worker_that_fills_its_folder_takes_no_space_from_others(engine, session, layer):
+    if not (layer.name == "namespaces" and layer.per_worker_uid):
+        pytest.skip("a size-limited folder per worker needs its own mount (README)")
     small = Limits(file_bytes=1 << 20, disk_bytes=4 << 20)
     with engine.open_session({"multihead": PROBE}, limits=small) as greedy:
         assert call(greedy, "fill", 1 << 20) < small.disk_bytes
@@ -178,12 +272,57 @@ def test_a_worker_that_fills_its_folder_takes_no_space_from_others(engine, sessi
         assert call(session, "try_write", f"{home}/still-room.bin", 1 << 20) == "written"
 
 
-@needs_bwrap
-def test_writes_succeed_only_in_the_workers_own_folder(session):
+def test_writes_succeed_only_in_the_workers_own_folder(engine, session, layer):
     home = call(session, "ids")[3]
     assert call(session, "try_write", f"{home}/scratch.txt") == "written"
-    for path in ("/tmp/elsewhere.txt", "/usr/evil", "/sandbox/worker/evil.py", "/evil"):
-        assert call(session, "try_write", path) in ("PermissionError", "OSError")
+    shared = ["/tmp/elsewhere.txt", "/dev/shm/elsewhere.txt"]
+    closed = ["/usr/evil", "/evil", str(ROOT / "mha_grader" / "worker" / "evil.py")]
+    closed += [str(ROOT / "evil.txt"), str(ROOT / "solutions" / "evil.py")]
+    if layer.name == "namespaces":
+        closed += ["/sandbox/worker/evil.py", *shared]
+    elif layer.trusted_readable:  # limits without Landlock: it writes what the grader can
+        assert call(session, "try_write", str(ROOT / "evil.txt")) == "written"
+        os.unlink(ROOT / "evil.txt")
+        return
+    elif layer.landlock:
+        closed += shared
+    else:  # uid without Landlock: /tmp and /dev/shm are writable, but private, and cleaned
+        uid = call(session, "ids")[0]
+        for path in shared:
+            assert call(session, "try_write", path) == "written"
+            assert call(session, "mode_of", path) == [0o600, uid]  # umask 077, chmod refused
+        assert call(session, "refused", "chmod") == 1  # so it cannot open them up later
+        with engine.open_session({"multihead": PROBE}) as other:
+            assert all(call(other, "readable", path) is False for path in shared)
+    refusals = ("PermissionError", "OSError")
+    if layer.name == "namespaces":  # the checkout is not even there
+        refusals += ("FileNotFoundError",)
+    for path in closed:
+        assert call(session, "try_write", path) in refusals, path
+
+
+def test_calls_a_worker_never_needs_are_refused_without_namespaces(session, layer):
+    if layer.name == "namespaces":
+        pytest.skip("the namespaces themselves hold these back")
+    for what in ("tcp", "setsid", "unshare", "ptrace", "kill_parent"):
+        assert call(session, "refused", what) in (1, 13), what  # EPERM, EACCES
+    assert call(session, "refused", "own_group") == 0  # its own process group it may signal
+    st = call(session, "status")
+    assert st["CapEff"] == "0000000000000000" and st["NoNewPrivs"] == "1"
+    assert st["Seccomp"] == "2"  # a filter of its own
+
+
+def test_landlock_keeps_the_worker_to_its_allow_list_where_the_kernel_has_it(session, layer):
+    if layer.name == "namespaces":
+        pytest.skip("namespaces: the filesystem view is already private")
+    from mha_grader.worker import landlock
+
+    assert layer.landlock == landlock.abi_version()  # used wherever the kernel offers it
+    home = call(session, "ids")[3]
+    expected = not layer.landlock  # /tmp is world-readable: only Landlock closes it
+    assert call(session, "readable", "/tmp") is expected
+    assert call(session, "readable", "/usr/lib") is True
+    assert call(session, "readable", home) is True
 
 
 def test_resource_limits_are_applied(session):
@@ -193,8 +332,9 @@ def test_resource_limits_are_applied(session):
     assert call(session, "limit", "RLIMIT_AS")[0] > LIMITS.memory_bytes
 
 
-@needs_root
-def test_the_process_limit_is_exact_for_a_worker_uid(session):
+def test_the_process_limit_is_exact_for_a_worker_uid(session, layer):
+    if not layer.per_worker_uid:
+        pytest.skip("workers share one uid in this layer")
     assert call(session, "limit", "RLIMIT_NPROC")[0] == LIMITS.processes
 
 
@@ -256,16 +396,18 @@ def test_sessions_in_parallel_threads_do_not_mix_up_replies(engine):
     assert results == {i: [i / 100] * 5 for i in range(4)}
 
 
-def test_without_bubblewrap_one_warning_then_limits_only(monkeypatch):
+def test_without_bubblewrap_the_next_layer_is_chosen_and_says_why(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with Engine(limits=LIMITS) as engine:
-            with engine.open_session({"multihead": PROBE}) as s:
-                assert s.call("multihead", "sleep", (0,), {}) == 0
-                assert s.call("multihead", "limit", ("RLIMIT_FSIZE",), {})[0] == LIMITS.file_bytes
-    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-    assert len([m for m in messages if "bubblewrap" in m]) == 1
+    with Engine(limits=LIMITS) as engine:
+        expected = "uid" if os.geteuid() == 0 else "limits"
+        assert engine.layer.name == expected
+        assert engine.layer.fallbacks == ("namespaces: bubblewrap (bwrap) is not installed",)
+        line = engine.layer.describe()
+        assert "\n" not in line and line.startswith(f"sandbox: {expected}: ")
+        assert "bubblewrap (bwrap) is not installed" in line
+        with engine.open_session({"multihead": PROBE}) as s:
+            assert s.call("multihead", "sleep", (0,), {}) == 0
+            assert s.call("multihead", "limit", ("RLIMIT_FSIZE",), {})[0] == LIMITS.file_bytes
 
 
 def test_the_worker_package_imports_nothing_of_the_trusted_side():

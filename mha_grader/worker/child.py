@@ -19,8 +19,6 @@ import importlib
 import importlib.abc
 import importlib.util
 import os
-import resource
-import signal
 import socket
 import sys
 import traceback
@@ -28,99 +26,22 @@ from typing import Any
 
 from . import inputs, wire
 from .channel import ChannelClosed, recv_frame, send_frame
-from .linux import (
-    CLONE_NEWIPC,
-    CLONE_NEWNET,
-    CLONE_NEWNS,
-    MS_NODEV,
-    MS_NOSUID,
-    MS_PRIVATE,
-    MS_REC,
-    PR_SET_DUMPABLE,
-    PR_SET_NO_NEW_PRIVS,
-    PR_SET_PDEATHSIG,
-    mount,
-    prctl,
-    unshare,
-)
+from .contain import contain
 
 CHANNEL_FD = 3
 MAX_MESSAGE = 500  # characters of an exception message sent back
 
 
-def _vm_size() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _count_processes(uid: int) -> int:
-    n = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                n += os.stat(f"/proc/{entry}").st_uid == uid
-            except OSError:
-                pass
-    return n
-
-
-def _apply_limits(spec: dict, privileged: bool) -> None:
-    lim = spec["limits"]
-    address_space = _vm_size() + lim["memory_bytes"]  # torch is already mapped: budget on top
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 2))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_bytes"], lim["file_bytes"]))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (lim["open_files"], lim["open_files"]))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # NPROC counts every process of the real uid. Privileged: the child gets a uid of its own,
-    # so the limit is exactly its own tree. Otherwise the uid is shared: allow what exists.
-    nproc = lim["processes"] + (0 if privileged else _count_processes(os.getuid()))
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-
-
 def start(sock_fd: int, out_fd: int, spec: dict) -> None:
     """Contain this freshly forked process and serve requests; never returns."""
-    os.setsid()  # own process group: the fallback kill takes the whole group
+    os.setpgid(0, 0)  # its own process group (the zygote sets it too, so no kill can miss it)
     devnull = os.open("/dev/null", os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     os.dup2(sock_fd, CHANNEL_FD)
     os.closerange(CHANNEL_FD + 1, 1 << 16)  # the zygote's control socket above all
-
-    uid = spec["uid"]
-    privileged = os.geteuid() == 0 and uid is not None
-    home = os.path.join(spec["tmp_base"], f"w{uid if uid is not None else os.getpid()}")
-    os.mkdir(home, 0o700)
-    if privileged:
-        # Its own mount, IPC and network namespaces: a private size-limited tmpfs as its
-        # folder (filling it fills nobody else's), and no SysV/POSIX IPC object or abstract
-        # socket shared with another worker or outliving this one.
-        unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
-        mount(None, "/", None, MS_REC | MS_PRIVATE)  # our mounts stay ours
-        size = spec["limits"]["disk_bytes"]
-        mount(
-            "tmpfs",
-            home,
-            "tmpfs",
-            MS_NOSUID | MS_NODEV,
-            f"size={size},mode=0700,uid={uid},gid={uid}",
-        )
-    os.chdir(home)
-    os.environ.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home)
-
-    _apply_limits(spec, privileged)
-    if privileged:  # a uid of its own: cannot signal, trace or read the zygote or other workers
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
-    prctl(PR_SET_DUMPABLE, 0)
-    prctl(PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries stay unprivileged
-
+    home = contain(spec)
     sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")
     sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")
     sys.dont_write_bytecode = True

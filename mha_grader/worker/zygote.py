@@ -10,6 +10,10 @@ with file descriptors attached (SCM_RIGHTS):
   ``"wait": false`` it answers ``{}`` first and kills afterwards;
 - ``{"op": "ping"}`` -> ``{}`` once every earlier request is done.
 Run as: ``python -I -S -B -c "...; from worker.zygote import main; main()" CONFIG_JSON``.
+
+Before importing anything large it says ``{"started": ...}``: the containment layer it runs,
+Landlock's ABI, and what a worker contained as in that layer could and could not read (a
+child contained exactly like a worker tries); ``{"ready": true}`` follows once torch is in.
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ import sys
 import time
 
 from .killer import Killer
-from .linux import MADV_COLLAPSE, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, madvise, prctl
+from .linux import (
+    MADV_COLLAPSE,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
+    PR_SET_PDEATHSIG,
+    madvise,
+    prctl,
+)
 
 
 def _processes(uid: int) -> int:
@@ -43,13 +54,55 @@ def _processes(uid: int) -> int:
 
 
 def _kill_uid(killer: Killer, uid: int, reap) -> None:
-    """Kill every process owned by ``uid`` and reap them (we are their subreaper)."""
+    """Kill every process owned by ``uid`` and reap them (we are their subreaper). Inside the
+    pid namespace /proc lists only the sandbox's processes, so counting them is cheap."""
     for _ in range(500):
         killer.kill_uid(uid)
         reap()
         if _processes(uid) == 0:
             return
         time.sleep(0.002)
+
+
+def _kill_group(pgid: int, reap, killer: Killer | None = None, uid: int | None = None) -> None:
+    """Kill the process group ``pgid`` until it is empty, reaping as we go. A worker cannot
+    leave its group (its seccomp filter refuses setsid and setpgid); never ``kill -1``. With a
+    uid of its own, every process of that uid is signalled as well, on every round."""
+    for _ in range(500):
+        if killer is not None and uid is not None:
+            killer.kill_uid(uid)
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            reap()
+            return
+        except PermissionError:
+            pass
+        reap()
+        time.sleep(0.001)
+
+
+WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def _remove_files_of(uid: int) -> None:
+    """Delete what ``uid`` left at the top of the world-writable folders (the uid layer without
+    Landlock, where a worker may write there; its files are private to it meanwhile)."""
+    for folder in WORLD_WRITABLE:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _describe_status(status: int) -> str:
@@ -64,10 +117,12 @@ def _describe_status(status: int) -> str:
 
 
 class Zygote:
-    def __init__(self, config: dict, killer: Killer | None):
+    def __init__(self, config: dict, ctrl: socket.socket, killer: Killer | None, landlock_abi: int):
         self.config = config
         self.killer = killer
-        self.ctrl = socket.socket(fileno=config["ctrl_fd"])
+        self.layer = config["layer"]
+        self.landlock = landlock_abi
+        self.ctrl = ctrl
         self.privileged = os.geteuid() == 0
         self.statuses: dict[int, int] = {}  # reaped pid -> wait status
         self.live: dict[int, int | None] = {}  # child pid -> its uid
@@ -85,12 +140,7 @@ class Zygote:
     def spawn(self, req: dict, fds: list[int]) -> dict:
         sock_fd, out_fd = fds
         uid = req["uid"] if self.privileged else None
-        spec = {
-            "uid": uid,
-            "limits": req["limits"],
-            "tmp_base": self.config["tmp_base"],
-            "hide_paths": self.config["hide_paths"],
-        }
+        spec = worker_spec(self.config, uid, req["limits"], self.landlock)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -102,6 +152,10 @@ class Zygote:
                 child.start(sock_fd, out_fd, spec)
             finally:
                 os._exit(70)
+        try:
+            os.setpgid(pid, pid)  # as the child does: the group exists before we answer
+        except OSError:
+            pass
         os.close(sock_fd)
         os.close(out_fd)
         self.live[pid] = uid
@@ -110,7 +164,11 @@ class Zygote:
     def kill(self, req: dict) -> dict:
         pid = req["pid"]
         uid = self.live.pop(pid, None)
-        if uid is not None:
+        if self.layer != "namespaces":
+            _kill_group(pid, self.reap, self.killer, uid)
+            if uid is not None and not self.landlock:
+                _remove_files_of(uid)
+        elif uid is not None:
             _kill_uid(self.killer, uid, self.reap)
         else:
             for target in (-pid, pid):  # its process group, then itself
@@ -201,11 +259,101 @@ def _collapse_heap() -> None:
                 pass
 
 
+def worker_spec(config: dict, uid: int | None, limits: dict, landlock_abi: int) -> dict:
+    """What ``child.contain`` needs to contain one worker."""
+    return {
+        "layer": config["layer"],
+        "uid": uid,
+        "limits": limits,
+        "tmp_base": config["tmp_base"],
+        "hide_paths": config["hide_paths"],
+        "read_paths": config["read_paths"],
+        "landlock": landlock_abi,
+    }
+
+
+def _can_read(path: str) -> bool:
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            with open(path, "rb") as f:
+                f.read(1)
+        return True
+    except OSError:
+        return False
+
+
+def _self_check(config: dict, killer: Killer | None, landlock_abi: int) -> dict:
+    """Contain a child exactly as a worker is contained, and let it try: which of the paths it
+    must read it cannot, which of the trusted paths it can, whether it can open a socket."""
+    check = config["check"]
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            os.setpgid(0, 0)  # its own group, as a worker's (which calls setsid)
+            from .contain import contain
+
+            uid = check["uid"] if os.geteuid() == 0 else None
+            contain(worker_spec(config, uid, check["limits"], landlock_abi))
+            try:
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+                network = True
+            except OSError:
+                network = False
+            report = {
+                "unreadable": [p for p in check["must_read"] if not _can_read(p)],
+                "readable": [p for p in check["must_not_read"] if _can_read(p)],
+                "network": network,
+            }
+            os.write(write_fd, json.dumps(report).encode())
+        except BaseException as e:
+            os.write(write_fd, json.dumps({"error": f"{type(e).__name__}: {e}"}).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as f:
+        data = f.read()
+    uid = check["uid"] if os.geteuid() == 0 else None
+    _kill_group(pid, lambda: _reap_quietly(pid), killer, uid)
+    home = os.path.join(config["tmp_base"], f"w{uid if uid is not None else pid}")
+    shutil.rmtree(home, ignore_errors=True)
+    try:
+        return json.loads(data)
+    except ValueError:
+        return {"error": "the check child stopped without a report"}
+
+
+def _reap_quietly(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grader
     prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a child come back here to be reaped
+    layer = config["layer"]
     killer = Killer() if os.geteuid() == 0 else None  # while this process is still small
+    started: dict = {"started": True, "layer": layer, "landlock": 0}
+    if layer != "namespaces":
+        prctl(PR_SET_DUMPABLE, 0)  # a worker sharing our uid cannot read our memory
+        from . import landlock, seccomp
+
+        try:
+            seccomp.library()  # loaded once, before any fork
+            started["landlock"] = landlock.abi_version() if config["landlock"] else 0
+            started["check"] = _self_check(config, killer, started["landlock"])
+        except OSError as e:
+            started["error"] = str(e)
+    ctrl = socket.socket(fileno=config["ctrl_fd"])
+    ctrl.send(json.dumps(started).encode())
+    if config.get("probe") or "error" in started:
+        return
     import numpy  # noqa: F401  (the point: imported once, shared by every fork)
     import torch
 
@@ -214,6 +362,6 @@ def main() -> None:
     torch.set_num_threads(1)
     _warm_up(numpy, torch)
     _collapse_heap()
-    zygote = Zygote(config, killer)
+    zygote = Zygote(config, ctrl, killer, started["landlock"])
     zygote.ctrl.send(json.dumps({"ready": True, "privileged": zygote.privileged}).encode())
     zygote.serve()
