@@ -69,8 +69,17 @@ def _chmod(path: str, mode: int, changes: list[str], label: str) -> None:
 def close_to_workers(protect: Iterable[Path] = ()) -> list[str]:
     """Open the way to the interpreter, close the trusted paths; returns what was changed."""
     needed = needed_paths()
+    changes = open_the_way(needed)
+    for top in dict.fromkeys(os.path.realpath(p) for p in [ROOT, *protect]):
+        _close(top, needed, changes, top_level=True)
+    return changes
+
+
+def open_the_way(needed: Sequence[str] | None = None) -> list[str]:
+    """Make every folder above the interpreter and its packages traversable by other users
+    (o+x: they can reach what is inside by name, not list it); returns what was changed."""
     changes: list[str] = []
-    for path in needed:  # every folder above it, and itself: traversable by others
+    for path in needed_paths() if needed is None else needed:
         parts = Path(path).parts
         for i in range(1, len(parts) + 1):
             folder = str(Path(*parts[:i]))
@@ -80,8 +89,6 @@ def close_to_workers(protect: Iterable[Path] = ()) -> list[str]:
                 break
             if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
                 _chmod(folder, stat.S_IMODE(mode) | stat.S_IXOTH, changes, "o+x")
-    for top in dict.fromkeys(os.path.realpath(p) for p in [ROOT, *protect]):
-        _close(top, needed, changes, top_level=True)
     return changes
 
 

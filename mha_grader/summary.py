@@ -42,6 +42,20 @@ def _misconceptions(tests_of: dict[str, list]) -> Counter:
     return seen
 
 
+def _sandboxes(out: Path, students: list[str]) -> Counter:
+    """How many submissions were graded in each containment layer (results.json's
+    extra_data.sandbox; "unknown" for reports from before it was recorded)."""
+    seen: Counter = Counter()
+    for student in students:
+        try:
+            extra = json.loads((out / "students" / student / "results.json").read_text())
+            layer = extra["extra_data"].get("sandbox") or "unknown"
+        except (OSError, ValueError, KeyError, AttributeError, TypeError):
+            layer = "unknown"
+        seen[str(layer)] += 1
+    return seen
+
+
 def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[str, str]:
     import matplotlib
 
@@ -112,6 +126,14 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
             lines.append(f"| `{mid}` | {count} | {100 * count / len(rows):.0f}% |")
     else:
         lines.append("None diagnosed.")
+
+    layers = _sandboxes(out, students)
+    lines += ["", "## Containment", ""]
+    lines.append(
+        "Student code ran in the sandbox layer "
+        + ", ".join(f"`{layer}` ({count})" for layer, count in layers.most_common())
+        + " (README, Containment: what each layer guarantees)."
+    )
 
     review = [r["student"] for r in rows if r["needs_review"] == "true"]
     lines += ["", "## Needs review", ""]

@@ -352,7 +352,7 @@ def test_hidden_inputs_smuggled_into_messages_output_or_files_never_reach_the_fe
     shown = [r.output for r in g.results] + g.notes + [g.output, report.feedback_md(g)]
     text = "\n".join(shown)
     assert re.search(r"\d\.\d{6}", text) is None  # the attack writes inputs with 6 decimals
-    assert "stashed" not in text
+    assert "stashed: " not in text  # what a restarted worker printed from its stash
 
 
 def test_with_a_shared_worker_uid_killing_the_zygote_is_a_grader_error_and_recovered(

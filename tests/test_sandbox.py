@@ -424,3 +424,13 @@ def test_the_worker_package_imports_nothing_of_the_trusted_side():
             else:
                 continue
             assert set(roots) <= allowed, f"{path.name} imports {roots}"
+
+
+def test_the_layer_in_force_is_the_one_the_caller_expects(layer):
+    """tests/test_layers.py names the layer its run of this file must get: "uid+landlock",
+    "limits" (no Landlock)... Unset, the layer is whatever this machine allows."""
+    expected = os.environ.get("MHA_EXPECT_SANDBOX")
+    if not expected:
+        pytest.skip("no expectation set")
+    name, _, landlock = expected.partition("+")
+    assert (layer.name, bool(layer.landlock)) == (name, landlock == "landlock")

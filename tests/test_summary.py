@@ -73,3 +73,14 @@ def test_summary_draws_histogram_and_question_means_as_png(tmp_path):
 def test_summary_of_an_empty_class_says_so(tmp_path):
     write_output(tmp_path, {})
     assert "0 submissions graded." in build_summary(tmp_path).read_text()
+
+
+def test_summary_records_the_sandbox_layer_each_submission_ran_in(tmp_path):
+    write_output(tmp_path, {s: (1.0, "ok", "false", []) for s in ("ana", "ben", "cy")})
+    for student, layer in (("ana", "uid"), ("ben", "uid"), ("cy", "namespaces")):
+        path = tmp_path / "students" / student / "results.json"
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**data, "extra_data": {"sandbox": layer}}))
+    text = build_summary(tmp_path, plots=False).read_text()
+    containment = text.split("## Containment")[1].split("##")[0]
+    assert "`uid` (2), `namespaces` (1)" in containment
