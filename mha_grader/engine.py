@@ -19,6 +19,7 @@ from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_
 from .results import TestResult
 from .sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from .submission import Submission
+from .worker.linux import PR_SET_DUMPABLE, prctl
 
 log = logging.getLogger(__name__)
 
@@ -163,10 +164,6 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @property
-    def sandboxed(self) -> bool:
-        return self._zygote is not None and self._zygote.sandboxed
-
     def start(self) -> None:
         """Start the sandbox in the strongest layer that works (raises LayerUnavailable, one
         line, when none qualifies); after a crash, restart it in the same layer."""
@@ -179,6 +176,10 @@ class Engine:
                 self._zygote = zygote
                 if self.layer is None:
                     self.layer = zygote.info
+                if not zygote.info.per_worker_uid and zygote.info.name != "namespaces":
+                    # Workers share this process's uid: keep them out of its memory (the
+                    # hidden tests' inputs and expected values), /proc/<pid>/mem included.
+                    prctl(PR_SET_DUMPABLE, 0)
 
     def wait_idle(self) -> None:
         """Return once every worker of the sessions closed so far is gone."""

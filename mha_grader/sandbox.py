@@ -247,10 +247,6 @@ class Zygote:
         self._log: tempfile.SpooledTemporaryFile | None = None
         self._ready = False
 
-    @property
-    def sandboxed(self) -> bool:
-        return self.layer == "namespaces"
-
     def start(self) -> None:
         """Launch the zygote and wait for its first word (it has checked its containment);
         the zygote then imports torch while the grader goes on (see _wait_ready)."""

@@ -145,6 +145,21 @@ def refused(what):
             return 0
         except OSError as e:
             return e.errno
+    if what == "fork":
+        try:
+            pid = os.fork()
+        except OSError as e:
+            return e.errno
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        return 0
+    if what == "thread":
+        import threading
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+        return 0
     if what == "own_group":
         try:
             os.kill(0, 0)
@@ -218,6 +233,11 @@ def test_the_checkout_and_its_trusted_folders_are_invisible_or_unreadable(sessio
     else:  # uid layer, or Landlock: the checkout is there, but nothing of it can be read
         for rel in TRUSTED:
             assert call(session, "readable", str(ROOT / rel)) is False, rel
+
+
+def test_the_grading_process_memory_cannot_be_read_in_any_layer(session):
+    for what in ("mem", "environ", "maps"):  # hidden inputs and expected values live there
+        assert call(session, "readable", f"/proc/{os.getpid()}/{what}") is False
 
 
 def test_only_the_worker_package_of_the_grader_is_mounted(session, layer):
@@ -304,9 +324,10 @@ def test_writes_succeed_only_in_the_workers_own_folder(engine, session, layer):
 def test_calls_a_worker_never_needs_are_refused_without_namespaces(session, layer):
     if layer.name == "namespaces":
         pytest.skip("the namespaces themselves hold these back")
-    for what in ("tcp", "setsid", "unshare", "ptrace", "kill_parent"):
+    for what in ("tcp", "setsid", "unshare", "ptrace", "kill_parent", "fork"):
         assert call(session, "refused", what) in (1, 13), what  # EPERM, EACCES
     assert call(session, "refused", "own_group") == 0  # its own process group it may signal
+    assert call(session, "refused", "thread") == 0  # threads, unlike processes, it may start
     st = call(session, "status")
     assert st["CapEff"] == "0000000000000000" and st["NoNewPrivs"] == "1"
     assert st["Seccomp"] == "2"  # a filter of its own

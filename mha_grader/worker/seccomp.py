@@ -28,6 +28,7 @@ NAMESPACE_FLAGS = {
     "CLONE_NEWPID": 0x20000000,
     "CLONE_NEWNET": 0x40000000,
 }
+CLONE_THREAD = 0x00010000
 PR_SET_PDEATHSIG = 1
 
 
@@ -125,9 +126,9 @@ class Filter:
 
 
 # System calls a worker never needs, refused in every layer without namespaces: networks and
-# other processes' memory, leaving its process group, new namespaces and mounts, kernel
-# keyrings, SysV IPC shared with other processes, and kernel interfaces that widen the attack
-# surface (io_uring, BPF, perf, userfaultfd).
+# other processes' memory, leaving its process group, new namespaces, mounts and processes,
+# kernel keyrings, SysV IPC shared with other processes, and kernel interfaces that widen the
+# attack surface (io_uring, BPF, perf, userfaultfd).
 NEVER_NEEDED = (
     "socket",  # no network, no abstract or filesystem Unix socket (socketpair stays)
     "ptrace",
@@ -181,6 +182,10 @@ def worker_filter(own_uid: bool, signals_scoped: bool, pid: int) -> Filter:
     for call in NEVER_NEEDED:
         f.refuse(call)
     f.refuse_namespaces()
+    # No new process (threads stay): nothing it starts can outlive it or leave its group.
+    for call in ("fork", "vfork"):
+        f.refuse(call)
+    f.refuse("clone", errno.EPERM, (0, CMP_MASKED_EQ, CLONE_THREAD, 0))
     f.refuse("prctl", errno.EPERM, (0, CMP_EQ, PR_SET_PDEATHSIG))  # dies with the grader
     if own_uid:
         for call in PRIVATE_FILES:

@@ -64,22 +64,19 @@ def _kill_uid(killer: Killer, uid: int, reap) -> None:
         time.sleep(0.002)
 
 
-def _kill_group(pgid: int, reap, killer: Killer | None = None, uid: int | None = None) -> None:
-    """Kill the process group ``pgid`` until it is empty, reaping as we go. A worker cannot
-    leave its group (its seccomp filter refuses setsid and setpgid); never ``kill -1``. With a
-    uid of its own, every process of that uid is signalled as well, on every round."""
+def _kill_group(pgid: int, reap) -> None:
+    """Kill the process group ``pgid`` until it is empty, reaping as we go (a zombie keeps its
+    group). A worker cannot leave its group nor start processes (its seccomp filter refuses
+    setsid, setpgid and fork); never ``kill -1``."""
     for _ in range(500):
-        if killer is not None and uid is not None:
-            killer.kill_uid(uid)
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:
-            reap()
             return
         except PermissionError:
             pass
         reap()
-        time.sleep(0.001)
+        time.sleep(0.0005)
 
 
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
@@ -137,6 +134,20 @@ class Zygote:
                 return
             self.statuses[pid] = status
 
+    def _wait(self, pid: int, kill: bool = False) -> None:
+        """Reap the worker ``pid`` (killing it first), keeping how it ended."""
+        if kill:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if pid not in self.statuses:
+            try:
+                _, status = os.waitpid(pid, 0)
+                self.statuses[pid] = status
+            except ChildProcessError:
+                pass
+
     def spawn(self, req: dict, fds: list[int]) -> dict:
         sock_fd, out_fd = fds
         uid = req["uid"] if self.privileged else None
@@ -165,7 +176,10 @@ class Zygote:
         pid = req["pid"]
         uid = self.live.pop(pid, None)
         if self.layer != "namespaces":
-            _kill_group(pid, self.reap, self.killer, uid)
+            if uid is not None:  # all of its uid, wherever it is (belt and braces)
+                self.killer.kill_uid(uid)
+            self._wait(pid, kill=True)
+            _kill_group(pid, self.reap)
             if uid is not None and not self.landlock:
                 _remove_files_of(uid)
         elif uid is not None:
@@ -176,12 +190,7 @@ class Zygote:
                     os.kill(target, signal.SIGKILL)
                 except OSError:
                     pass
-        if pid not in self.statuses:
-            try:
-                _, status = os.waitpid(pid, 0)
-                self.statuses[pid] = status
-            except ChildProcessError:
-                pass
+        self._wait(pid)
         status = self.statuses.pop(pid, None)
         home = os.path.join(self.config["tmp_base"], f"w{uid if uid is not None else pid}")
         shutil.rmtree(home, ignore_errors=True)
@@ -317,7 +326,9 @@ def _self_check(config: dict, killer: Killer | None, landlock_abi: int) -> dict:
     with os.fdopen(read_fd, "rb") as f:
         data = f.read()
     uid = check["uid"] if os.geteuid() == 0 else None
-    _kill_group(pid, lambda: _reap_quietly(pid), killer, uid)
+    if killer is not None and uid is not None:
+        killer.kill_uid(uid)
+    _kill_group(pid, lambda: _reap_quietly(pid))
     home = os.path.join(config["tmp_base"], f"w{uid if uid is not None else pid}")
     shutil.rmtree(home, ignore_errors=True)
     try:
