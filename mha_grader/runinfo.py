@@ -22,18 +22,26 @@ CODE_FILES = ("multihead.py", "crosscheck.py")  # what the similarity report com
 UNKNOWN_LAYER = "unknown"
 
 
-def containment_layer(out: str | os.PathLike, students: list[str]) -> str:
-    """The containment layer the students were graded under, as their results.json record it
-    (``extra_data.sandbox``); ``unknown`` when they do not say, ``mixed (...)`` when they differ."""
+def layer_counts(out: str | os.PathLike, students: list[str]) -> Counter:
+    """How many of the students were graded under each containment layer, as their
+    results.json record it (``extra_data.sandbox``); ``unknown`` when one does not say."""
     seen: Counter = Counter()
     for student in students:
         try:
             data = json.loads((student_dir(out, student) / "results.json").read_text())
             layer = data["extra_data"]["sandbox"]
         except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if isinstance(layer, str) and layer:
-            seen[layer] += 1
+            layer = None
+        seen[layer if isinstance(layer, str) and layer else UNKNOWN_LAYER] += 1
+    return seen
+
+
+def containment_layer(out: str | os.PathLike, students: list[str]) -> str:
+    """The containment layer the students were graded under; ``unknown`` when they do not
+    say, ``mixed (...)`` when they differ."""
+    seen = layer_counts(out, students)
+    if len(seen) > 1:
+        seen.pop(UNKNOWN_LAYER, None)
     if not seen:
         return UNKNOWN_LAYER
     if len(seen) == 1:

@@ -42,20 +42,6 @@ def _misconceptions(tests_of: dict[str, list]) -> Counter:
     return seen
 
 
-def _sandboxes(out: Path, students: list[str]) -> Counter:
-    """How many submissions were graded in each containment layer (results.json's
-    extra_data.sandbox; "unknown" for reports from before it was recorded)."""
-    seen: Counter = Counter()
-    for student in students:
-        try:
-            extra = json.loads((out / "students" / student / "results.json").read_text())
-            layer = extra["extra_data"].get("sandbox") or "unknown"
-        except (OSError, ValueError, KeyError, AttributeError, TypeError):
-            layer = "unknown"
-        seen[str(layer)] += 1
-    return seen
-
-
 def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[str, str]:
     import matplotlib
 
@@ -127,7 +113,9 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     else:
         lines.append("None diagnosed.")
 
-    layers = _sandboxes(out, students)
+    from .runinfo import layer_counts
+
+    layers = layer_counts(out, students)
     lines += ["", "## Containment", ""]
     lines.append(
         "Student code ran in the sandbox layer "
