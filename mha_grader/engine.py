@@ -19,7 +19,6 @@ from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_
 from .results import TestResult
 from .sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from .submission import Submission
-from .worker.linux import PR_SET_DUMPABLE, prctl
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +178,8 @@ class Engine:
                 if not zygote.info.per_worker_uid and zygote.info.name != "namespaces":
                     # Workers share this process's uid: keep them out of its memory (the
                     # hidden tests' inputs and expected values), /proc/<pid>/mem included.
+                    from .worker.linux import PR_SET_DUMPABLE, prctl
+
                     prctl(PR_SET_DUMPABLE, 0)
 
     def wait_idle(self) -> None:

@@ -236,7 +236,10 @@ class Zygote:
         self.layer = layer
         self.bwrap = bwrap_path() if layer == "namespaces" else None
         root = os.geteuid() == 0
-        self.privileged = (root if privileged is None else privileged) and layer != "limits"
+        if layer == "namespaces":
+            self.privileged = root if privileged is None else privileged
+        else:  # what the layer is: a uid per worker (uid), or the grader's own (limits)
+            self.privileged = layer == "uid"
         self.protect = [Path(p) for p in protect]
         self.probe = probe
         self.info: LayerInfo | None = None
@@ -281,7 +284,6 @@ class Zygote:
             "tmp_base": tmp_base,
             "hide_paths": [parent],
             "read_paths": closure.read_paths(),
-            "landlock": True,  # where the kernel has it
             "probe": self.probe,
             "check": {
                 "uid": _next_worker_uid(),
@@ -347,7 +349,7 @@ class Zygote:
             self.privileged,
             int(hello.get("landlock") or 0),
             trusted_readable=bool(readable),
-            changes=tuple(c for c in changes),
+            changes=tuple(changes),
         )
 
     def _wait_ready(self) -> None:

@@ -357,7 +357,7 @@ def main() -> None:
 
         try:
             seccomp.library()  # loaded once, before any fork
-            started["landlock"] = landlock.abi_version() if config["landlock"] else 0
+            started["landlock"] = landlock.abi_version()  # 0 where the kernel lacks it
             started["check"] = _self_check(config, killer, started["landlock"])
         except OSError as e:
             started["error"] = str(e)
