@@ -70,9 +70,10 @@ def contain(spec: dict) -> str:
     - namespaces (inside bubblewrap), as root: a uid of its own, its own mount, IPC and
       network namespaces and a size-limited tmpfs as its folder;
     - uid (no namespaces, as root): a uid of its own and a 0700 folder; files it creates stay
-      private to that uid; Landlock where the kernel has it; the seccomp filter;
+      private to that uid; Landlock where the kernel has it; the seccomp filter (no network,
+      no new process, see seccomp.worker_filter);
     - limits (not root): the grader's uid, its own folder; Landlock where the kernel has it;
-      the seccomp filter (no signal outside its process group).
+      the seccomp filter (also: no signal outside its process group).
     Every layer: the resource limits, no_new_privs, not dumpable, killed with the zygote.
     """
     layer, uid = spec["layer"], spec["uid"]
