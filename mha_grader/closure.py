@@ -70,7 +70,11 @@ def close_to_workers(protect: Iterable[Path] = ()) -> list[str]:
     """Open the way to the interpreter, close the trusted paths; returns what was changed."""
     needed = needed_paths()
     changes = open_the_way(needed)
+    root = os.path.realpath(ROOT)
     for top in dict.fromkeys(os.path.realpath(p) for p in [ROOT, *protect]):
+        if top != root and _leads_to_needed(top, needed):
+            continue  # an output folder above the interpreter (even /): never chmod'ed; the
+            # check then finds it readable and the layer says what to choose instead
         _close(top, needed, changes, top_level=True)
     return changes
 

@@ -341,8 +341,9 @@ class Zygote:
         readable = list(check.get("readable", ()))
         if readable and self.layer == "uid":
             raise LayerUnavailable(
-                f"a worker uid can read {readable[0]} (a trusted path) and it could not be "
-                "closed: run `chmod o-rwx` on it, or grade from a folder you can change"
+                f"a worker uid can read {readable[0]}, a trusted path (the checkout, the output "
+                "folder or the submissions) that could not be closed: make it unreadable to "
+                "other users (chmod o-rwx), or use a folder that does not hold the interpreter"
             )
         return LayerInfo(
             self.layer,

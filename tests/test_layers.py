@@ -257,3 +257,15 @@ def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, request):
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert " passed" in result.stdout and " failed" not in result.stdout
+
+
+def test_a_uid_layer_that_cannot_close_a_trusted_path_does_not_start_and_says_why_in_a_line():
+    from mha_grader.engine import Engine
+
+    interpreter = os.path.realpath(sys.base_prefix)  # workers need it: it cannot be closed
+    engine = Engine(layers=("uid",), protect=(interpreter,))
+    with pytest.raises(sandbox.LayerUnavailable) as caught:
+        engine.start()
+    reason = str(caught.value)
+    assert "\n" not in reason and f"uid: a worker uid can read {interpreter}" in reason
+    assert engine.layer is None and engine._zygote is None  # nothing runs, nothing is graded
