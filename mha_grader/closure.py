@@ -46,8 +46,9 @@ def needed_paths() -> list[str]:
 
 
 def read_paths() -> list[str]:
-    """Everything a worker may read under Landlock."""
-    return [*SYSTEM_DIRS, *needed_paths()]
+    """Everything a worker may read under Landlock (no path beneath another listed)."""
+    paths = [*SYSTEM_DIRS, *needed_paths()]
+    return [p for p in paths if not any(q != p and _inside(p, q) for q in paths)]
 
 
 def _inside(path: str, folder: str) -> bool:

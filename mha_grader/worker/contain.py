@@ -113,5 +113,8 @@ def contain(spec: dict) -> str:
         abi = spec["landlock"]
         if abi:
             landlock.restrict(abi, spec["read_paths"], READ_WRITE_DEVICES, home)
-        seccomp.worker_filter(own_uid, abi >= 6, os.getpid()).load()
+        if spec.get("seccomp_program"):  # built once by the zygote
+            seccomp.load_program(spec["seccomp_program"])
+        else:
+            seccomp.worker_filter(own_uid, abi >= 6, os.getpid()).load()
     return home

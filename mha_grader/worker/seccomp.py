@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import os
 
 ALLOW = 0x7FFF0000
 CMP_NE, CMP_EQ, CMP_MASKED_EQ = 1, 4, 7  # enum scmp_compare
@@ -73,6 +74,7 @@ def library() -> ctypes.CDLL:
             ctypes.POINTER(_ArgCmp),
         ]
         lib.seccomp_load.argtypes = [ctypes.c_void_p]
+        lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.seccomp_release.argtypes = [ctypes.c_void_p]
         _lib = lib
     return _lib
@@ -123,6 +125,43 @@ class Filter:
         self._ctx = None
         if rc < 0:
             raise OSError(-rc, "seccomp: the kernel refused the filter")
+
+    def export(self) -> bytes:
+        """The filter as a BPF program, for ``load_program`` (built once, loaded many times:
+        compiling it is most of what loading a filter costs)."""
+        read_fd, write_fd = os.pipe()
+        try:
+            rc = self._lib.seccomp_export_bpf(self._ctx, write_fd)
+            os.close(write_fd)
+            write_fd = -1
+            if rc < 0:
+                raise OSError(-rc, "seccomp: cannot export the filter")
+            chunks = []
+            while chunk := os.read(read_fd, 1 << 16):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(read_fd)
+            if write_fd >= 0:
+                os.close(write_fd)
+            self._lib.seccomp_release(self._ctx)
+            self._ctx = None
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def load_program(program: bytes) -> None:
+    """Install a BPF program made by ``Filter.export`` (no_new_privs must be set)."""
+    buf = ctypes.create_string_buffer(program, len(program))
+    fprog = _Fprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))  # 8 bytes each
+    if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp: the kernel refused the filter")
 
 
 # System calls a worker never needs, refused in every layer without namespaces: networks and
@@ -175,9 +214,15 @@ PRIVATE_FILES = (
 OTHER_SIGNALS = ("tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal")
 
 
-def worker_filter(own_uid: bool, signals_scoped: bool, pid: int) -> Filter:
+def needs_pid(own_uid: bool, signals_scoped: bool) -> bool:
+    """Whether ``worker_filter`` depends on the worker's pid (so cannot be built in advance)."""
+    return not own_uid and not signals_scoped
+
+
+def worker_filter(own_uid: bool, signals_scoped: bool, pid: int | None = None) -> Filter:
     """The filter a worker installs on itself: ``own_uid`` in the uid layer; ``signals_scoped``
-    when Landlock already keeps its signals inside; ``pid`` is the worker's own."""
+    when Landlock already keeps its signals inside; ``pid``, the worker's own, when
+    ``needs_pid``."""
     f = Filter()
     for call in NEVER_NEEDED:
         f.refuse(call)

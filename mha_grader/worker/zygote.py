@@ -114,12 +114,20 @@ def _describe_status(status: int) -> str:
 
 
 class Zygote:
-    def __init__(self, config: dict, ctrl: socket.socket, killer: Killer | None, landlock_abi: int):
+    def __init__(
+        self,
+        config: dict,
+        ctrl: socket.socket,
+        killer: Killer | None,
+        landlock_abi: int,
+        program: bytes | None,
+    ):
         self.config = config
         self.killer = killer
         self.layer = config["layer"]
         self.landlock = landlock_abi
         self.ctrl = ctrl
+        self.program = program
         self.privileged = os.geteuid() == 0
         self.statuses: dict[int, int] = {}  # reaped pid -> wait status
         self.live: dict[int, int | None] = {}  # child pid -> its uid
@@ -151,7 +159,7 @@ class Zygote:
     def spawn(self, req: dict, fds: list[int]) -> dict:
         sock_fd, out_fd = fds
         uid = req["uid"] if self.privileged else None
-        spec = worker_spec(self.config, uid, req["limits"], self.landlock)
+        spec = worker_spec(self.config, uid, req["limits"], self.landlock, self.program)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -268,9 +276,12 @@ def _collapse_heap() -> None:
                 pass
 
 
-def worker_spec(config: dict, uid: int | None, limits: dict, landlock_abi: int) -> dict:
-    """What ``child.contain`` needs to contain one worker."""
+def worker_spec(
+    config: dict, uid: int | None, limits: dict, landlock_abi: int, program: bytes | None = None
+) -> dict:
+    """What ``contain`` needs to contain one worker (``program``: its seccomp filter, built)."""
     return {
+        "seccomp_program": program,
         "layer": config["layer"],
         "uid": uid,
         "limits": limits,
@@ -279,6 +290,18 @@ def worker_spec(config: dict, uid: int | None, limits: dict, landlock_abi: int) 
         "read_paths": config["read_paths"],
         "landlock": landlock_abi,
     }
+
+
+def _prebuilt_filter(layer: str, landlock_abi: int) -> bytes | None:
+    """The workers' seccomp filter as BPF, when it is the same for every worker."""
+    if layer == "namespaces":
+        return None
+    from . import seccomp
+
+    own_uid, scoped = layer == "uid", landlock_abi >= 6
+    if seccomp.needs_pid(own_uid, scoped):
+        return None
+    return seccomp.worker_filter(own_uid, scoped).export()
 
 
 def _can_read(path: str) -> bool:
@@ -293,7 +316,9 @@ def _can_read(path: str) -> bool:
         return False
 
 
-def _self_check(config: dict, killer: Killer | None, landlock_abi: int) -> dict:
+def _self_check(
+    config: dict, killer: Killer | None, landlock_abi: int, program: bytes | None
+) -> dict:
     """Contain a child exactly as a worker is contained, and let it try: which of the paths it
     must read it cannot, which of the trusted paths it can, whether it can open a socket."""
     check = config["check"]
@@ -306,7 +331,7 @@ def _self_check(config: dict, killer: Killer | None, landlock_abi: int) -> dict:
             from .contain import contain
 
             uid = check["uid"] if os.geteuid() == 0 else None
-            contain(worker_spec(config, uid, check["limits"], landlock_abi))
+            contain(worker_spec(config, uid, check["limits"], landlock_abi, program))
             try:
                 socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
                 network = True
@@ -351,14 +376,16 @@ def main() -> None:
     layer = config["layer"]
     killer = Killer() if os.geteuid() == 0 else None  # while this process is still small
     started: dict = {"started": True, "layer": layer, "landlock": 0}
+    program = None
     if layer != "namespaces":
         prctl(PR_SET_DUMPABLE, 0)  # a worker sharing our uid cannot read our memory
         from . import landlock, seccomp
 
         try:
             seccomp.library()  # loaded once, before any fork
-            started["landlock"] = landlock.abi_version()  # 0 where the kernel lacks it
-            started["check"] = _self_check(config, killer, started["landlock"])
+            started["landlock"] = abi = landlock.abi_version()  # 0 where the kernel lacks it
+            program = _prebuilt_filter(layer, abi)
+            started["check"] = _self_check(config, killer, abi, program)
         except OSError as e:
             started["error"] = str(e)
     ctrl = socket.socket(fileno=config["ctrl_fd"])
@@ -373,6 +400,6 @@ def main() -> None:
     torch.set_num_threads(1)
     _warm_up(numpy, torch)
     _collapse_heap()
-    zygote = Zygote(config, ctrl, killer, started["landlock"])
+    zygote = Zygote(config, ctrl, killer, started["landlock"], program)
     zygote.ctrl.send(json.dumps({"ready": True, "privileged": zygote.privileged}).encode())
     zygote.serve()
