@@ -105,6 +105,24 @@ def run_one(args: argparse.Namespace) -> int:
     return 1 if grade.status == "grader-error" else 0
 
 
+# Commands that run student code, in a sandbox only Linux provides; the others (hand-outs,
+# reports) work anywhere.
+GRADING_COMMANDS = ("one", "batch")
+NEEDS_LINUX = (
+    "grading needs Linux (it runs each student's code in a sandbox built from Linux kernel "
+    "features): use a Linux machine, WSL 2 on Windows, or a Linux container such as Docker's "
+    "python:3.12 image (see the README); building the hand-outs works here."
+)
+
+
+def grading_on_this_platform(argv: list[str]) -> str | None:
+    """Why the command in ``argv`` cannot run here (one line), or None."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command in GRADING_COMMANDS and not sys.platform.startswith("linux"):
+        return f"mha-grade {command}: {NEEDS_LINUX}"
+    return None
+
+
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "one": ("grade one submission against the hidden tests", add_one_arguments, run_one),
 }
@@ -138,6 +156,10 @@ def _register_optional() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="mha-grade: %(levelname)s: %(message)s")
+    refusal = grading_on_this_platform(sys.argv[1:] if argv is None else argv)
+    if refusal:  # before importing what only Linux has
+        print(refusal, file=sys.stderr)
+        return 2
     paths.ensure_solutions_importable()
     _register_optional()
     parser = argparse.ArgumentParser(

@@ -1,91 +1,263 @@
-"""Build a Gradescope autograder zip; and, inside the container, grade its submission.
+"""The Gradescope autograder: build its zip; in the container, grade the one submission.
 
-``mha-grade gradescope -o FILE.zip`` packs ``setup.sh``, ``run_autograder`` and the trusted grader
-(mha_grader, solutions, autograder, pinned requirements). In the container, ``run_autograder``
-runs ``python -m mha_grader.gradescope``, which grades ``$ROOT/submission`` with the same engine
-and sandbox as ``mha-grade one`` and writes ``$ROOT/results/results.json``. ``ROOT`` is
-``/autograder`` unless the environment variable ``MHA_AUTOGRADER_ROOT`` moves it (for local runs).
+``mha-grade gradescope -o FILE.zip`` packs, at the top of the zip (Gradescope extracts it into
+``/autograder/source``): ``setup.sh`` and ``run_autograder`` (``scripts/gradescope/``), the
+grader (``mha_grader``, ``mha_check``, ``solutions``, ``autograder``), ``requirements.lock`` and
+the two lists of what grading installs. Gradescope runs ``setup.sh`` once, as root, when it
+builds the image, then copies ``run_autograder`` to ``/autograder/run_autograder`` and runs it
+from ``/autograder`` for every submission. ``run_autograder`` runs ``python -m
+mha_grader.gradescope``, which closes the trusted files to the student's uid, grades
+``ROOT/submission`` with the same engine as ``mha-grade one`` and writes
+``ROOT/results/results.json``, a grader error included. ``ROOT`` is ``/autograder`` unless
+``MHA_AUTOGRADER_ROOT`` moves it; ``MHA_PYTHON`` names the interpreter (local runs and tests).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import re
+import shlex
+import signal
+import stat
 import sys
+import traceback
 from pathlib import Path
 
 from .paths import ROOT, ensure_solutions_importable
 
 SOURCE_DIRS = ("mha_grader", "mha_check", "solutions", "autograder")
-SOURCE_FILES = ("pyproject.toml", "requirements.lock", "README.md")
+SCRIPTS = ROOT / "scripts" / "gradescope"
+EXECUTABLE = {"setup.sh", "run_autograder"}
+# What grading imports, installed with their dependencies at the versions the lock pins.
+# Not the notebook's packages (ipykernel, jupyter) nor matplotlib (only summary plots use it).
+GRADING_PACKAGES = ("numpy", "torch", "snowballstemmer", "markdown-it-py")
+# Installed without dependencies: grading uses only otter's test-file format, two modules of
+# the standard library alone (see mha_check/otter_format.py); its other dependencies (nbconvert,
+# pandas, ...) are large and some need a newer Python than Ubuntu 22.04's python3.11 (3.11.0).
+NO_DEPS_PACKAGES = ("otter-grader",)
+TORCH_INDEX_VARIABLE = "MHA_TORCH_INDEX_URL"
 
-SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once when the autograder image is built.
-set -euo pipefail
-ROOT="${MHA_AUTOGRADER_ROOT:-/autograder}"
-cd "$ROOT/source"
-apt-get update -qq
-apt-get install -y -qq bubblewrap python3-venv python3-pip >/dev/null
-python3 -m venv "$ROOT/venv"
-# torch==2.13.0 is pinned in requirements.lock. To get its small CPU build rather than the
-# multi-GB CUDA one, point PIP_EXTRA_INDEX_URL at PyTorch's CPU wheel index before this line.
-"$ROOT/venv/bin/pip" install -q -r requirements.lock
-"$ROOT/venv/bin/pip" install -q --no-deps -e .
-"""
-
-RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this once per submission.
-set -euo pipefail
-ROOT="${MHA_AUTOGRADER_ROOT:-/autograder}"
-export MHA_AUTOGRADER_ROOT="$ROOT"
-cd "$ROOT/source"
-exec "${MHA_PYTHON:-$ROOT/venv/bin/python}" -m mha_grader.gradescope
-"""
+# run_autograder's last resort, written into the zip: the grader did not write results.json
+FALLBACK_REASON = "the grader stopped before writing results.json (see the autograder output)"
 
 GRADESCOPE_HELP = "build a Gradescope autograder zip"
+GRADER_ERROR_MESSAGE = (
+    "Grading failed because of a problem in the autograder, not in your submission. "
+    "This is not your grade: your instructor has been told and will grade it again."
+)
+
+log = logging.getLogger(__name__)
 
 
 def add_gradescope_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--out", type=Path, required=True, help="the autograder .zip to write")
 
 
-def autograder_members() -> list[tuple[str, Path | str]]:
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_pins(lock: Path | None = None) -> dict[str, str]:
+    """Canonical package name -> its ``name==version`` line in ``requirements.lock``."""
+    pins = {}
+    for line in (lock or ROOT / "requirements.lock").read_text().splitlines():
+        name, sep, _ = line.partition("==")
+        if sep and not line.lstrip().startswith("#"):
+            pins[_canonical(name.strip())] = line.strip()
+    return pins
+
+
+def requirements_text(names: tuple[str, ...]) -> str:
+    """``names`` pinned as the lock pins them (a name the lock lacks is a build error)."""
+    pins = lock_pins()
+    missing = [n for n in names if _canonical(n) not in pins]
+    if missing:
+        raise RuntimeError(f"requirements.lock pins no version of {', '.join(missing)}")
+    return "".join(pins[_canonical(n)] + "\n" for n in names)
+
+
+def setup_script(torch_index: str | None = None) -> str:
+    """``setup.sh``; an index given when the zip is built becomes the script's default."""
+    text = (SCRIPTS / "setup.sh").read_text()
+    if not torch_index:
+        return text
+    shebang, _, rest = text.partition("\n")
+    default = f': "${{{TORCH_INDEX_VARIABLE}:={shlex.quote(torch_index)}}}"  # set at build time\n'
+    return f"{shebang}\n{default}{rest}"
+
+
+def autograder_members(torch_index: str | None = None) -> list[tuple[str, Path | str]]:
+    """Archive name -> file (or text), laid out for extraction into /autograder/source."""
     members: list[tuple[str, Path | str]] = [
-        ("setup.sh", SETUP_SH),
-        ("run_autograder", RUN_AUTOGRADER),
+        ("setup.sh", setup_script(torch_index)),
+        ("run_autograder", SCRIPTS / "run_autograder"),
+        ("requirements.lock", ROOT / "requirements.lock"),
+        ("requirements-grading.txt", requirements_text(GRADING_PACKAGES)),
+        ("requirements-nodeps.txt", requirements_text(NO_DEPS_PACKAGES)),
+        ("grader-error.json", json.dumps(grader_error_results(FALLBACK_REASON), indent=2) + "\n"),
     ]
-    for name in SOURCE_FILES:
-        members.append((f"source/{name}", ROOT / name))
     for folder in SOURCE_DIRS:
         for path in sorted((ROOT / folder).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                members.append((f"source/{path.relative_to(ROOT).as_posix()}", path))
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                members.append((path.relative_to(ROOT).as_posix(), path))
     return members
 
 
 def run_gradescope(args: argparse.Namespace) -> int:
     from .handouts import write_zip
 
-    out = write_zip(args.out, autograder_members(), {"setup.sh", "run_autograder"})
+    torch_index = os.environ.get(TORCH_INDEX_VARIABLE) or None
+    out = write_zip(args.out, autograder_members(torch_index), EXECUTABLE)
     print(f"Gradescope autograder: {out}")
-    print("Upload it as a zip-file autograder (base image: Ubuntu with Python 3.11 or newer).")
+    print("Upload it as a zip-file autograder; base image Ubuntu 22.04 or 24.04.")
+    if not torch_index:
+        print(
+            f"Note: {TORCH_INDEX_VARIABLE} was not set, so setup.sh installs torch from the "
+            "default index (on Linux, the multi-GB CUDA build). Set it to PyTorch's CPU wheel "
+            "index and build the zip again for the small CPU build."
+        )
     return 0
 
 
+# -- in the container --------------------------------------------------------------------------
+
+
+def prepare_imports() -> None:
+    """Make the trusted side importable as installed by setup.sh: the reference solutions, and
+    otter's test-file format without the rest of otter (installed without its dependencies)."""
+    from mha_check.otter_format import exception_test_file_class
+
+    ensure_solutions_importable()
+    exception_test_file_class()
+
+
+def check_ready() -> None:
+    """What setup.sh checks before the image is saved: grading imports and the pinned versions.
+    Raises with the reason."""
+    import importlib.metadata
+
+    prepare_imports()
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+
+    from . import engine, hidden, written  # noqa: F401
+
+    hidden.all_cases()  # every hidden test file parses with otter's format
+    for line in requirements_text(GRADING_PACKAGES + NO_DEPS_PACKAGES).split():
+        name, version = line.split("==")
+        got = importlib.metadata.version(name).split("+")[0]
+        if got != version:
+            raise RuntimeError(f"{name} {got} is installed; requirements.lock pins {version}")
+
+
+def _close(path: Path) -> None:
+    """Nobody but the owner (root) may read, write or enter ``path`` or anything under it."""
+    if path.is_symlink():
+        return
+    path.chmod(stat.S_IMODE(path.lstat().st_mode) & 0o700)
+    if path.is_dir():
+        for child in path.iterdir():
+            _close(child)
+
+
+def _open_read_only(path: Path) -> None:
+    """Others may read and traverse ``path`` (and under it) but not write there."""
+    if path.is_symlink():
+        return
+    mode = stat.S_IMODE(path.lstat().st_mode) & ~0o022
+    mode |= 0o055 if path.is_dir() or mode & 0o100 else 0o044
+    path.chmod(mode)
+    if path.is_dir():
+        for child in path.iterdir():
+            _open_read_only(child)
+
+
+def close_trusted(root: Path, prefix: str | None = None) -> None:
+    """Gradescope's advice, done before any student code runs: the student's uid can read
+    nothing of the autograder (source, hidden tests, solutions, the submission, results,
+    metadata). Left open: the folders on the way (traverse only), the worker package that runs
+    beside student code, and the interpreter's ``prefix`` (default: this one's virtualenv)
+    when it lives under ``root``."""
+    root = root.resolve()
+    keep = [Path(prefix or sys.prefix).resolve(), root / "source" / "mha_grader" / "worker"]
+    _close_except(root, [k for k in keep if k.is_relative_to(root) and k != root])
+
+
+def _close_except(folder: Path, keep: list[Path]) -> None:
+    for entry in folder.iterdir():
+        if entry.is_symlink():
+            continue
+        if entry in keep:
+            _open_read_only(entry)
+        elif entry.is_dir() and any(k.is_relative_to(entry) for k in keep):
+            _close_except(entry, keep)
+        else:
+            _close(entry)
+    folder.chmod(0o711)  # owner only, but others may pass through to what is kept
+
+
 def grade_container(root: Path) -> dict:
-    """Grade ``root/submission``; write and return ``root/results/results.json``."""
+    """Grade ``root/submission``; return its results in Gradescope's format."""
     from . import report
     from .engine import Engine
     from .submission import load_submission
 
-    submission = load_submission(root / "submission")
-    submission.student = _student_name(root) or submission.student
-    with Engine() as engine:
+    with Engine() as engine:  # the sandbox boots while the submission is read
+        submission = load_submission(root / "submission")
+        submission.student = _student_name(root) or submission.student
         grade = engine.grade(submission)
     results = report.results_json(grade)
-    report.atomic_write(root / "results" / "results.json", json.dumps(results, indent=2) + "\n")
+    if grade.status == "grader-error":  # some questions not graded: not a grade to show
+        return grader_error_results("some questions could not be graded", partial=results)
+    # run_autograder's own output (the sandbox's line, warnings) is for the instructor
+    results["stdout_visibility"] = "hidden"
     return results
+
+
+def grader_error_results(reason: str, detail: str = "", partial: dict | None = None) -> dict:
+    """Results for a grading that failed: 0 points and a message that this is not the student's
+    grade; the reason, and what was graded, in ``extra_data`` for the instructor."""
+    from .questions import MAX_TOTAL, POINTS, QUESTION_IDS
+
+    extra: dict = {"status": "grader-error", "reason": reason, "max_total": MAX_TOTAL}
+    if partial is not None:
+        extra["partial_score"] = partial.get("score")
+        extra["partial_tests"] = [
+            {k: t.get(k) for k in ("name", "score", "max_score", "tags")}
+            for t in partial.get("tests", [])
+        ]
+        extra.update({k: v for k, v in partial.get("extra_data", {}).items() if k not in extra})
+    if detail:
+        extra["detail"] = detail[-4000:]
+    return {
+        "score": 0.0,
+        "output": GRADER_ERROR_MESSAGE,
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": f"{qid}: not graded",
+                "score": 0.0,
+                "max_score": POINTS[qid],
+                "output": "Not graded. " + GRADER_ERROR_MESSAGE,
+                "visibility": "visible",
+                "tags": ["grader-error"],
+            }
+            for qid in QUESTION_IDS
+        ],
+        "extra_data": extra,
+    }
+
+
+def write_results(root: Path, results: dict) -> Path:
+    """Write ``root/results/results.json`` atomically, as strict JSON (no NaN)."""
+    from .report import atomic_write
+
+    path = root / "results" / "results.json"
+    atomic_write(path, json.dumps(results, indent=2, allow_nan=False) + "\n")
+    return path
 
 
 def _student_name(root: Path) -> str | None:
@@ -97,11 +269,63 @@ def _student_name(root: Path) -> str | None:
         return None
 
 
-def main() -> int:
-    ensure_solutions_importable()
+class Stopped(BaseException):
+    """SIGTERM (run_autograder's time limit); a BaseException, past the engine's handlers."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(f"stopped by signal {signum} (the time limit of run_autograder)")
+
+
+class _Recent(logging.Handler):
+    """The grader's warnings and errors, kept for the instructor's ``extra_data.detail``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Grade, or on any failure of ours write a grader-error result. Exit 0 once results.json
+    is written (Gradescope then shows it), 1 when even that failed."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--check"]:  # setup.sh: can grading start with this interpreter?
+        try:
+            check_ready()
+        except Exception as e:
+            print(f"the grader cannot start: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+        return 0
+    logging.basicConfig(level=logging.WARNING, format="mha-grade: %(levelname)s: %(message)s")
+    recent = _Recent()
+    logging.getLogger().addHandler(recent)
+    signal.signal(signal.SIGTERM, _stop)
     root = Path(os.environ.get("MHA_AUTOGRADER_ROOT", "/autograder"))
-    results = grade_container(root)
-    print(f"graded: {results['score']} points")
+    try:
+        prepare_imports()
+        close_trusted(root)
+        results = grade_container(root)
+        if results["extra_data"].get("status") == "grader-error":
+            results["extra_data"]["detail"] = recent.text()[-4000:]
+        json.dumps(results, allow_nan=False)  # refuse a result Gradescope could not read
+    except (Exception, Stopped) as e:
+        traceback.print_exc()
+        detail = "\n".join((recent.text(), traceback.format_exc()))
+        results = grader_error_results(f"{type(e).__name__}: {e}"[:500], detail)
+    try:
+        write_results(root, results)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    status = results["extra_data"].get("status")
+    print(f"graded: {results['score']:g} points (status {status})")
     return 0
 
 

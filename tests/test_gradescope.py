@@ -1,0 +1,323 @@
+"""The Gradescope autograder, laid out and run as Gradescope's specification says: the zip's
+contents extracted into ROOT/source, run_autograder copied to ROOT/run_autograder, setup.sh run
+there (as root, once), the submission in ROOT/submission, run_autograder run from ROOT, the
+results read from ROOT/results/results.json. MHA_AUTOGRADER_ROOT moves /autograder to a
+temporary ROOT; setup.sh runs for real with this interpreter (MHA_PYTHON) and without apt-get
+or network (MHA_SKIP_APT=1, pip with no index: everything is already installed)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from gradescope_schema import validate
+
+from mha_grader import gradescope
+from mha_grader.questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "submissions"
+HOSTILE = ROOT / "tests" / "data" / "gradescope_hostile"
+IS_ROOT = os.geteuid() == 0
+BASH = shutil.which("bash") or "/bin/bash"
+OTHER_UID = 54321  # "the student's uid" for permission checks: any uid but root's
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "MHA_", "PIP_"))}
+    # pip may check what is installed but can fetch nothing (PIP_NO_INDEX, no find-links).
+    env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    return {**env, **extra}
+
+
+def build_zip(tmp: Path, **env: str) -> Path:
+    out = tmp / "autograder.zip"
+    done = subprocess.run(
+        [sys.executable, "-m", "mha_grader.cli", "gradescope", "-o", str(out)],
+        cwd=ROOT,
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def lay_out(zip_path: Path) -> Path:
+    """A root as Gradescope makes it, in a folder others may traverse (like /autograder), so
+    that only the autograder's own closing keeps the student's uid out."""
+    root = Path(tempfile.mkdtemp(prefix="mha-gradescope-"))
+    root.chmod(0o755)
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(root / "source")
+        for info in zf.infolist():  # zipfile drops the modes; unzip keeps them
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                (root / "source" / info.filename).chmod(mode)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    return root
+
+
+def run_setup(root: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [BASH, str(root / "source" / "setup.sh")],
+        cwd=root / "source",
+        env=clean_env(MHA_AUTOGRADER_ROOT=str(root), MHA_SKIP_APT="1", **env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def submit(root: Path, folder: Path, **placeholders: str) -> None:
+    """Put a submission in ROOT/submission, as Gradescope does (a fresh container each time:
+    the results of an earlier run are gone)."""
+    for name in ("submission", "results"):
+        if (root / name).exists():
+            shutil.rmtree(root / name)
+    (root / "results").mkdir()
+    (root / "submission").mkdir()
+    for file in folder.iterdir():
+        text = file.read_text()
+        for key, value in placeholders.items():
+            text = text.replace(f"__{key}__", value)
+        (root / "submission" / file.name).write_text(text)
+    meta = {"users": [{"name": folder.name, "email": "student@example.edu"}]}
+    (root / "submission_metadata.json").write_text(json.dumps(meta))
+
+
+def run_autograder(root: Path, wrap=None, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
+    argv = [str(root / "run_autograder")]
+    done = subprocess.run(
+        wrap(argv) if wrap else argv,
+        cwd=root,
+        env=clean_env(MHA_AUTOGRADER_ROOT=str(root), **env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    return done, results
+
+
+def code_points(results: dict) -> float:
+    return sum(t["score"] for t in results["tests"] if t["name"].split(":")[0] in CODE_QUESTIONS)
+
+
+def tree_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def gradescope_root(tmp_path_factory):
+    """The zip built, laid out and set up once for the module (setup.sh runs once per image)."""
+    tmp = tmp_path_factory.mktemp("gradescope")
+    root = lay_out(build_zip(tmp))
+    done = run_setup(root, MHA_PYTHON=sys.executable)
+    assert done.returncode == 0, done.stdout + done.stderr
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+# -- the zip -----------------------------------------------------------------------------------
+
+
+def test_zip_puts_setup_run_autograder_and_the_grader_at_its_top_not_in_a_source_folder(
+    tmp_path,
+):
+    with zipfile.ZipFile(build_zip(tmp_path)) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
+    tops = {name.split("/")[0] for name in infos}
+    assert "source" not in tops
+    assert {"setup.sh", "run_autograder", "requirements.lock", "mha_grader", "solutions"} <= tops
+    assert {"autograder/points.toml", "autograder/tests/softmax.py"} <= set(infos)
+    for script in ("setup.sh", "run_autograder"):
+        assert (infos[script].external_attr >> 16) & 0o111, f"{script} is not executable"
+    assert not tops & {"exercises", "examples", "tests", ".venv", "benchmarks"}
+    assert not any("__pycache__" in name or name.endswith(".pyc") for name in infos)
+
+
+def test_grading_requirements_are_the_locks_pins_without_notebook_or_plot_packages():
+    grading = gradescope.requirements_text(gradescope.GRADING_PACKAGES).split()
+    pins = gradescope.lock_pins()
+    assert grading and all(line in pins.values() for line in grading)
+    assert "torch==2.13.0" in grading
+    names = {line.split("==")[0].lower() for line in grading}
+    assert not names & {"matplotlib", "ipykernel", "jupyter", "jupyterlab", "notebook", "rich"}
+
+
+def test_a_torch_index_set_when_building_becomes_setup_sh_default_and_names_no_host(tmp_path):
+    index = "file:///srv/wheels/cpu"  # any URL: the code itself names none
+    with zipfile.ZipFile(build_zip(tmp_path, MHA_TORCH_INDEX_URL=index)) as zf:
+        setup = zf.read("setup.sh").decode()
+    assert f': "${{MHA_TORCH_INDEX_URL:={index}}}"' in setup.splitlines()[1]
+    with zipfile.ZipFile(build_zip(tmp_path)) as zf:
+        plain = zf.read("setup.sh").decode()
+    assert index not in plain and "://" not in plain
+
+
+# -- setup.sh ----------------------------------------------------------------------------------
+
+
+def test_setup_records_the_interpreter_it_checked_for_run_autograder(gradescope_root):
+    assert (gradescope_root / "source" / "python-path").read_text().strip() == sys.executable
+
+
+def test_setup_stops_with_the_reason_on_an_image_whose_python_is_too_old(tmp_path):
+    """Ubuntu 20.04 ships Python 3.8: setup.sh must say so and stop before installing."""
+    root = lay_out(build_zip(tmp_path))
+    fake = tmp_path / "os-release"
+    fake.write_text('ID=ubuntu\nVERSION_ID="20.04"\nPRETTY_NAME="Ubuntu 20.04.6 LTS"\n')
+    image = tmp_path / "bin"  # the image's commands: python3 and what setup.sh uses
+    image.mkdir()
+    for tool in ("dirname", "sed"):
+        (image / tool).symlink_to(shutil.which(tool))
+    (image / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (image / "python3").chmod(0o755)
+    (image / "sitecustomize.py").write_text(  # ... posing as Python 3.8.10
+        "import sys\nsys.version_info = (3, 8, 10, 'final', 0)\n"
+    )
+    try:
+        done = run_setup(root, MHA_OS_RELEASE=str(fake), PATH=str(image), PYTHONPATH=str(image))
+    finally:
+        shutil.rmtree(root)
+    assert done.returncode == 1
+    assert "Ubuntu 20.04.6 LTS" in done.stderr and "3.8.10" in done.stderr
+    assert "Python 3.11 to 3.14" in done.stderr and "Traceback" not in done.stderr
+    assert "apt-get install" not in done.stdout
+
+
+# -- run_autograder ----------------------------------------------------------------------------
+
+
+def test_correct_submission_gets_full_marks_in_valid_results(gradescope_root):
+    submit(gradescope_root, EXAMPLES / "alice")
+    _, results = run_autograder(gradescope_root)
+    validate(results)
+    assert results["score"] == MAX_TOTAL
+    assert results["extra_data"]["status"] == "ok"
+    assert results["stdout_visibility"] == "hidden"  # the grader's own output is not for students
+
+
+def test_buggy_submission_loses_points_with_its_misconception_named(gradescope_root):
+    submit(gradescope_root, EXAMPLES / "bob")
+    _, results = run_autograder(gradescope_root)
+    validate(results)
+    assert 0 < results["score"] < MAX_TOTAL
+    tags = {tag for t in results["tests"] for tag in t["tags"]}
+    assert "misconception:split-no-transpose" in tags
+
+
+def test_hostile_submission_steals_and_forges_nothing(gradescope_root):
+    source_before = tree_digest(gradescope_root / "source")
+    submit(gradescope_root, HOSTILE, ROOT=str(gradescope_root))
+    _, results = run_autograder(gradescope_root)
+    time.sleep(3.0)  # a process left behind would forge results.json in the meantime
+    results = json.loads((gradescope_root / "results" / "results.json").read_text())
+    validate(results)
+    assert results["extra_data"]["status"] != "grader-error", results["extra_data"]
+    assert code_points(results) == 0
+    assert tree_digest(gradescope_root / "source") == source_before
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="closing files to another uid needs root")
+def test_trusted_files_are_closed_to_the_students_uid_and_the_worker_stays_readable(
+    gradescope_root,
+):
+    submit(gradescope_root, EXAMPLES / "alice")
+    run_autograder(gradescope_root)
+    source = gradescope_root / "source"
+    probe = (
+        "import os, sys\n"
+        "for p in sys.argv[1:]:\n"
+        "    try:\n"
+        "        os.listdir(p) if os.path.isdir(p) else open(p).read(1)\n"
+        "        print('open', p)\n"
+        "    except OSError as e:\n"
+        "        print('closed', p, type(e).__name__)\n"
+    )
+    closed = [
+        source / "solutions" / "multihead.py",
+        source / "autograder" / "points.toml",
+        source / "autograder" / "tests" / "softmax.py",
+        source / "mha_grader" / "hidden.py",
+        source / "mha_grader" / "gradescope.py",
+        source / "mha_check" / "answers.py",
+        source / "python-path",
+        gradescope_root / "submission" / "multihead.py",
+        gradescope_root / "results" / "results.json",
+        gradescope_root / "submission_metadata.json",
+        gradescope_root,
+        source,
+    ]
+    readable = [source / "mha_grader" / "worker" / "zygote.py", Path(sys.prefix) / "pyvenv.cfg"]
+    done = subprocess.run(
+        ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
+        + [sys.executable, "-I", "-c", probe, *map(str, closed + readable)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(closed + readable), done.stderr
+    for line, path in zip(lines, closed + readable, strict=True):
+        expected = "open" if path in readable else "closed"
+        assert line.split()[0] == expected, line
+
+
+def test_a_failing_grader_still_writes_valid_results_saying_it_is_not_the_grade(gradescope_root):
+    """The hidden tests of one question are broken: some questions cannot be graded."""
+    broken = gradescope_root / "source" / "autograder" / "tests" / "softmax.py"
+    original = broken.read_bytes()
+    broken.write_text("this is not Python\n")
+    try:
+        submit(gradescope_root, EXAMPLES / "alice")
+        _, results = run_autograder(gradescope_root)
+    finally:
+        broken.write_bytes(original)
+    validate(results)
+    assert results["score"] == 0
+    assert "not your grade" in results["output"] and "not in your submission" in results["output"]
+    extra = results["extra_data"]
+    assert extra["status"] == "grader-error"
+    assert 0 < extra["partial_score"] < MAX_TOTAL  # what could be graded, for the instructor
+    assert "softmax" in extra["detail"]
+
+
+def test_a_grader_that_cannot_start_leaves_the_fallback_results(gradescope_root):
+    submit(gradescope_root, EXAMPLES / "alice")
+    done, results = run_autograder(gradescope_root, MHA_PYTHON="/nonexistent/python")
+    validate(results)
+    assert results["score"] == 0 and results["extra_data"]["status"] == "grader-error"
+    assert "not your grade" in results["output"]
+    assert "exit status 127" in done.stderr
+
+
+def test_a_grader_stopped_by_its_time_limit_writes_a_grader_error(gradescope_root):
+    submit(gradescope_root, EXAMPLES / "alice")
+    _, results = run_autograder(gradescope_root, MHA_GRADER_TIMEOUT="2")
+    validate(results)
+    assert results["score"] == 0 and results["extra_data"]["status"] == "grader-error"
+    assert "Stopped" in results["extra_data"]["reason"]
+
+
+def test_grader_error_results_list_every_question_at_zero():
+    results = gradescope.grader_error_results("why")
+    validate(results)
+    assert [t["name"].split(":")[0] for t in results["tests"]] == list(QUESTION_IDS)
+    assert sum(t["max_score"] for t in results["tests"]) == sum(POINTS.values())
