@@ -13,13 +13,21 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from gradescope_schema import validate
+from gradescope_support import (
+    build_zip,
+    canonical,
+    clean_env,
+    grading_distributions,
+    lay_out,
+    run_setup,
+    submit,
+    validate,
+)
 
 from mha_grader import gradescope
 from mha_grader.questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS
@@ -28,78 +36,37 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
 HOSTILE = ROOT / "tests" / "data" / "gradescope_hostile"
 IS_ROOT = os.geteuid() == 0
-BASH = shutil.which("bash") or "/bin/bash"
 OTHER_UID = 54321  # "the student's uid" for permission checks: any uid but root's
 
+try:  # a kernel that refuses namespaces, as Gradescope's Docker containers do
+    import refusing_kernel
 
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "MHA_", "PIP_"))}
-    # pip may check what is installed but can fetch nothing (PIP_NO_INDEX, no find-links).
-    env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    return {**env, **extra}
-
-
-def build_zip(tmp: Path, **env: str) -> Path:
-    out = tmp / "autograder.zip"
-    done = subprocess.run(
-        [sys.executable, "-m", "mha_grader.cli", "gradescope", "-o", str(out)],
-        cwd=ROOT,
-        env=clean_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return out
+    NO_REFUSING_KERNEL = refusing_kernel.available()
+except ImportError:
+    refusing_kernel = None
+    NO_REFUSING_KERNEL = "needs tests/refusing_kernel.py (the containment half of issue 10)"
+KERNELS = [
+    pytest.param(False, id="this-kernel"),
+    pytest.param(
+        True,
+        id="refusing-kernel",
+        marks=pytest.mark.skipif(bool(NO_REFUSING_KERNEL), reason=str(NO_REFUSING_KERNEL)),
+    ),
+]
 
 
-def lay_out(zip_path: Path) -> Path:
-    """A root as Gradescope makes it, in a folder others may traverse (like /autograder), so
-    that only the autograder's own closing keeps the student's uid out."""
-    root = Path(tempfile.mkdtemp(prefix="mha-gradescope-"))
-    root.chmod(0o755)
-    with zipfile.ZipFile(zip_path) as zf:
-        zf.extractall(root / "source")
-        for info in zf.infolist():  # zipfile drops the modes; unzip keeps them
-            mode = (info.external_attr >> 16) & 0o777
-            if mode:
-                (root / "source" / info.filename).chmod(mode)
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
-    return root
+def expect_layer(results: dict, refusing: bool) -> None:
+    """In the refusing kernel, as root, the grader must have fallen back to per-worker uids."""
+    if refusing and IS_ROOT:
+        assert results["extra_data"]["sandbox"] == "uid", results["extra_data"]
 
 
-def run_setup(root: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [BASH, str(root / "source" / "setup.sh")],
-        cwd=root / "source",
-        env=clean_env(MHA_AUTOGRADER_ROOT=str(root), MHA_SKIP_APT="1", **env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def submit(root: Path, folder: Path, **placeholders: str) -> None:
-    """Put a submission in ROOT/submission, as Gradescope does (a fresh container each time:
-    the results of an earlier run are gone)."""
-    for name in ("submission", "results"):
-        if (root / name).exists():
-            shutil.rmtree(root / name)
-    (root / "results").mkdir()
-    (root / "submission").mkdir()
-    for file in folder.iterdir():
-        text = file.read_text()
-        for key, value in placeholders.items():
-            text = text.replace(f"__{key}__", value)
-        (root / "submission" / file.name).write_text(text)
-    meta = {"users": [{"name": folder.name, "email": "student@example.edu"}]}
-    (root / "submission_metadata.json").write_text(json.dumps(meta))
-
-
-def run_autograder(root: Path, wrap=None, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
+def run_autograder(
+    root: Path, refusing: bool = False, **env: str
+) -> tuple[subprocess.CompletedProcess, dict]:
     argv = [str(root / "run_autograder")]
     done = subprocess.run(
-        wrap(argv) if wrap else argv,
+        refusing_kernel.wrap(argv) if refusing else argv,
         cwd=root,
         env=clean_env(MHA_AUTOGRADER_ROOT=str(root), **env),
         capture_output=True,
@@ -205,10 +172,12 @@ def test_setup_stops_with_the_reason_on_an_image_whose_python_is_too_old(tmp_pat
 # -- run_autograder ----------------------------------------------------------------------------
 
 
-def test_correct_submission_gets_full_marks_in_valid_results(gradescope_root):
+@pytest.mark.parametrize("refusing", KERNELS)
+def test_correct_submission_gets_full_marks_in_valid_results(gradescope_root, refusing):
     submit(gradescope_root, EXAMPLES / "alice")
-    _, results = run_autograder(gradescope_root)
+    _, results = run_autograder(gradescope_root, refusing)
     validate(results)
+    expect_layer(results, refusing)
     assert results["score"] == MAX_TOTAL
     assert results["extra_data"]["status"] == "ok"
     assert results["stdout_visibility"] == "hidden"  # the grader's own output is not for students
@@ -223,13 +192,15 @@ def test_buggy_submission_loses_points_with_its_misconception_named(gradescope_r
     assert "misconception:split-no-transpose" in tags
 
 
-def test_hostile_submission_steals_and_forges_nothing(gradescope_root):
+@pytest.mark.parametrize("refusing", KERNELS)
+def test_hostile_submission_steals_and_forges_nothing(gradescope_root, refusing):
     source_before = tree_digest(gradescope_root / "source")
     submit(gradescope_root, HOSTILE, ROOT=str(gradescope_root))
-    _, results = run_autograder(gradescope_root)
+    _, results = run_autograder(gradescope_root, refusing)
     time.sleep(3.0)  # a process left behind would forge results.json in the meantime
     results = json.loads((gradescope_root / "results" / "results.json").read_text())
     validate(results)
+    expect_layer(results, refusing)
     assert results["extra_data"]["status"] != "grader-error", results["extra_data"]
     assert code_points(results) == 0
     assert tree_digest(gradescope_root / "source") == source_before
@@ -314,6 +285,44 @@ def test_a_grader_stopped_by_its_time_limit_writes_a_grader_error(gradescope_roo
     validate(results)
     assert results["score"] == 0 and results["extra_data"]["status"] == "grader-error"
     assert "Stopped" in results["extra_data"]["reason"]
+
+
+# Loaded into the grading process by PYTHONPATH: every package setup.sh does not install
+# behaves as absent. (The sandboxed worker runs with -I -S and imports only numpy and torch.)
+ONLY_INSTALLED = """
+import importlib.abc, importlib.metadata, sys
+
+ALLOWED = {allowed!r}
+OWNERS = importlib.metadata.packages_distributions()
+
+
+class NotOnGradescope(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        dists = OWNERS.get(name.partition(".")[0], [])
+        if dists and not any(d.lower().replace("_", "-") in ALLOWED for d in dists):
+            raise ModuleNotFoundError(f"No module named {{name!r}} (setup.sh does not install it)")
+        return None
+
+
+sys.meta_path.insert(0, NotOnGradescope())
+"""
+
+
+def test_grading_needs_no_package_that_setup_sh_leaves_out(gradescope_root, tmp_path):
+    allowed = {*grading_distributions(), "pip", "setuptools", canonical("mha-exercises")}
+    (tmp_path / "sitecustomize.py").write_text(ONLY_INSTALLED.format(allowed=sorted(allowed)))
+    left_out = subprocess.run(  # the stand-in is real: what setup.sh leaves out is missing
+        [sys.executable, "-c", "import matplotlib"],
+        env=clean_env(PYTHONPATH=str(tmp_path)),
+        capture_output=True,
+        text=True,
+    )
+    assert "setup.sh does not install it" in left_out.stderr
+    submit(gradescope_root, EXAMPLES / "erin")  # written answers too, and a needs-review flag
+    _, results = run_autograder(gradescope_root, PYTHONPATH=str(tmp_path))
+    validate(results)
+    assert results["extra_data"]["status"] == "ok", results["extra_data"]
+    assert code_points(results) == pytest.approx(sum(POINTS[q] for q in CODE_QUESTIONS))
 
 
 def test_grader_error_results_list_every_question_at_zero():

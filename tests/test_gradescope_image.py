@@ -4,14 +4,12 @@ versions) rather than run; the lower bound is checked against the lock's own pac
 
 from __future__ import annotations
 
-import importlib.metadata
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
+from gradescope_support import grading_distributions
 
 from mha_grader import gradescope
 from mha_grader.gradescope_image import (
@@ -126,29 +124,6 @@ def test_the_script_runs_this_machines_python_for_real():
     )
     assert done.returncode == 0, done.stderr
     assert f"python={sys.executable}" in done.stdout.splitlines()
-
-
-def grading_distributions() -> dict[str, SpecifierSet]:
-    """Every package grading installs (with dependencies, as pip resolves them here), and its
-    Requires-Python."""
-    found: dict[str, SpecifierSet] = {}
-    todo = [*gradescope.GRADING_PACKAGES]
-    nodeps = set(gradescope.NO_DEPS_PACKAGES)
-    todo += nodeps
-    while todo:
-        name = todo.pop()
-        dist = importlib.metadata.distribution(name)
-        key = dist.metadata["Name"].lower().replace("_", "-")
-        if key in found:
-            continue
-        found[key] = SpecifierSet(dist.metadata.get("Requires-Python") or "")
-        if name in nodeps:
-            continue
-        for text in dist.requires or []:
-            req = Requirement(text)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(req.name)
-    return found
 
 
 def test_the_supported_range_is_what_the_pinned_grading_packages_require():
