@@ -150,10 +150,6 @@ def validate(results: dict, *, per_question: bool = True) -> None:
             assert abs(total - POINTS[qid]) < 1e-6, qid
 
 
-def canonical(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
-
-
 def grading_distributions() -> dict[str, SpecifierSet]:
     """Every distribution setup.sh installs for grading (its dependencies as pip resolves them
     for this Python; the no-deps ones alone), with its Requires-Python."""
@@ -163,7 +159,7 @@ def grading_distributions() -> dict[str, SpecifierSet]:
     while todo:
         name = todo.pop()
         dist = importlib.metadata.distribution(name)
-        key = canonical(dist.metadata["Name"])
+        key = gradescope.canonical_name(dist.metadata["Name"])
         if key in found:
             continue
         found[key] = SpecifierSet(dist.metadata.get("Requires-Python") or "")

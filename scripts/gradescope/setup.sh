@@ -62,7 +62,7 @@ fi
 "${PIP[@]}" --no-deps -r requirements-nodeps.txt || fail "pip could not install requirements-nodeps.txt"
 
 # 4. Grading must be able to start: its imports, the hidden tests, the pinned versions.
-"$PY" -m mha_grader.gradescope --check || fail "the grader cannot start with $PY"
+"$PY" -m mha_grader.gradescope_run --check || fail "the grader cannot start with $PY"
 "$PY" -m compileall -q "$SOURCE" >/dev/null || true # a faster first submission
 
 # 5. run_autograder grades with this interpreter; the worker's uid must be able to read it.

@@ -1,0 +1,235 @@
+"""In the Gradescope container: what ``run_autograder`` runs (``-m mha_grader.gradescope_run``).
+
+It closes the autograder's files to the student's uid, grades ``ROOT/submission`` with the same
+engine as ``mha-grade one`` and writes ``ROOT/results/results.json``: always, a grader error
+included (then 0 points, a message that this is not the student's grade, and the reason in
+``extra_data`` for the instructor). ``ROOT`` is ``/autograder`` unless ``MHA_AUTOGRADER_ROOT``
+moves it. ``--check`` is what ``setup.sh`` asks before the image is saved.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import stat
+import sys
+import traceback
+from pathlib import Path
+
+from .paths import ensure_solutions_importable
+
+GRADER_ERROR_MESSAGE = (
+    "Grading failed because of a problem in the autograder, not in your submission. "
+    "This is not your grade: your instructor has been told and will grade it again."
+)
+
+
+def prepare_imports() -> None:
+    """Make the trusted side importable as installed by setup.sh: the reference solutions, and
+    otter's test-file format without the rest of otter (installed without its dependencies)."""
+    from mha_check.otter_format import exception_test_file_class
+
+    ensure_solutions_importable()
+    exception_test_file_class()
+
+
+def check_ready() -> None:
+    """What setup.sh checks before the image is saved: grading imports and the pinned versions.
+    Raises with the reason."""
+    import importlib.metadata
+
+    prepare_imports()
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+
+    from . import engine, hidden, written  # noqa: F401
+    from .gradescope import GRADING_PACKAGES, NO_DEPS_PACKAGES, requirements_text
+
+    hidden.all_cases()  # every hidden test file parses with otter's format
+    for line in requirements_text(GRADING_PACKAGES + NO_DEPS_PACKAGES).split():
+        name, version = line.split("==")
+        got = importlib.metadata.version(name).split("+")[0]
+        if got != version:
+            raise RuntimeError(f"{name} {got} is installed; requirements.lock pins {version}")
+
+
+def _close(path: Path) -> None:
+    """Nobody but the owner (root) may read, write or enter ``path`` or anything under it."""
+    if path.is_symlink():
+        return
+    path.chmod(stat.S_IMODE(path.lstat().st_mode) & 0o700)
+    if path.is_dir():
+        for child in path.iterdir():
+            _close(child)
+
+
+def _open_read_only(path: Path) -> None:
+    """Others may read and traverse ``path`` (and under it) but not write there."""
+    if path.is_symlink():
+        return
+    mode = stat.S_IMODE(path.lstat().st_mode) & ~0o022
+    mode |= 0o055 if path.is_dir() or mode & 0o100 else 0o044
+    path.chmod(mode)
+    if path.is_dir():
+        for child in path.iterdir():
+            _open_read_only(child)
+
+
+def close_trusted(root: Path, prefix: str | None = None) -> None:
+    """Gradescope's advice, done before any student code runs: the student's uid can read
+    nothing of the autograder (source, hidden tests, solutions, the submission, results,
+    metadata). Left open: the folders on the way (traverse only), the worker package that runs
+    beside student code, and the interpreter's ``prefix`` (default: this one's virtualenv)
+    when it lives under ``root``."""
+    root = root.resolve()
+    keep = [Path(prefix or sys.prefix).resolve(), root / "source" / "mha_grader" / "worker"]
+    _close_except(root, [k for k in keep if k.is_relative_to(root) and k != root])
+
+
+def _close_except(folder: Path, keep: list[Path]) -> None:
+    for entry in folder.iterdir():
+        if entry.is_symlink():
+            continue
+        if entry in keep:
+            _open_read_only(entry)
+        elif entry.is_dir() and any(k.is_relative_to(entry) for k in keep):
+            _close_except(entry, keep)
+        else:
+            _close(entry)
+    folder.chmod(0o711)  # owner only, but others may pass through to what is kept
+
+
+def grade_container(root: Path) -> dict:
+    """Grade ``root/submission``; return its results in Gradescope's format."""
+    from . import report
+    from .engine import Engine
+    from .submission import load_submission
+
+    with Engine() as engine:  # the sandbox boots while the submission is read
+        submission = load_submission(root / "submission")
+        submission.student = _student_name(root) or submission.student
+        grade = engine.grade(submission)
+    results = report.results_json(grade)
+    if grade.status == "grader-error":  # some questions not graded: not a grade to show
+        return grader_error_results("some questions could not be graded", partial=results)
+    # run_autograder's own output (the sandbox's line, warnings) is for the instructor
+    results["stdout_visibility"] = "hidden"
+    return results
+
+
+def grader_error_results(reason: str, detail: str = "", partial: dict | None = None) -> dict:
+    """Results for a grading that failed: 0 points and a message that this is not the student's
+    grade; the reason, and what was graded, in ``extra_data`` for the instructor."""
+    from .questions import MAX_TOTAL, POINTS, QUESTION_IDS
+
+    extra: dict = {"status": "grader-error", "reason": reason, "max_total": MAX_TOTAL}
+    if partial is not None:
+        extra["partial_score"] = partial.get("score")
+        extra["partial_tests"] = [
+            {k: t.get(k) for k in ("name", "score", "max_score", "tags")}
+            for t in partial.get("tests", [])
+        ]
+        extra.update({k: v for k, v in partial.get("extra_data", {}).items() if k not in extra})
+    if detail:
+        extra["detail"] = detail[-4000:]
+    return {
+        "score": 0.0,
+        "output": GRADER_ERROR_MESSAGE,
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": f"{qid}: not graded",
+                "score": 0.0,
+                "max_score": POINTS[qid],
+                "output": "Not graded. " + GRADER_ERROR_MESSAGE,
+                "visibility": "visible",
+                "tags": ["grader-error"],
+            }
+            for qid in QUESTION_IDS
+        ],
+        "extra_data": extra,
+    }
+
+
+def write_results(root: Path, results: dict) -> Path:
+    """Write ``root/results/results.json`` atomically, as strict JSON (no NaN)."""
+    from .report import atomic_write
+
+    path = root / "results" / "results.json"
+    atomic_write(path, json.dumps(results, indent=2, allow_nan=False) + "\n")
+    return path
+
+
+def _student_name(root: Path) -> str | None:
+    """The submitter's name from Gradescope's metadata, when there is one."""
+    try:
+        meta = json.loads((root / "submission_metadata.json").read_text())
+        return str(meta["users"][0]["name"]) or None
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+class Stopped(BaseException):
+    """SIGTERM (run_autograder's time limit); a BaseException, past the engine's handlers."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(f"stopped by signal {signum} (the time limit of run_autograder)")
+
+
+class _Recent(logging.Handler):
+    """The grader's warnings and errors, kept for the instructor's ``extra_data.detail``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Grade, or on any failure of ours write a grader-error result. Exit 0 once results.json
+    is written (Gradescope then shows it), 1 when even that failed."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--check"]:  # setup.sh: can grading start with this interpreter?
+        try:
+            check_ready()
+        except Exception as e:
+            print(f"the grader cannot start: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+        return 0
+    logging.basicConfig(level=logging.WARNING, format="mha-grade: %(levelname)s: %(message)s")
+    recent = _Recent()
+    logging.getLogger().addHandler(recent)
+    signal.signal(signal.SIGTERM, _stop)
+    root = Path(os.environ.get("MHA_AUTOGRADER_ROOT", "/autograder"))
+    try:
+        prepare_imports()
+        close_trusted(root)
+        results = grade_container(root)
+        if results["extra_data"].get("status") == "grader-error":
+            results["extra_data"]["detail"] = recent.text()[-4000:]
+        json.dumps(results, allow_nan=False)  # refuse a result Gradescope could not read
+    except (Exception, Stopped) as e:
+        traceback.print_exc()
+        detail = "\n".join((recent.text(), traceback.format_exc()))
+        results = grader_error_results(f"{type(e).__name__}: {e}"[:500], detail)
+    try:
+        write_results(root, results)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    status = results["extra_data"].get("status")
+    print(f"graded: {results['score']:g} points (status {status})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
