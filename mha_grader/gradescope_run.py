@@ -101,6 +101,19 @@ def _close_except(folder: Path, keep: list[Path]) -> None:
     folder.chmod(0o711)  # owner only, but others may pass through to what is kept
 
 
+def submission_path(root: Path) -> Path:
+    """``root/submission``, or the one ``.zip`` in it when that is all a student uploaded."""
+    from .submission import IGNORED_DIRS
+
+    folder = root / "submission"
+    entries = [
+        p for p in folder.iterdir() if not p.name.startswith(".") and p.name not in IGNORED_DIRS
+    ]
+    if len(entries) == 1 and entries[0].is_file() and entries[0].suffix.lower() == ".zip":
+        return entries[0]
+    return folder
+
+
 def grade_container(root: Path) -> dict:
     """Grade ``root/submission``; return its results in Gradescope's format."""
     from . import report
@@ -108,7 +121,7 @@ def grade_container(root: Path) -> dict:
     from .submission import load_submission
 
     with Engine() as engine:  # the sandbox boots while the submission is read
-        submission = load_submission(root / "submission")
+        submission = load_submission(submission_path(root))
         submission.student = _student_name(root) or submission.student
         grade = engine.grade(submission)
     results = report.results_json(grade)

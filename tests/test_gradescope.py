@@ -324,6 +324,15 @@ def test_grading_needs_no_package_that_setup_sh_leaves_out(gradescope_root, tmp_
     assert code_points(results) == pytest.approx(sum(POINTS[q] for q in CODE_QUESTIONS))
 
 
+def test_a_zip_uploaded_alone_is_graded_as_the_submission(tmp_path):
+    (tmp_path / "submission" / "__MACOSX").mkdir(parents=True)
+    (tmp_path / "submission" / ".DS_Store").write_text("")
+    shutil.copy(EXAMPLES / "frank.zip", tmp_path / "submission")
+    assert gradescope_run.submission_path(tmp_path) == tmp_path / "submission" / "frank.zip"
+    shutil.copy(EXAMPLES / "alice" / "answers.md", tmp_path / "submission")
+    assert gradescope_run.submission_path(tmp_path) == tmp_path / "submission"
+
+
 def test_grader_error_results_list_every_question_at_zero():
     results = gradescope_run.grader_error_results("why")
     validate(results)
