@@ -18,6 +18,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from . import paths
 from .paths import ensure_solutions_importable
 
 GRADER_ERROR_MESSAGE = (
@@ -84,6 +85,11 @@ def close_trusted(root: Path, prefix: str | None = None) -> None:
     beside student code, and the interpreter's ``prefix`` (default: this one's virtualenv)
     when it lives under ``root``."""
     root = root.resolve()
+    if (root / "source").resolve() != paths.ROOT:  # never chmod a folder that is not ours
+        raise RuntimeError(
+            f"{root} is not this autograder's root: the grader runs from {paths.ROOT}, not "
+            f"from {root / 'source'}; no permissions were changed"
+        )
     keep = [Path(prefix or sys.prefix).resolve(), root / "source" / "mha_grader" / "worker"]
     _close_except(root, [k for k in keep if k.is_relative_to(root) and k != root])
 

@@ -324,6 +324,16 @@ def test_grading_needs_no_package_that_setup_sh_leaves_out(gradescope_root, tmp_
     assert code_points(results) == pytest.approx(sum(POINTS[q] for q in CODE_QUESTIONS))
 
 
+def test_closing_refuses_a_root_the_grader_does_not_run_from(tmp_path):
+    (tmp_path / "source").mkdir()
+    secret = tmp_path / "notes.txt"
+    secret.write_text("an instructor's file")
+    secret.chmod(0o644)
+    with pytest.raises(RuntimeError, match="is not this autograder's root"):
+        gradescope_run.close_trusted(tmp_path)
+    assert secret.stat().st_mode & 0o777 == 0o644
+
+
 def test_a_zip_uploaded_alone_is_graded_as_the_submission(tmp_path):
     (tmp_path / "submission" / "__MACOSX").mkdir(parents=True)
     (tmp_path / "submission" / ".DS_Store").write_text("")
