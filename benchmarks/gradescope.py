@@ -7,6 +7,8 @@ results.json. The OS file cache is warm (Gradescope's first submission on a fres
 reads the packages from disk too). Peak memory is the largest sum, over run_autograder and
 every process under it, of the proportional set size (PSS: shared pages split among the
 processes sharing them), sampled every 20 ms; Gradescope's default container has 768 MB.
+CPU time is user + system of every process run_autograder started (Gradescope's default
+container has half a CPU, so it is what the wall time there is bound by).
 ``--refusing-kernel`` runs it in the refusing kernel of tests/refusing_kernel.py (what
 Gradescope's Docker containers allow: no namespaces), the figure the README quotes.
 A bare ``python -c "import numpy, torch"`` is timed in the same run, interleaved.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,8 +57,14 @@ def tree_pss(proc: psutil.Process) -> int:
     return total
 
 
-def run_once(root: Path, argv: list[str]) -> tuple[float, int, dict]:
-    """Wall time, peak PSS of the process tree, and the results written."""
+def cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(root: Path, argv: list[str]) -> tuple[float, int, dict, float]:
+    """Wall time, peak PSS of the process tree, the results written, and the CPU time."""
+    cpu = cpu_children()
     start = time.perf_counter()
     proc = subprocess.Popen(
         argv,
@@ -78,13 +87,15 @@ def run_once(root: Path, argv: list[str]) -> tuple[float, int, dict]:
     wall = time.perf_counter() - start
     done.set()
     sampler.join()
-    return wall, peak, json.loads((root / "results" / "results.json").read_text())
+    results = json.loads((root / "results" / "results.json").read_text())
+    return wall, peak, results, cpu_children() - cpu
 
 
-def bare_import() -> float:
-    start = time.perf_counter()
+def bare_import() -> tuple[float, float]:
+    """Wall and CPU time of ``python -c "import numpy, torch"``."""
+    cpu, start = cpu_children(), time.perf_counter()
     subprocess.run([sys.executable, "-c", "import numpy, torch"], check=True)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu_children() - cpu
 
 
 def main() -> int:
@@ -112,8 +123,8 @@ def main() -> int:
             bare_import()  # warm the file cache
             submit(root, SUBMISSIONS["correct"][0])
             run_once(root, argv)
-            bare: list[float] = []
-            runs: dict[str, list[tuple[float, int, dict]]] = {name: [] for name in SUBMISSIONS}
+            bare: list[tuple[float, float]] = []
+            runs: dict[str, list[tuple[float, int, dict, float]]] = {n: [] for n in SUBMISSIONS}
             for _ in range(args.repeats):
                 bare.append(bare_import())
                 for name, (folder, placeholders) in SUBMISSIONS.items():
@@ -121,16 +132,20 @@ def main() -> int:
                     runs[name].append(run_once(root, argv))
         finally:
             shutil.rmtree(root, ignore_errors=True)
-    base = statistics.median(bare)
+    base = statistics.median(b[0] for b in bare)
+    base_cpu = statistics.median(b[1] for b in bare)
     kernel = "refusing kernel (no namespaces)" if args.refusing_kernel else "this kernel"
-    print(f"{kernel}; import numpy, torch: median {base:.2f} s")
+    print(f"{kernel}; import numpy, torch: median {base:.2f} s, CPU {base_cpu:.2f} s")
     for name, results in runs.items():
         wall = statistics.median(r[0] for r in results)
         peak = max(r[1] for r in results)
+        cpu = statistics.median(r[3] for r in results)
         last = results[-1][2]
         extra = last["extra_data"]
         print(
-            f"{name:8s} cold {wall:5.2f} s (ratio {wall / base:.2f}), peak PSS {peak / 2**20:4.0f}"
+            f"{name:8s} cold {wall:5.2f} s (ratio {wall / base:.2f}), "
+            f"CPU {cpu:4.2f} s (ratio {cpu / base_cpu:.2f}), "
+            f"peak PSS {peak / 2**20:4.0f}"
             f" MiB, score {last['score']:g}, status {extra.get('status')}, "
             f"sandbox {extra.get('sandbox', '?')}"
         )
