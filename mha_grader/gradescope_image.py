@@ -106,7 +106,9 @@ def choose(os_release: dict, pythons: list, requested: str | None = None) -> Pla
     has_apt = os_release.get("ID") in ("ubuntu", "debian") or "debian" in os_release.get(
         "ID_LIKE", ""
     )
-    extra = ["bubblewrap"] if has_apt else []  # the namespaces layer, where the kernel allows it
+    # bubblewrap: the namespaces layer, where the kernel allows it; libseccomp2: the filters of
+    # the layers without namespaces (what Gradescope's Docker containers leave)
+    extra = ["bubblewrap", "libseccomp2"] if has_apt else []
     image = describe(os_release) or "this image"
     if requested is not None:
         found = [p for p in pythons if p.command == requested]

@@ -43,23 +43,23 @@ def image(text: str) -> dict:
 def test_ubuntu_22_04_installs_ubuntus_python3_11_beside_its_3_10():
     plan = choose(image(UBUNTU_22), [Python("python3", (3, 10, 12))])
     assert plan.python == "python3.11"
-    assert plan.apt == ["python3.11", "python3.11-venv", "bubblewrap"]
+    assert plan.apt == ["python3.11", "python3.11-venv", "bubblewrap", "libseccomp2"]
 
 
 def test_ubuntu_24_04_grades_with_its_own_python_3_12():
     plan = choose(image(UBUNTU_24), [Python("python3", (3, 12, 3))])
-    assert plan.python == "python3" and plan.apt == ["bubblewrap"]
+    assert plan.python == "python3" and plan.apt == ["bubblewrap", "libseccomp2"]
 
 
 def test_a_python_without_venv_support_gets_its_venv_package():
     plan = choose(image(UBUNTU_24), [Python("python3", (3, 12, 3), has_venv=False)])
-    assert plan.python == "python3" and plan.apt == ["python3.12-venv", "bubblewrap"]
+    assert plan.python == "python3" and plan.apt == ["python3.12-venv", "bubblewrap", "libseccomp2"]
 
 
 def test_a_supported_python_already_in_the_image_is_preferred_to_installing_one():
     pythons = [Python("python3", (3, 10, 12)), Python("python3.11", (3, 11, 0))]
     plan = choose(image(UBUNTU_22), pythons)
-    assert plan.python == "python3.11" and plan.apt == ["bubblewrap"]
+    assert plan.python == "python3.11" and plan.apt == ["bubblewrap", "libseccomp2"]
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def test_the_script_prints_the_plan_for_a_described_image(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "python=python3.11",
-        "apt=python3.11 python3.11-venv bubblewrap",
+        "apt=python3.11 python3.11-venv bubblewrap libseccomp2",
     ]
     release.write_text(UBUNTU_20)
     done = subprocess.run(
