@@ -23,7 +23,8 @@ from .paths import ensure_solutions_importable
 
 GRADER_ERROR_MESSAGE = (
     "Grading failed because of a problem in the autograder, not in your submission. "
-    "This is not your grade: your instructor has been told and will grade it again."
+    "This is not your grade: the error is recorded for your instructor, who will grade your "
+    "submission again."
 )
 
 
