@@ -38,13 +38,17 @@ def prepare_imports() -> None:
 
 
 def check_ready() -> None:
-    """What setup.sh checks before the image is saved: grading imports and the pinned versions.
-    Raises with the reason."""
+    """What setup.sh checks before the image is saved: grading imports, libseccomp, the hidden
+    tests and the pinned versions. Raises with the reason."""
     import importlib.metadata
 
     prepare_imports()
     import numpy  # noqa: F401
     import torch  # noqa: F401
+
+    from .worker import seccomp
+
+    seccomp.library()  # the layers without namespaces (Gradescope's) filter with libseccomp
 
     from . import engine, hidden, written  # noqa: F401
     from .gradescope import GRADING_PACKAGES, NO_DEPS_PACKAGES, requirements_text
@@ -67,45 +71,23 @@ def _close(path: Path) -> None:
             _close(child)
 
 
-def _open_read_only(path: Path) -> None:
-    """Others may read and traverse ``path`` (and under it) but not write there."""
-    if path.is_symlink():
-        return
-    mode = stat.S_IMODE(path.lstat().st_mode) & ~0o022
-    mode |= 0o055 if path.is_dir() or mode & 0o100 else 0o044
-    path.chmod(mode)
-    if path.is_dir():
-        for child in path.iterdir():
-            _open_read_only(child)
-
-
 def close_trusted(root: Path, prefix: str | None = None) -> None:
     """Gradescope's advice, done before any student code runs: the student's uid can read
-    nothing of the autograder (source, hidden tests, solutions, the submission, results,
-    metadata). Left open: the folders on the way (traverse only), the worker package that runs
-    beside student code, and the interpreter's ``prefix`` (default: this one's virtualenv)
-    when it lives under ``root``."""
+    nothing of the autograder (source, hidden tests, solutions, the grader, the submission,
+    results, metadata). Left open: ``root`` itself to pass through (not to list), and the
+    interpreter's ``prefix`` (default: this one's virtualenv, which setup.sh made readable)
+    when it lives in ``root``."""
     root = root.resolve()
     if (root / "source").resolve() != paths.ROOT:  # never chmod a folder that is not ours
         raise RuntimeError(
             f"{root} is not this autograder's root: the grader runs from {paths.ROOT}, not "
             f"from {root / 'source'}; no permissions were changed"
         )
-    keep = [Path(prefix or sys.prefix).resolve(), root / "source" / "mha_grader" / "worker"]
-    _close_except(root, [k for k in keep if k.is_relative_to(root) and k != root])
-
-
-def _close_except(folder: Path, keep: list[Path]) -> None:
-    for entry in folder.iterdir():
-        if entry.is_symlink():
-            continue
-        if entry in keep:
-            _open_read_only(entry)
-        elif entry.is_dir() and any(k.is_relative_to(entry) for k in keep):
-            _close_except(entry, keep)
-        else:
+    venv = Path(prefix or sys.prefix).resolve()
+    for entry in root.iterdir():
+        if entry.resolve() != venv and not entry.is_symlink():
             _close(entry)
-    folder.chmod(0o711)  # owner only, but others may pass through to what is kept
+    root.chmod(0o711)
 
 
 def submission_path(root: Path) -> Path:
@@ -127,7 +109,9 @@ def grade_container(root: Path) -> dict:
     from .engine import Engine
     from .submission import load_submission
 
-    with Engine() as engine:  # the sandbox boots while the submission is read
+    # The engine checks, as a worker, that these are closed (besides the grader's own files).
+    protect = (root / "submission", root / "results", root / "submission_metadata.json")
+    with Engine(protect=protect) as engine:  # the sandbox boots while the submission is read
         submission = load_submission(submission_path(root))
         submission.student = _student_name(root) or submission.student
         grade = engine.grade(submission)

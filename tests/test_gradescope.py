@@ -206,7 +206,7 @@ def test_hostile_submission_steals_and_forges_nothing(gradescope_root, refusing)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="closing files to another uid needs root")
-def test_trusted_files_are_closed_to_the_students_uid_and_the_worker_stays_readable(
+def test_trusted_files_are_closed_to_the_students_uid_and_the_interpreter_stays_readable(
     gradescope_root,
 ):
     submit(gradescope_root, EXAMPLES / "alice")
@@ -227,6 +227,7 @@ def test_trusted_files_are_closed_to_the_students_uid_and_the_worker_stays_reada
         source / "autograder" / "tests" / "softmax.py",
         source / "mha_grader" / "hidden.py",
         source / "mha_grader" / "gradescope.py",
+        source / "mha_grader" / "worker" / "zygote.py",
         source / "mha_check" / "answers.py",
         source / "python-path",
         gradescope_root / "submission" / "multihead.py",
@@ -235,7 +236,7 @@ def test_trusted_files_are_closed_to_the_students_uid_and_the_worker_stays_reada
         gradescope_root,
         source,
     ]
-    readable = [source / "mha_grader" / "worker" / "zygote.py", Path(sys.prefix) / "pyvenv.cfg"]
+    readable = [Path(sys.prefix) / "pyvenv.cfg"]
     done = subprocess.run(
         ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
         + [sys.executable, "-I", "-c", probe, *map(str, closed + readable)],
@@ -322,6 +323,22 @@ def test_grading_needs_no_package_that_setup_sh_leaves_out(gradescope_root, tmp_
     validate(results)
     assert results["extra_data"]["status"] == "ok", results["extra_data"]
     assert code_points(results) == pytest.approx(sum(POINTS[q] for q in CODE_QUESTIONS))
+
+
+def test_closing_leaves_a_virtualenv_in_the_root_as_setup_made_it(tmp_path):
+    (tmp_path / "source").symlink_to(ROOT)  # the grader runs from ROOT/source; never chmod'ed
+    venv, submission = tmp_path / "venv", tmp_path / "submission"
+    for folder in (venv / "bin", submission):
+        folder.mkdir(parents=True)
+        (folder / "file").write_text("")
+        (folder / "file").chmod(0o644)
+    gradescope_run.close_trusted(tmp_path, str(venv))
+    assert (venv / "bin" / "file").stat().st_mode & 0o777 == 0o644
+    assert (venv / "bin").stat().st_mode & 0o005 == 0o005
+    assert submission.stat().st_mode & 0o077 == 0
+    assert (submission / "file").stat().st_mode & 0o077 == 0
+    assert tmp_path.stat().st_mode & 0o777 == 0o711
+    assert ROOT.stat().st_mode & 0o005 == 0o005  # the checkout behind the link is untouched
 
 
 def test_closing_refuses_a_root_the_grader_does_not_run_from(tmp_path):
