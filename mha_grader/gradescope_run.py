@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import paths
 from .paths import ensure_solutions_importable
+from .sandbox import LayerUnavailable
 
 GRADER_ERROR_MESSAGE = (
     "Grading failed because of a problem in the autograder, not in your submission. "
@@ -115,6 +116,8 @@ def grade_container(root: Path) -> dict:
         submission = load_submission(submission_path(root))
         submission.student = _student_name(root) or submission.student
         grade = engine.grade(submission)
+        if engine.layer is not None:  # once, for the instructor (stdout is hidden)
+            print(engine.layer.describe(), flush=True)
     results = report.results_json(grade)
     if grade.status == "grader-error":  # some questions not graded: not a grade to show
         return grader_error_results("some questions could not be graded", partial=results)
@@ -221,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         if results["extra_data"].get("status") == "grader-error":
             results["extra_data"]["detail"] = recent.text()[-4000:]
         json.dumps(results, allow_nan=False)  # refuse a result Gradescope could not read
+    except LayerUnavailable as e:  # this container allows no layer: its one line says why
+        print(f"run_autograder: {e}", file=sys.stderr)
+        results = grader_error_results(str(e)[:500], recent.text())
     except (Exception, Stopped) as e:
         traceback.print_exc()
         detail = "\n".join((recent.text(), traceback.format_exc()))

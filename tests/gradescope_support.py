@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -64,9 +65,13 @@ def lay_out(zip_path: Path) -> Path:
     return root
 
 
-def run_setup(root: Path, **env: str) -> subprocess.CompletedProcess:
+def run_setup(
+    root: Path, wrap: Callable[[list[str]], list[str]] | None = None, **env: str
+) -> subprocess.CompletedProcess:
+    """Run ROOT/source/setup.sh as Gradescope does (``wrap``: in the refusing kernel)."""
+    argv = [BASH, str(root / "source" / "setup.sh")]
     return subprocess.run(
-        [BASH, str(root / "source" / "setup.sh")],
+        wrap(argv) if wrap else argv,
         cwd=root / "source",
         env=clean_env(MHA_AUTOGRADER_ROOT=str(root), MHA_SKIP_APT="1", **env),
         capture_output=True,

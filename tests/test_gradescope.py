@@ -77,6 +77,18 @@ def run_autograder(
     return done, results
 
 
+def running_named(name: str) -> list[int]:
+    """The processes on this machine whose name (``/proc/PID/comm``) is ``name``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == name:
+                found.append(int(entry.name))
+        except OSError:  # gone meanwhile
+            pass
+    return found
+
+
 def code_points(results: dict) -> float:
     return sum(t["score"] for t in results["tests"] if t["name"].split(":")[0] in CODE_QUESTIONS)
 
@@ -94,7 +106,9 @@ def gradescope_root(tmp_path_factory):
     """The zip built, laid out and set up once for the module (setup.sh runs once per image)."""
     tmp = tmp_path_factory.mktemp("gradescope")
     root = lay_out(build_zip(tmp))
-    done = run_setup(root, MHA_PYTHON=sys.executable)
+    # Gradescope builds its image in the same kind of container: setup.sh must work there too.
+    wrap = None if NO_REFUSING_KERNEL else refusing_kernel.wrap
+    done = run_setup(root, wrap=wrap, MHA_PYTHON=sys.executable)
     assert done.returncode == 0, done.stdout + done.stderr
     yield root
     shutil.rmtree(root, ignore_errors=True)
@@ -174,12 +188,18 @@ def test_setup_stops_with_the_reason_on_an_image_whose_python_is_too_old(tmp_pat
 @pytest.mark.parametrize("refusing", KERNELS)
 def test_correct_submission_gets_full_marks_in_valid_results(gradescope_root, refusing):
     submit(gradescope_root, EXAMPLES / "alice")
-    _, results = run_autograder(gradescope_root, refusing)
+    done, results = run_autograder(gradescope_root, refusing)
     validate(results)
     expect_layer(results, refusing)
     assert results["score"] == MAX_TOTAL
     assert results["extra_data"]["status"] == "ok"
-    assert results["stdout_visibility"] == "hidden"  # the grader's own output is not for students
+    # run_autograder's own output is the instructor's (on a failure, a traceback naming the
+    # autograder's files): students see the results' outputs, never that.
+    assert results["stdout_visibility"] == "hidden"
+    layer_lines = [line for line in done.stdout.splitlines() if line.startswith("sandbox: ")]
+    assert len(layer_lines) == 1, done.stdout
+    assert layer_lines[0].startswith(f"sandbox: {results['extra_data']['sandbox']}: ")
+    assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_buggy_submission_loses_points_with_its_misconception_named(gradescope_root):
@@ -194,9 +214,23 @@ def test_buggy_submission_loses_points_with_its_misconception_named(gradescope_r
 @pytest.mark.parametrize("refusing", KERNELS)
 def test_hostile_submission_steals_and_forges_nothing(gradescope_root, refusing):
     source_before = tree_digest(gradescope_root / "source")
-    submit(gradescope_root, HOSTILE, ROOT=str(gradescope_root))
+    mark = f"mha-{os.getpid() % 10**6}-{int(refusing)}"  # the left-behind process's name
+    control = subprocess.Popen(  # the search below finds a process so named
+        [sys.executable, "-c", f"open('/proc/self/comm', 'w').write({mark!r}); input()"],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        for _ in range(100):
+            if running_named(mark):
+                break
+            time.sleep(0.05)
+        assert running_named(mark) == [control.pid]
+    finally:
+        control.communicate(b"\n", timeout=10)
+    submit(gradescope_root, HOSTILE, ROOT=str(gradescope_root), MARK=mark)
     _, results = run_autograder(gradescope_root, refusing)
     time.sleep(3.0)  # a process left behind would forge results.json in the meantime
+    assert running_named(mark) == []
     results = json.loads((gradescope_root / "results" / "results.json").read_text())
     validate(results)
     expect_layer(results, refusing)
@@ -268,6 +302,33 @@ def test_a_failing_grader_still_writes_valid_results_saying_it_is_not_the_grade(
     assert extra["status"] == "grader-error"
     assert 0 < extra["partial_score"] < MAX_TOTAL  # what could be graded, for the instructor
     assert "softmax" in extra["detail"]
+
+
+LAYER_REFUSALS = [
+    pytest.param(False, "nonesuch", "names no sandbox layer", id="unknown-layer"),
+    pytest.param(  # Gradescope's container refuses namespaces; the instructor required them
+        True,
+        "namespaces",
+        "Creating new namespace failed",
+        id="refusing-kernel",
+        marks=pytest.mark.skipif(bool(NO_REFUSING_KERNEL), reason=str(NO_REFUSING_KERNEL)),
+    ),
+]
+
+
+@pytest.mark.parametrize(("refusing", "required", "why"), LAYER_REFUSALS)
+def test_a_sandbox_layer_that_cannot_start_is_a_grader_error_with_a_one_line_reason(
+    gradescope_root, refusing, required, why
+):
+    submit(gradescope_root, EXAMPLES / "alice")
+    done, results = run_autograder(gradescope_root, refusing, MHA_REQUIRE_SANDBOX=required)
+    validate(results)
+    assert results["score"] == 0 and "not your grade" in results["output"]
+    reason = results["extra_data"]["reason"]
+    assert results["extra_data"]["status"] == "grader-error"
+    assert why in reason and "\n" not in reason
+    assert "Traceback" not in done.stdout + done.stderr + json.dumps(results)
+    assert f"run_autograder: {reason}" in done.stderr.splitlines()
 
 
 def test_a_grader_that_cannot_start_leaves_the_fallback_results(gradescope_root):

@@ -1,7 +1,8 @@
 """A hostile Gradescope submission: none of its own functions is right. It tries to earn points
 anyway: by copying the reference solutions out of the autograder's folder, and by forging a
 perfect results.json, at import and from a process left behind to do it after grading. The
-test writes the autograder's root in place of __ROOT__; /autograder is Gradescope's own."""
+test writes the autograder's root in place of __ROOT__ (/autograder is Gradescope's own) and
+a process name of its choosing in place of __MARK__."""
 
 import os as _os
 import time as _time
@@ -75,6 +76,11 @@ try:  # a grandchild, to forge results.json again after the grader has written i
             if _os.fork() == 0:
                 try:
                     _os.setsid()
+                except OSError:
+                    pass
+                try:  # a name the test looks for among the processes still running
+                    with open("/proc/self/comm", "w") as f:
+                        f.write("__MARK__")
                 except OSError:
                     pass
                 _time.sleep(1.0)
