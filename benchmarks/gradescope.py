@@ -39,7 +39,10 @@ from gradescope_support import build_zip, clean_env, lay_out, run_setup, submit 
 SUBMISSIONS = {
     "correct": (ROOT / "examples" / "submissions" / "alice", {}),
     "buggy": (ROOT / "examples" / "submissions" / "bob", {}),
-    "hostile": (ROOT / "tests" / "data" / "gradescope_hostile", {"ROOT": "/autograder"}),
+    "hostile": (
+        ROOT / "tests" / "data" / "gradescope_hostile",
+        {"ROOT": "/autograder", "MARK": "mha-left-behind"},
+    ),
 }
 
 
@@ -115,7 +118,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mha-bench-gradescope-") as tmp:
         root = lay_out(build_zip(Path(tmp)))
         try:
-            setup = run_setup(root, MHA_PYTHON=sys.executable)
+            setup = run_setup(root, wrap=wrap, MHA_PYTHON=sys.executable)
             if setup.returncode != 0:
                 print(setup.stdout, setup.stderr, file=sys.stderr)
                 return 1

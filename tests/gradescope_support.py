@@ -140,12 +140,15 @@ SCHEMA = {
 
 
 def validate(results: dict, *, per_question: bool = True) -> None:
-    """Raise unless ``results`` is a results.json Gradescope accepts and this project's tests
-    name their question and add up; ``per_question``: every question's points are there."""
+    """Raise unless ``results`` is a results.json Gradescope accepts, whose tests each show the
+    student a name, points and an output, name their question and add up, with the grader's
+    own stdout hidden from students; ``per_question``: every question's points are there."""
     json.loads(json.dumps(results, allow_nan=False))  # strict JSON: no NaN or Infinity
     jsonschema.validate(results, SCHEMA)
+    assert results.get("stdout_visibility") == "hidden"  # run_autograder's output: below
     tests = results.get("tests", [])
     for test in tests:
+        assert {"name", "score", "max_score", "output", "visibility"} <= test.keys(), test
         assert test["name"].split(":")[0] in QUESTION_IDS, test["name"]
         assert 0 <= test["score"] <= test["max_score"], test
     assert abs(sum(t["score"] for t in tests) - results["score"]) < 1e-6

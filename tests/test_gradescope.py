@@ -340,6 +340,20 @@ def test_a_grader_that_cannot_start_leaves_the_fallback_results(gradescope_root)
     assert "exit status 127" in done.stderr
 
 
+def test_without_its_prepared_fallback_run_autograder_still_writes_valid_results(gradescope_root):
+    prepared = gradescope_root / "source" / "grader-error.json"
+    kept = prepared.read_bytes()
+    prepared.unlink()
+    try:
+        submit(gradescope_root, EXAMPLES / "alice")
+        _, results = run_autograder(gradescope_root, MHA_PYTHON="/nonexistent/python")
+    finally:
+        prepared.write_bytes(kept)
+    validate(results, per_question=False)
+    assert results["score"] == 0 and results["extra_data"]["status"] == "grader-error"
+    assert "not your grade" in results["output"]
+
+
 def test_a_grader_stopped_by_its_time_limit_writes_a_grader_error(gradescope_root):
     submit(gradescope_root, EXAMPLES / "alice")
     _, results = run_autograder(gradescope_root, MHA_GRADER_TIMEOUT="2")
