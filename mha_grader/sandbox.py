@@ -459,7 +459,7 @@ def start_zygote(
             continue
         zygote.info = replace(zygote.info, fallbacks=tuple(tried))
         return zygote
-    floor = f" (--require-sandbox {require})" if require else ""
+    floor = f" as strong as {require} (the layer required)" if require else ""
     why = "; ".join(tried) or f"no layer as strong as {require} can run as this user"
     raise LayerUnavailable(f"no sandbox layer{floor} can start here: {why}")
 
