@@ -1,4 +1,4 @@
-"""``mha-grade``: the instructor's command line (contract §4).
+"""``mha-grade``: the instructor's command line (docs/contract.md §4).
 
 Subcommands are registered in ``COMMANDS``; each has an ``add_<name>_arguments(parser)`` and a
 ``run_<name>(args) -> int``. ``one`` lives here; ``batch``, ``bundle`` and ``gradescope`` are

@@ -1,4 +1,4 @@
-"""Question ids (contract §2), the file each depends on, and their points."""
+"""Question ids (docs/contract.md §2), the file each depends on, and their points."""
 
 from __future__ import annotations
 

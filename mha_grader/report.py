@@ -1,4 +1,4 @@
-"""Write what grading produced (contract §5): results.json, feedback.md and grades.csv.
+"""Write what grading produced (docs/contract.md §5): results.json, feedback.md and grades.csv.
 
 Every file is written atomically (a temporary file in the same folder, then ``os.replace``), so
 an interrupted run never leaves a half-written report. The reports show only what the tests

@@ -1,7 +1,7 @@
 """Load a submission (a folder or a ``.zip``) as text, without trusting anything in it.
 
 A submission holds ``multihead.py``, ``crosscheck.py`` and ``answers.md`` at its top or inside
-one single sub-folder (contract §3). Zips are read in memory, member by member, with size
+one single sub-folder (docs/contract.md §3). Zips are read in memory, member by member, with size
 limits; nothing is extracted, and names that are absolute or climb out (``../``) are ignored.
 Symbolic links are refused (a link could point at the solutions), and only regular files are
 read (a FIFO or a device would block or never end). A file that is missing, too large or not

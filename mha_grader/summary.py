@@ -1,6 +1,6 @@
 """The class at a glance: `summary.md` and two PNG plots, built only from what grading wrote.
 
-Reads `OUT/grades.csv` and `OUT/students/*/results.json` (contract §5), so it works on any
+Reads `OUT/grades.csv` and `OUT/students/*/results.json` (docs/contract.md §5), so it works on any
 grading output, whichever command produced it.
 """
 

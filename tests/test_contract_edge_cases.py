@@ -1,4 +1,4 @@
-"""The contract's edge cases (CONTRACT.md §1), on the reference solutions.
+"""The contract's edge cases (docs/contract.md §1), on the reference solutions.
 
 ValueError cases, inputs never modified in place, leading batch axes in attention, and the
 less obvious corners of each function's input (one head, one token, large scores, generators).

@@ -1,4 +1,4 @@
-"""The misconception catalogue covers contract §6 and its messages teach without answer code."""
+"""The catalogue covers docs/contract.md §6, and its messages teach without answer code."""
 
 import re
 

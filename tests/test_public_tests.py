@@ -1,6 +1,6 @@
 """The public tests (exercises/tests): the reference passes them, classic mistakes fail them.
 
-Each known mistake (CONTRACT.md §6) is built here as a small buggy function and must fail the
+Each known mistake (docs/contract.md §6) is built here as a small buggy function and must fail the
 right public check with a message that names the idea behind the mistake.
 """
 

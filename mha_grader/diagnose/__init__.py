@@ -1,4 +1,4 @@
-"""Name the misconception behind a wrong answer, and the function it lives in (contract §6)."""
+"""Name the misconception behind a wrong answer and the function it is in (docs/contract.md §6)."""
 
 from .attach import explain_failures
 from .catalogue import CATALOGUE, CONTRACT_IDS, Misconception

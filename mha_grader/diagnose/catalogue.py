@@ -1,4 +1,4 @@
-"""The catalogue of known mistakes (contract §6): what each one does and what a student is told.
+"""Known mistakes (docs/contract.md §6): what each one does and what a student is told.
 
 Every message has three parts, in the module's own terms: what the code did, why that is wrong,
 and a nudge toward the fix. None shows answer code or any hidden test's inputs.
