@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .questions import CODE_QUESTIONS, STUDENT_FILES
@@ -11,21 +12,65 @@ from .questions import CODE_QUESTIONS, STUDENT_FILES
 SHIPPED_TESTS = Path(__file__).resolve().parent.parent / "exercises" / "tests"
 
 
-def _holds_student_files(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in STUDENT_FILES)
+# Folders that zip tools, editors and Python leave beside the student's files: never the
+# submission folder, whatever they hold.
+IGNORED_DIRS = frozenset({"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints"})
+
+SEVERAL_FOLDERS = "the files were found in more than one sub-folder"
+
+
+def choose_folder(found: Mapping[str, Iterable[str]]) -> str | None:
+    """The submission folder rule (docs/contract.md §3), one for the check and the grader.
+
+    ``found`` maps "" (the top level) and each sub-folder's name to the student files it holds.
+    The top level wins if it holds any; else the one sub-folder that does; else None (none
+    holds any, or several do and none is guessed)."""
+    holding = {name: set(files) for name, files in found.items() if name not in IGNORED_DIRS}
+    if holding.get(""):
+        return ""
+    candidates = [name for name, files in holding.items() if files]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def several_folders(found: Mapping[str, Iterable[str]]) -> bool:
+    """True when choose_folder found nothing because more than one sub-folder holds files."""
+    return (
+        choose_folder(found) is None
+        and sum(1 for name, files in found.items() if name not in IGNORED_DIRS and set(files)) > 1
+    )
+
+
+def _student_files_in(folder: Path) -> set[str]:
+    return {name for name in STUDENT_FILES if (folder / name).is_file()}
+
+
+def _found(path: Path) -> dict[str, set[str]]:
+    found = {"": _student_files_in(path)}
+    for sub in sorted(path.iterdir()):
+        if sub.is_dir() and sub.name not in IGNORED_DIRS:
+            found[sub.name] = _student_files_in(sub)
+    return found
 
 
 def find_student_folder(path: Path) -> Path:
-    """The folder holding the student's files: `path` itself, or its one sub-folder that does."""
-    if _holds_student_files(path):
-        return path
-    subs = [p for p in sorted(path.iterdir()) if p.is_dir() and _holds_student_files(p)]
-    return subs[0] if len(subs) == 1 else path
+    """The folder holding the student's files: `path` itself, or its one sub-folder that does
+    (``path`` when none or several do)."""
+    chosen = choose_folder(_found(path))
+    return path if chosen is None else path / chosen
+
+
+def folder_note(path: Path) -> str | None:
+    """What to tell the student about where their files were looked for, if anything."""
+    return (
+        f"{SEVERAL_FOLDERS} of {path}; put them in one folder"
+        if several_folders(_found(path))
+        else None
+    )
 
 
 def default_path(cwd: Path) -> Path:
     """./exercises, or the current folder when the student runs mha-check from inside it."""
-    if not (cwd / "exercises").is_dir() and _holds_student_files(cwd):
+    if not (cwd / "exercises").is_dir() and _student_files_in(cwd):
         return cwd
     return cwd / "exercises"
 

@@ -93,7 +93,7 @@ def close_trusted(root: Path, prefix: str | None = None) -> None:
 
 def submission_path(root: Path) -> Path:
     """``root/submission``, or the one ``.zip`` in it when that is all a student uploaded."""
-    from .submission import IGNORED_DIRS
+    from mha_check.folder import IGNORED_DIRS
 
     folder = root / "submission"
     entries = [

@@ -25,6 +25,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from mha_check.folder import IGNORED_DIRS, SEVERAL_FOLDERS, choose_folder, several_folders
+
 from .questions import STUDENT_FILES
 
 MAX_FILE_BYTES = 1 << 20  # per student file
@@ -32,7 +34,6 @@ MAX_ENTRIES = 2000  # zip entries, or names listed in a folder and its sub-folde
 MAX_ZIP_DIRECTORY = 1 << 20  # central directory bytes: room for MAX_ENTRIES long paths
 MAX_ZIP_TOTAL = 32 << 20  # bytes of all members we agree to look at, uncompressed
 MAX_ZIP_MEMBERS = MAX_ENTRIES  # the name other modules know
-IGNORED_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints"}
 
 
 @dataclass
@@ -111,14 +112,6 @@ def _finish(sub: Submission) -> Submission:
     return sub
 
 
-def _choose_folder(candidates: dict[str, set[str]]) -> str | None:
-    """Top level if it holds any expected file, else the one sub-folder that does."""
-    if candidates.get(""):
-        return ""
-    holding = [d for d, names in candidates.items() if names]
-    return holding[0] if len(holding) == 1 else None
-
-
 def _listing(path: str, budget: list[int]) -> list[os.DirEntry] | None:
     """The entries of a folder, or None once more than the budget of names has been seen."""
     out = []
@@ -164,10 +157,10 @@ def load_folder(path: Path, student: str | None = None) -> Submission:
             if inner is None:
                 return _refuse(sub, too_many)
             candidates[entry.name] = {e.name for e in inner if e.name in STUDENT_FILES}
-    folder = _choose_folder(candidates)
+    folder = choose_folder(candidates)
     if folder is None:
-        if len([d for d, n in candidates.items() if n]) > 1:
-            sub.notes.append("the files were found in more than one sub-folder; nothing graded")
+        if several_folders(candidates):
+            sub.notes.append(f"{SEVERAL_FOLDERS}; nothing graded")
         return _finish(sub)
     base = Path(path, folder)
     for name in sorted(candidates[folder]):
@@ -264,8 +257,11 @@ def load_zip(path: Path, student: str | None = None) -> Submission:
             candidates.setdefault(folder, {})[p.name] = info
         if skipped:
             sub.notes.append(f"{skipped} zip entries with absolute or '..' paths were ignored")
-        folder = _choose_folder({d: set(m) for d, m in candidates.items()})
+        found = {d: set(m) for d, m in candidates.items()}
+        folder = choose_folder(found)
         if folder is None:
+            if several_folders(found):
+                sub.notes.append(f"{SEVERAL_FOLDERS}; nothing graded")
             return _finish(sub)
         budget = MAX_ZIP_TOTAL
         for name, info in sorted(candidates[folder].items()):
