@@ -1,12 +1,17 @@
 """Batch grading throughput: N synthetic submissions (correct, buggy and hostile mixed) graded
 with `mha-grade batch -j JOBS`.
 
+Two mixes: `--mix correct` (the default: 60% correct, 30% buggy, 10% hostile) and `--mix buggy`
+(60% one-bug submissions from the mutation suite, tests/mutants/, every bug of it in turn, so
+that diagnosis and carried-forward errors are at work; 30% correct, 10% hostile).
+
 Prints submissions per second, peak memory of the whole process tree, and the cost per
 submission as a ratio to `python -c "import numpy, torch"` timed in the same run (machines are
 noisy; ratios measured together are comparable). Target: ratio <= 0.04 with -j 2.
 
     .venv/bin/python benchmarks/batch.py            # N=200
     .venv/bin/python benchmarks/batch.py --n 1000   # the acceptance figure
+    .venv/bin/python benchmarks/batch.py --n 1000 --mix buggy
     .venv/bin/python benchmarks/batch.py --refusing-kernel   # as in a Docker container
 
 With --refusing-kernel the grader runs in a kernel that refuses namespaces (tests/
@@ -33,6 +38,7 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 SOLUTIONS = ROOT / "solutions"
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 sys.path.insert(0, str(ROOT / "tests"))
@@ -112,17 +118,37 @@ def mixed_solution(folder: Path, rng: random.Random, pool: dict[str, list[dict[s
     shutil.copy(SOLUTIONS / "answers.md", folder / "answers.md")
 
 
-def make_submissions(folder: Path, n: int) -> dict[str, int]:
-    """Write n submissions: 60% correct (mixed from independent solutions; one in 25 a copy of
-    the previous one), 30% buggy, 10% hostile. Returns counts per kind."""
+def _one_bug_submissions() -> list:
+    """The mutation suite's submissions that hold exactly one bug (tests/mutants/)."""
+    from tests.mutants.build import SUBMISSIONS
+
+    return [s for s in SUBMISSIONS if s.blame is not None]
+
+
+def make_submissions(folder: Path, n: int, mix: str = "correct") -> dict[str, int]:
+    """Write n submissions. Mix "correct": 60% correct (mixed from independent solutions; one in
+    25 a copy of the previous one), 30% buggy, 10% hostile. Mix "buggy": 60% one-bug (the
+    mutation suite's, in turn), 30% correct, 10% hostile. Returns counts per kind."""
     counts = {"correct": 0, "copied": 0, "buggy": 0, "hostile": 0}
     rng = random.Random(0)
     students = sorted(INDEPENDENT.iterdir())
     pool = {name: [_functions(s / name) for s in students] for name in HEADERS}
+    one_bug = _one_bug_submissions() if mix == "buggy" else []
     previous = None
     for i in range(n):
         sub = folder / f"student{i:04d}"
-        kind = "correct" if i % 10 < 6 else "buggy" if i % 10 < 9 else "hostile"
+        if mix == "buggy":
+            kind = "buggy" if i % 10 < 6 else "correct" if i % 10 < 9 else "hostile"
+        else:
+            kind = "correct" if i % 10 < 6 else "buggy" if i % 10 < 9 else "hostile"
+        if kind == "buggy" and one_bug:
+            one_bug[counts["buggy"] % len(one_bug)].write(sub)
+            counts["buggy"] += 1
+            if i % 3 == 0:
+                (sub / "answers.md").write_text(WEAK_ANSWER)
+            with open(sub / "answers.md", "a") as f:
+                f.write(f"\n<!-- student {i} -->\n")
+            continue
         if kind == "correct":
             if previous is not None and i % 25 == 0:
                 shutil.copytree(previous, sub)
@@ -179,6 +205,7 @@ def main() -> int:
         action="store_true",
         help="grade in a kernel that refuses namespaces (the uid layer as root)",
     )
+    parser.add_argument("--mix", choices=("correct", "buggy"), default="correct")
     args = parser.parse_args()
     if args.refusing_kernel:
         from refusing_kernel import wrap
@@ -190,7 +217,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mha-bench-") as tmp:
         subs, out = Path(tmp) / "subs", Path(tmp) / "out"
         subs.mkdir()
-        counts = make_submissions(subs, args.n)
+        counts = make_submissions(subs, args.n, args.mix)
         t_import = time_import(wrap)
 
         cmd = [sys.executable, "-m", "mha_grader.cli", "batch", str(subs), "-o", str(out)]
@@ -229,7 +256,7 @@ def main() -> int:
     # processes' fingerprinting, which runs on `jobs` processes side by side.
     similarity = parent + in_graders / args.jobs
     print(text.splitlines()[0])  # the sandbox layer in force
-    print(f"submissions: {args.n} ({counts}), graded rows: {rows}, jobs: {args.jobs}")
+    print(f"mix: {args.mix}; submissions: {args.n} ({counts}), graded rows: {rows}, jobs: {args.jobs}")
     print(f"wall time: {wall:.1f} s (includes start-up), {args.n / wall:.1f} submissions/s")
     print(f"peak memory (all processes): {peak / 2**20:.0f} MiB")
     print(f"python -c 'import numpy, torch': {t_ref:.2f} s")

@@ -21,6 +21,21 @@ WRITTEN_QUESTIONS: tuple[str, ...] = ("q1", "q2", "q3", "q4", "q5", "challenge")
 QUESTION_IDS: tuple[str, ...] = (*CODE_QUESTIONS, *WRITTEN_QUESTIONS)
 STUDENT_FILES: tuple[str, ...] = ("multihead.py", "crosscheck.py", "answers.md")
 
+# The NumPy questions: their functions may use NumPy and the standard library only
+# (parameter_counts may use torch, as its stub says; crosscheck.py is about torch).
+NUMPY_QUESTIONS: frozenset[str] = frozenset(
+    q for q, file in CODE_QUESTIONS.items() if file == "multihead.py" and q != "parameter_counts"
+)
+
+# The composite questions and the contract functions each one calls (its callees): one bug is
+# charged once (an error carried forward in grading), and mha-check says a composite question is
+# waiting on a callee that fails its own checks.
+CALLEES: dict[str, tuple[str, ...]] = {
+    "attention": ("softmax",),
+    "multi_head_attention": ("split_heads", "attention", "merge_heads"),
+    "cross_check": ("weights_from_torch", "multi_head_attention"),
+}
+
 # The signature each code question's function must have, for "no function ..." messages.
 SIGNATURES: dict[str, str] = {
     "softmax": "softmax(x, axis=-1)",

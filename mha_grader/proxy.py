@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import errors, shown
-from .questions import CODE_QUESTIONS
+from .questions import CODE_QUESTIONS, NUMPY_QUESTIONS
 from .sandbox import Limits, SandboxError, Zygote
 from .worker import wire
 from .worker.channel import FrameParser, FrameTooLarge, send_frame
@@ -48,9 +48,12 @@ PROTOCOL_VIOLATION = (
 _REPLY_KEYS = {
     "load": frozenset({"seq", "ok", "error"}),
     "import": frozenset({"seq", "ok", "functions", "error"}),
-    "call": frozenset({"seq", "ok", "value", "modified", "error"}),
+    "call": frozenset({"seq", "ok", "value", "modified", "reached", "error"}),
     "probe": frozenset({"seq", "ok", "errors", "error"}),
+    "many": frozenset({"seq", "ok", "results", "error"}),
 }
+MAX_MANY = 64  # calls in one "many" exchange
+MAX_LIBRARY_NAMES = 8  # libraries a call's reply names (worker/audit.py)
 _ERROR_KINDS = frozenset({"not_attempted", "raised", "bad_result", "missing"})
 _ERROR_KEYS = frozenset({"kind", "type", "mro", "message", "where"})
 # Types a value that is not plain data may be named by (anything else: "of its own class").
@@ -70,13 +73,20 @@ def _checked(reply: Any, seq: int, op: str) -> bool:
         return False
     if type(reply.get("seq")) is not int or reply["seq"] != seq:
         return False
+    if op == "call":
+        return _call_reply(reply, {"seq"})
     if reply.get("ok") is True:
         if "error" in reply:
             return False
         if op == "import":
             return _strs(reply.get("functions"), wire.MAX_NODES)
-        if op == "call":
-            return "value" in reply and ("modified" not in reply or _strs(reply["modified"], 64))
+        if op == "many":
+            found = reply.get("results")
+            return (
+                type(found) is list
+                and len(found) <= MAX_MANY
+                and all(type(r) is dict and _call_reply(r, set()) for r in found)
+            )
         if op == "probe":
             found = reply.get("errors")
             return (
@@ -88,6 +98,26 @@ def _checked(reply: Any, seq: int, op: str) -> bool:
     if reply.get("ok") is not False or reply.keys() - {"seq", "ok", "error"}:
         return False
     return _error_record(reply.get("error"))
+
+
+def _call_reply(reply: dict, extra: set[str]) -> bool:
+    """Whether ``reply`` is a call's reply as the worker's code makes it (``extra``: the keys an
+    exchange adds, such as seq)."""
+    if not reply.keys() <= _REPLY_KEYS["call"]:
+        return False
+    if "reached" in reply and not _names(reply["reached"]):
+        return False
+    if reply.get("ok") is True:
+        if "error" in reply or "value" not in reply:
+            return False
+        return "modified" not in reply or _strs(reply["modified"], 64)
+    if reply.get("ok") is not False or reply.keys() - {"ok", "error", "reached"} - extra:
+        return False
+    return _error_record(reply.get("error"))
+
+
+def _names(value: Any) -> bool:
+    return _strs(value, MAX_LIBRARY_NAMES) and all(0 < len(x) <= 64 for x in value)
 
 
 def _error_record(error: Any) -> bool:
@@ -180,6 +210,9 @@ class WorkerSession:
         self.log = SessionLog()
         self.functions: dict[str, set[str]] = {}  # module -> public callables after import
         self.modified_inputs: set[str] = set()  # functions a call of which changed its inputs
+        # NumPy questions' functions -> libraries beyond NumPy and the standard library that
+        # their calls reached (worker/audit.py); the trusted side decides what that costs
+        self.reached: dict[str, set[str]] = {}
         self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
         # (module, func) -> why it is not called again (it hung, or took all the memory)
         self.skipped: dict[tuple[str, str], errors.StudentCodeError] = {}
@@ -483,8 +516,13 @@ class WorkerSession:
         if reason is not None:
             raise errors.MissingFunction(reason)
         request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
+        request["audit"] = func in NUMPY_QUESTIONS
+        reply = self._send_call(worker, module, func, request, "call")
+        return self._result(module, func, reply)
+
+    def _send_call(self, worker: _Worker, module: str, func: str, request: dict, op: str) -> dict:
         try:
-            reply = self._exchange(worker, request, self.limits.call_timeout, "call")
+            return self._exchange(worker, request, self.limits.call_timeout, op)
         except errors.CallTimeout:
             self.log.timeouts.append(func)
             if self.log.budget_exhausted:  # not this function's fault alone
@@ -497,6 +535,11 @@ class WorkerSession:
         except errors.WorkerCrashed:
             self.log.crashes.append(func)
             raise
+
+    def _result(self, module: str, func: str, reply: dict) -> Any:
+        """A call's value, or its error raised (a call's reply, already checked)."""
+        if reply.get("reached"):
+            self.reached.setdefault(func, set()).update(reply["reached"])
         if reply["ok"]:
             if reply.get("modified"):
                 self.modified_inputs.add(func)
@@ -513,6 +556,56 @@ class WorkerSession:
             self.skipped[(module, func)] = skip
         raise error
 
+    def call_many(
+        self, module: str, func: str, calls: list[tuple[tuple, dict]]
+    ) -> list[Any | errors.StudentCodeError]:
+        """Several calls of ``module.func`` in one exchange (the diagnosis' probes): each
+        result is its value or the errors.StudentCodeError it raised. A reply that cannot carry
+        every value (one is not plain data) falls back to one call at a time; a hang or a crash
+        raises, as a single call's would."""
+        if len(calls) <= 1 or len(calls) > MAX_MANY:
+            return [self._one(module, func, a, k) for a, k in calls]
+        try:
+            return self._call_many(module, func, calls)
+        except SandboxError as e:
+            self.grader_failure = str(e)
+            raise
+
+    def _call_many(self, module: str, func: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        try:
+            worker = self._ensure_worker()
+        except errors.ProtocolViolation:
+            raise
+        except errors.StudentCodeError as e:  # out of time budget while restarting
+            raise errors.CallTimeout(str(e)) from None
+        if self.ended is not None:
+            raise self.ended
+        if (module, func) in self.skipped:
+            raise self.skipped[(module, func)]
+        reason = self.available(module, func)
+        if reason is not None:
+            raise errors.MissingFunction(reason)
+        request = {"op": "many", "module": module, "func": func, "audit": func in NUMPY_QUESTIONS}
+        request["calls"] = [{"args": a, "kwargs": k} for a, k in calls]
+        reply = self._send_call(worker, module, func, request, "many")
+        if not reply["ok"]:  # a value that is not plain data: the calls one at a time
+            return [self._one(module, func, a, k) for a, k in calls]
+        results: list[Any] = []
+        for r in reply["results"]:
+            try:
+                results.append(self._result(module, func, r))
+            except errors.StudentCodeError as e:
+                results.append(e)
+        if len(results) != len(calls):
+            raise self._violation(worker, "a reply with another number of results")
+        return results
+
+    def _one(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        try:
+            return self.call(module, func, args, kwargs)
+        except errors.StudentCodeError as e:
+            return e
+
     def probe_public(self, calls: list[tuple[str, str, tuple, dict]]) -> None:
         """Call functions on the grader's own public inputs, before any hidden input reaches
         the worker, in one exchange; where they raise is told to the door (``shown.Door``) so
@@ -523,7 +616,10 @@ class WorkerSession:
             return
         request = {
             "op": "probe",
-            "calls": [{"module": m, "func": f, "args": a, "kwargs": k} for m, f, a, k in calls],
+            "calls": [
+                {"module": m, "func": f, "args": a, "kwargs": k, "audit": f in NUMPY_QUESTIONS}
+                for m, f, a, k in calls
+            ],
         }
         try:
             worker = self._ensure_worker()
@@ -578,6 +674,10 @@ class _Proxy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.session.call(self.module, self.__name__, args, kwargs)
+
+    def many(self, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        """Several calls in one exchange: each result a value or the StudentCodeError raised."""
+        return self.session.call_many(self.module, self.__name__, calls)
 
     @property
     def inputs_modified(self) -> bool:

@@ -8,7 +8,11 @@ resource limits, drops to its own unprivileged uid and only then imports student
 Requests and replies are ``wire`` messages in frames (``channel``):
 - ``{"op": "load", "files": {module: source}, "placeholders": {module: reason}}``
 - ``{"op": "import", "module": name}`` -> ``{"ok": True, "functions": [...]}``
-- ``{"op": "call", "module", "func", "args", "kwargs"}`` -> ``{"ok": True, "value": ...}``
+- ``{"op": "call", "module", "func", "args", "kwargs", "audit"}`` -> ``{"ok": True, "value": ...}``
+  (with ``"reached": [library, ...]`` when an audited call reached a library beyond NumPy and the
+  standard library: ``audit.py``)
+- ``{"op": "many", "module", "func", "calls": [{"args", "kwargs"}, ...], "audit"}`` -> ``{"ok":
+  True, "results": [reply of each call, without seq]}``: several calls in one exchange
 Every reply echoes the request's ``seq``; a failure is ``{"ok": False, "error": record}``.
 """
 
@@ -24,7 +28,7 @@ import sys
 import traceback
 from typing import Any
 
-from . import inputs, wire
+from . import audit, inputs, wire
 from .channel import ChannelClosed, recv_frame, send_frame
 from .contain import contain
 
@@ -121,6 +125,8 @@ class Server:
         self.sock = sock
         self.home = home
         self.files: set[str] = set()
+        self.held: dict[str, set[str]] = {}  # module -> libraries it holds (audit.held_by)
+        self.reached: dict[str, set[str]] = {}  # function -> libraries its audited calls reached
 
     def run(self) -> None:
         while True:
@@ -156,7 +162,15 @@ class Server:
         if op == "import":
             return self.import_module(request["module"])
         if op == "call":
-            return self.call(request["module"], request["func"], request["args"], request["kwargs"])
+            return self.call(
+                request["module"],
+                request["func"],
+                request["args"],
+                request["kwargs"],
+                request.get("audit") is True,
+            )
+        if op == "many":
+            return self.many(request)
         if op == "probe":
             return self.probe(request["calls"])
         return {"ok": False, "error": {"kind": "protocol", "message": f"unknown op {op!r}"}}
@@ -174,6 +188,10 @@ class Server:
             mod = importlib.import_module(module)
         except BaseException as e:
             return {"ok": False, "error": _describe(e, self.files)}
+        try:
+            self.held[module] = audit.held_by(mod)
+        except BaseException:  # a module object of the student's that resists being looked at
+            self.held[module] = set()
         names = []
         for name, value in list(vars(mod).items()):
             if type(name) is str and not name.startswith("_") and callable(value):
@@ -185,18 +203,46 @@ class Server:
         failed comes back (None when it returned), never a value."""
         errors = []
         for c in calls:
-            reply = self.call(c["module"], c["func"], c["args"], c["kwargs"])
+            reply = self.call(
+                c["module"], c["func"], c["args"], c["kwargs"], c.get("audit") is True
+            )
             errors.append(None if reply["ok"] else reply["error"])
         return {"ok": True, "errors": errors}
 
-    def call(self, module: str, func: str, args: Any, kwargs: Any) -> dict:
+    def many(self, request: dict) -> dict:
+        """Several calls of one function in one exchange; each result as a call's reply."""
+        module, func, check = request["module"], request["func"], request.get("audit") is True
+        results = []
+        for c in request["calls"]:
+            reply = self.call(module, func, c["args"], c["kwargs"], check)
+            results.append(reply)
+        return {"ok": True, "results": results}
+
+    def call(self, module: str, func: str, args: Any, kwargs: Any, check: bool = False) -> dict:
         fn = getattr(sys.modules.get(module), func, None)
         if fn is None:
             return {"ok": False, "error": {"kind": "missing", "message": f"no function {func}"}}
         before = inputs.snapshot(args, kwargs)
+        seen: set[str] = set()
+        error = None
         try:
-            value = fn(*args, **kwargs)
+            if check:  # a NumPy question: note the libraries it reaches (audit.py)
+                with audit.Watch(self.held.get(module, set())) as seen:
+                    value = fn(*args, **kwargs)
+            else:
+                value = fn(*args, **kwargs)
         except BaseException as e:
-            return {"ok": False, "error": _describe(e, self.files)}
+            error = _describe(e, self.files)
+        reached = self.reached.setdefault(func, set()) if check else set()
+        reached |= seen
+        if error is not None:
+            return {"ok": False, "error": error, **self._reached(reached)}
         changed = inputs.modified(before)  # the contract: inputs are never modified in place
-        return {"ok": True, "value": value, **({"modified": changed} if changed else {})}
+        reply = {"ok": True, "value": value, **self._reached(reached)}
+        return reply | ({"modified": changed} if changed else {})
+
+    @staticmethod
+    def _reached(reached: set[str] | None) -> dict:
+        if not reached:
+            return {}
+        return {"reached": sorted(reached)[: audit.MAX_NAMES]}
