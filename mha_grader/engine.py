@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import proxy
 from .proxy import MODULES, SessionLog, WorkerSession
@@ -19,6 +20,9 @@ from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_
 from .results import TestResult
 from .sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from .submission import Submission
+
+if TYPE_CHECKING:
+    from .diagnose import DiagnosisSession
 
 log = logging.getLogger(__name__)
 
@@ -229,17 +233,25 @@ class Engine:
     # -- the one place a code question's results are produced ------------------------------
 
     def question_results(
-        self, qid: str, env: Mapping[str, Callable], session: WorkerSession
+        self,
+        qid: str,
+        env: Mapping[str, Callable],
+        session: WorkerSession,
+        diagnosis: DiagnosisSession | None = None,
     ) -> list[TestResult]:
+        """The results of code question ``qid``; ``diagnosis`` is the submission's diagnosis
+        session (one is made for this question alone when none is given)."""
         module = CODE_QUESTIONS[qid].removesuffix(".py")
         why = session.available(module, qid)
         if why is not None:
             return _unavailable(qid, f"not graded: {why}.")
         # a failing case gets the diagnosis: the misconception's tag and what it means
-        from .diagnose import explain_failures  # imports torch: not before the zygote starts
+        from .diagnose import DiagnosisSession, explain_failures  # imports torch: not before
 
         _settle_process()
-        return explain_failures(qid, self.run_question(qid, env), env)
+        if diagnosis is None:
+            diagnosis = DiagnosisSession(env)
+        return explain_failures(qid, self.run_question(qid, env), diagnosis)
 
     def _public_calls(self, session: WorkerSession) -> None:
         """Each function once on the grader's own public input, before any hidden input reaches
@@ -311,9 +323,12 @@ class Engine:
         with session:
             env = session.env()
             self._public_calls(session)
+            from .diagnose import DiagnosisSession  # after the zygote started: imports torch
+
+            diagnosis = DiagnosisSession(env)  # shared by the questions: calls made once
             for qid in CODE_QUESTIONS:
                 try:
-                    question = self.question_results(qid, env, session)
+                    question = self.question_results(qid, env, session, diagnosis)
                     if session.grader_failure:  # swallowed by a test: still the grader's fault
                         raise SandboxError(session.grader_failure)
                     results += question

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mha_grader import errors
-from mha_grader.diagnose import Diagnoser, diagnose, explain_failures
+from mha_grader.diagnose import DiagnosisSession, diagnose, explain_failures
 from mha_grader.diagnose import mutants as mut
 from mha_grader.results import TestResult as Result
 from tests.mutants.build import reference_env
@@ -21,7 +21,7 @@ def _results():
 
 def test_only_failing_cases_get_the_tag_and_the_diagnosis():
     env = reference_env(split_heads=mut.SPLIT["split-no-transpose"][0])
-    passed, failed = explain_failures("split_heads", _results(), env)
+    passed, failed = explain_failures("split_heads", _results(), DiagnosisSession(env))
     assert passed.tags == [] and passed.output == "passed"
     assert failed.tags == ["misconception:split-no-transpose"]
     assert failed.output.startswith("wrong values\nDiagnosis: Your split_heads")
@@ -32,15 +32,15 @@ def test_results_that_all_pass_are_left_alone_without_calling_the_student():
         raise AssertionError("must not be called")
 
     results = [Result("softmax: a", "softmax", 1.0, 1.0, "passed")]
-    assert explain_failures("softmax", results, {"softmax": boom}) == results
+    assert explain_failures("softmax", results, DiagnosisSession({"softmax": boom})) == results
 
 
 def test_a_failure_inside_the_diagnosis_leaves_the_results_unchanged(monkeypatch):
     def broken(self, qid):
         raise RuntimeError("a bug in the diagnosis")
 
-    monkeypatch.setattr(Diagnoser, "diagnose", broken)
-    results = explain_failures("split_heads", _results(), reference_env())
+    monkeypatch.setattr(DiagnosisSession, "diagnose", broken)
+    results = explain_failures("split_heads", _results(), DiagnosisSession(reference_env()))
     assert results[1].output == "wrong values" and results[1].tags == []
 
 
@@ -69,8 +69,14 @@ def test_diagnosis_stops_once_its_time_budget_is_spent():
         return slow_split(*args, **kwargs)
 
     env = reference_env(split_heads=slow)
-    assert Diagnoser(env, budget=0.01).diagnose("split_heads") is None
-    assert Diagnoser(env).diagnose("split_heads").misconception == "split-no-transpose"
+    # the probes of one function go in one exchange; the budget is checked before each
+    session = DiagnosisSession(env, budget=0.01)
+    assert session.diagnose("split_heads").misconception == "split-no-transpose"
+    assert session.spent > 0.01
+    assert session.diagnose("multi_head_attention") is None  # it needs more calls of split
+    assert session.gave_up
+    full = DiagnosisSession(env).diagnose("multi_head_attention")
+    assert full.misconception == "split-no-transpose" and full.blame == "split_heads"
 
 
 JUNK = [

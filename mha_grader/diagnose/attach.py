@@ -3,45 +3,28 @@
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
 
 from ..questions import CODE_QUESTIONS
 from ..results import DIAGNOSIS_PREFIX as PREFIX
 from ..results import TestResult
-from .core import Diagnoser
+from .session import DiagnosisSession
 
 log = logging.getLogger(__name__)
 
-# One Diagnoser per submission env, so questions share the calls into the same code. Keyed by
-# id(env); the entry keeps env alive, so the id cannot be reused while it is cached.
-_diagnosers: OrderedDict[int, tuple[Mapping, Diagnoser]] = OrderedDict()
-_lock = threading.Lock()
-
-
-def _diagnoser(env: Mapping[str, Callable]) -> Diagnoser:
-    with _lock:
-        entry = _diagnosers.get(id(env))
-        if entry is None or entry[0] is not env:
-            entry = (env, Diagnoser(env))
-            _diagnosers[id(env)] = entry
-            while len(_diagnosers) > 32:
-                _diagnosers.popitem(last=False)
-        return entry[1]
-
 
 def explain_failures(
-    qid: str, results: list[TestResult], env: Mapping[str, Callable]
+    qid: str, results: list[TestResult], session: DiagnosisSession
 ) -> list[TestResult]:
     """Add ``misconception:<id>`` tags and the diagnosis to the failing cases of ``qid``.
 
-    Never raises: a failure of the diagnosis itself is logged and the results stay as they were.
+    ``session`` is the submission's (the engine makes one per submission, so that questions
+    share the calls into the same code). Never raises: a failure of the diagnosis itself is
+    logged and the results stay as they were.
     """
     if qid not in CODE_QUESTIONS or all(r.passed for r in results):
         return results
     try:
-        d = _diagnoser(env).diagnose(qid)
+        d = session.diagnose(qid)
     except Exception:
         log.exception("diagnosing %s failed", qid)
         return results

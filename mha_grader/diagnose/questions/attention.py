@@ -1,0 +1,65 @@
+"""attention: right given the student's softmax (blame it), a catalogued mistake of its own
+(with the reference softmax, the student's, or one written inline), else what is off."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from functools import partial
+
+from solutions import multihead as ref
+
+from .. import mutants as mut
+from .. import probes as pr
+from ..compare import matches, run, same
+from ..explain import array_diff, first_difference
+from ..result import Diagnosis
+from ..session import DiagnosisSession, trusted
+
+
+def default_axis(softmax: Callable) -> Callable:
+    """The student's softmax called as ``softmax(x)``, relying on its default axis."""
+    return lambda x, axis=-1: softmax(x)
+
+
+def diagnose(s: DiagnosisSession) -> Diagnosis | None:
+    probes = pr.attention_probes()
+    student = s.student("attention", probes)
+    expected = trusted(("ref", "attention"), mut.attention_ref, probes)
+    if matches(student, expected) or s.not_attempted(student):
+        return None
+    own = s.fn("softmax")
+    own_default = default_axis(own)
+    if s.wrong("softmax"):  # right given the student's own softmax?
+        for sm in (own, own_default):
+            if matches(student, run(partial(mut.attention_ref, softmax=sm), probes), True):
+                return s.blame_callees("attention", ("softmax",))
+    softmaxes: list[tuple[tuple[str, ...], Callable]] = [((), ref.softmax)]
+    softmaxes += [((i,), f) for i, fs in mut.SOFTMAX.items() for f in fs]
+    attentions: list[tuple[tuple[str, ...], Callable]] = [((), mut.attention_ref)]
+    attentions += [((i,), f) for i, fs in mut.ATTENTION.items() for f in fs]
+    for a_ids, a in attentions[1:]:  # an own mistake, with the reference softmax
+        if matches(student, trusted((a,), a, probes)):
+            return s.in_function("attention", a_ids, inline=False)
+    if s.wrong("softmax"):  # an own mistake on top of the student's wrong softmax
+        for (a_ids, a), sm in itertools.product(attentions[1:], (own, own_default)):
+            if matches(student, run(partial(a, softmax=sm), probes)):
+                return s.with_callees("attention", a_ids, ["softmax"])
+    for (a_ids, a), (s_ids, sm) in itertools.product(attentions, softmaxes[1:]):
+        if matches(student, trusted((a, sm), partial(a, softmax=sm), probes)):  # inline softmax
+            return s.in_function("attention", a_ids + s_ids, inline=not a_ids)
+    if all(not o.ok for o in student):
+        return s.raised("attention", student, probes)
+
+    def describe(got, want, probe):
+        if not isinstance(got, tuple | list) or len(got) != 2:
+            return "did not return a pair (out, weights)"
+        parts = []
+        for label, g, w in (("out", got[0], want[0]), ("weights", got[1], want[1])):
+            if not same(g, w):
+                names = ("head", "query", "key" if label == "weights" else "feature")
+                parts.append(f"{label}: {array_diff(g, w, names)}")
+        return "; ".join(parts)
+
+    _, text = first_difference(student, expected, probes, describe)
+    return s.plain("attention", f"Your attention differs from the reference: {text}.")

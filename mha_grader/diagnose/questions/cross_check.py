@@ -1,0 +1,135 @@
+"""cross_check: right given the student's pipeline (blame it), a catalogued mistake (averaged
+weights, the layout, a tolerance too strict for float32), else what the report got wrong."""
+
+from __future__ import annotations
+
+import itertools
+from functools import partial
+
+from solutions import crosscheck as ref_cc
+from solutions import multihead as ref
+
+from .. import mutants as mut
+from .. import probes as pr
+from ..compare import Outcome, run
+from ..explain import error_text
+from ..result import Diagnosis
+from ..session import DiagnosisSession, trusted
+
+CALLEES = ("weights_from_torch", "multi_head_attention")
+REFERENCE = {
+    "weights_from_torch": ref_cc.weights_from_torch,
+    "multi_head_attention": ref.multi_head_attention,
+}
+
+
+def check(over=None, **kw):
+    p = {**REFERENCE, **(over or {})}
+    return partial(
+        mut.cross_check_with,
+        weights_from_torch=p["weights_from_torch"],
+        multi_head_attention=p["multi_head_attention"],
+        **kw,
+    )
+
+
+def diagnose(s: DiagnosisSession) -> Diagnosis | None:
+    qid = "cross_check"
+    probes = pr.crosscheck_probes()
+    student = s.student(qid, probes)
+    if s.not_attempted(student):
+        return None
+    own = {n: s.fn(n) for n in CALLEES}
+    expected = trusted(("ref", qid), check(), probes)
+    if same_report(student, expected, probes) is True:
+        return None
+    strict = False
+    for k in (2, 1):  # right given (some of) its own callees?
+        for names in itertools.combinations(CALLEES, k):
+            cand = run(check({n: own[n] for n in names}), probes)
+            verdict = same_report(student, cand, probes)
+            strict |= verdict == "strict"
+            raised = all(not o.ok for o in student) and all(not o.ok for o in cand)
+            if verdict is True or raised:
+                wrong = tuple(n for n in names if s.wrong(n))
+                # right callees: the student's pipeline differs from ours by rounding only
+                return s.blame_callees(qid, wrong) if wrong else None
+    wrong = {n: own[n] for n in own if s.wrong(n)}
+    for over in [None, wrong] if wrong else [None]:
+        for mid, variants in mut.CROSS_CHECK.items():
+            for kw in variants:
+                if over is None:
+                    key = (mid, tuple(sorted(kw.items())))
+                    cand = trusted(key, check(**kw), probes)
+                else:
+                    cand = run(check(over, **kw), probes)
+                if same_report(student, cand, probes) is True:
+                    if over is None:
+                        return s.in_function(qid, (mid,), inline=False)
+                    return s.with_callees(qid, (mid,), list(wrong))
+    if strict or same_report(student, expected, probes) == "strict":
+        return s.in_function(qid, ("adapter-strict-tolerance",), inline=False)
+    if all(not o.ok for o in student):
+        return s.raised(qid, student, probes)
+    _, text = report_difference(student, expected, probes)
+    return s.plain(qid, f"Your cross_check {text}.")
+
+
+def _close(a, b, dtype: str) -> bool:
+    """Two reported differences agree: equal, or both at rounding level for the dtype."""
+    tiny = 1e-4 if dtype == "float32" else 1e-9
+    if a <= tiny and b <= tiny:
+        return True
+    return abs(a - b) <= 1e-3 * max(abs(a), abs(b))
+
+
+def same_report(student: list[Outcome], candidate: list[Outcome], probes):
+    """True: the student's reports are the candidate's, with a fitting ``match``; "strict":
+    the same, except float32 modules called mismatched for rounding; None otherwise."""
+    strict = False
+    for got, c, p in zip(student, candidate, probes, strict=True):
+        if got.ok != c.ok:
+            return None
+        if not got.ok:
+            continue
+        r = got.value
+        keys = ("output_max_abs_diff", "weights_max_abs_diff", "match")
+        if not isinstance(r, dict) or any(k not in r for k in keys):
+            return None
+        dtype = str(p.args[0].in_proj_weight.dtype).removeprefix("torch.")
+        try:
+            reported = [float(r["output_max_abs_diff"]), float(r["weights_max_abs_diff"])]
+        except (TypeError, ValueError):
+            return None
+        want = [c.value["output_max_abs_diff"], c.value["weights_max_abs_diff"]]
+        if not all(_close(g, w, dtype) for g, w in zip(reported, want, strict=True)):
+            return None
+        worst = max(want)
+        if worst <= 1e-10 and not r["match"]:
+            return None  # equal to float64 rounding, yet called a mismatch
+        if worst > 1e-3 and r["match"]:
+            return None  # clearly different, yet called a match
+        if 1e-10 < worst <= 1e-4 and not r["match"] and dtype == "float32":
+            strict = True  # float32 rounding called a mismatch
+    return "strict" if strict else True
+
+
+def report_difference(student: list[Outcome], expected: list[Outcome], probes):
+    for i, (got, e, p) in enumerate(zip(student, expected, probes, strict=True)):
+        where = f"for {p.describe()}"
+        if not got.ok:
+            return i, f"{where}: {error_text(got.error)}"
+        r = got.value
+        if not isinstance(r, dict) or any(
+            k not in r for k in ("output_max_abs_diff", "weights_max_abs_diff", "match")
+        ):
+            return i, (
+                "did not return a dict with output_max_abs_diff, weights_max_abs_diff and match "
+                + where
+            )
+        if same_report([got], [e], [p]) is not True:
+            return i, (
+                f"reports differences (or a match) {where} other than what running the module "
+                "and your own pipeline gives"
+            )
+    return -1, "differs from the reference"

@@ -1,0 +1,18 @@
+"""merge_heads: a catalogued reshaping mistake, else what is off."""
+
+from __future__ import annotations
+
+from solutions import multihead as ref
+
+from .. import mutants as mut
+from .. import probes as pr
+from ..result import Diagnosis
+from ..session import DiagnosisSession
+from ._heads import diagnose_reshaping
+
+
+def diagnose(s: DiagnosisSession) -> Diagnosis | None:
+    names = ("token", "feature")
+    return diagnose_reshaping(
+        s, "merge_heads", pr.merge_probes(), ref.merge_heads, mut.MERGE, names
+    )

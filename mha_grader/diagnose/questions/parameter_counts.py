@@ -1,0 +1,34 @@
+"""parameter_counts: what the counts got wrong."""
+
+from __future__ import annotations
+
+from solutions import multihead as ref
+
+from .. import probes as pr
+from ..compare import matches
+from ..explain import first_difference
+from ..result import Diagnosis
+from ..session import DiagnosisSession, trusted
+
+
+def diagnose(s: DiagnosisSession) -> Diagnosis | None:
+    qid = "parameter_counts"
+    probes = pr.count_probes()
+    student = s.student(qid, probes)
+    expected = trusted(("ref", qid), ref.parameter_counts, probes)
+    if matches(student, expected) or s.not_attempted(student):
+        return None
+
+    def describe(got, want, probe):
+        if not isinstance(got, dict) or set(got) != set(want):
+            return "did not return a dict keyed by the head counts asked for"
+        values = set(got.values())
+        if len(values) > 1:
+            return (
+                "gives different counts for different numbers of heads, yet splitting "
+                "into heads adds no parameters"
+            )
+        return "gives a count that differs from what the torch module has"
+
+    _, text = first_difference(student, expected, probes, describe)
+    return s.plain(qid, f"Your parameter_counts {text}.")

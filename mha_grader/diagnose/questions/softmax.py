@@ -1,0 +1,97 @@
+"""softmax: a catalogued mistake (axis, stability, keepdims, global), else what is off."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from solutions import multihead as ref
+
+from .. import mutants as mut
+from .. import probes as pr
+from ..compare import Outcome, as_array, matches, same_array
+from ..explain import array_diff, first_difference, sums_text
+from ..result import Diagnosis
+from ..session import DiagnosisSession, trusted
+
+
+def diagnose(s: DiagnosisSession) -> Diagnosis | None:
+    probes = pr.softmax_probes()
+    student = s.student("softmax", probes)
+    expected = trusted(("ref", "softmax"), ref.softmax, probes)
+    if matches(student, expected) or s.not_attempted(student):
+        return None
+    mod = [i for i, p in enumerate(probes) if not p.large]
+    big = [i for i, p in enumerate(probes) if p.large]
+    s_mod = [student[i] for i in mod]
+    sub = tuple(probes[i] for i in mod)
+
+    ids: tuple[str, ...] | None = None
+    behaviour: Callable | None = None
+    if matches(s_mod, [expected[i] for i in mod]):
+        ids, behaviour = (), ref.softmax
+    concrete = [(("softmax-no-keepdims",), f) for f in mut.SOFTMAX["softmax-no-keepdims"]]
+    concrete += [(i, f) for i, fs in mut.SOFTMAX_COMBINED.items() for f in fs]
+    for f_ids, f in concrete:
+        if ids is None and matches(s_mod, trusted((f, "moderate"), f, sub)):
+            ids, behaviour = f_ids, f
+    if ids is None and _over_other_axes(s_mod, sub):
+        ids = ("softmax-wrong-axis",)
+    if ids is None and _global(s_mod, sub):
+        ids = ("softmax-global",)
+    if ids is not None:
+        unstable = False
+        for i in big:
+            got = student[i]
+            if behaviour is not None:
+                want = trusted((behaviour, "large", i), behaviour, [probes[i]])[0]
+                unstable |= not matches([got], [want], vacuous=True) and (
+                    not got.ok or not _finite(got.value) or behaviour is ref.softmax
+                )
+            else:
+                unstable |= got.ok and not _finite(got.value)
+        ids = ids + ("softmax-unstable",) * (unstable and "softmax-unstable" not in ids)
+        if ids:
+            return s.in_function("softmax", ids, inline=False)
+
+    def describe(got, want, probe):
+        diff = array_diff(got, want)
+        sums = sums_text(got, probe.kwargs.get("axis", -1))
+        return f"{diff}; {sums}" if sums else diff
+
+    _, text = first_difference(student, expected, probes, describe)
+    if all(not o.ok for o in student):
+        return s.raised("softmax", student, probes)
+    return s.plain("softmax", f"Your softmax differs from a softmax: {text}.")
+
+
+def _finite(v) -> bool:
+    a = as_array(v)
+    return a is not None and bool(np.isfinite(a).all())
+
+
+def _over_other_axes(student: list[Outcome], probes) -> bool:
+    """Every result is a softmax over some axis, and at least one over the wrong axis."""
+    other = False
+    for got, p in zip(student, probes, strict=True):
+        if not got.ok:
+            return False
+        x = p.args[0]
+        axis = p.kwargs.get("axis", -1) % x.ndim
+        axes = [a for a in range(x.ndim) if same_array(got.value, ref.softmax(x, axis=a))]
+        if not axes:
+            return False
+        other |= axis not in axes
+    return other
+
+
+def _global(student: list[Outcome], probes) -> bool:
+    """Every result is non-negative and sums to 1 over the whole array (not along the axis)."""
+    for got, p in zip(student, probes, strict=True):
+        a = as_array(got.value) if got.ok else None
+        if a is None or a.shape != p.args[0].shape or not np.isfinite(a).all():
+            return False
+        if (a < -1e-12).any() or not np.isclose(a.sum(), 1.0, atol=1e-6):
+            return False
+    return True

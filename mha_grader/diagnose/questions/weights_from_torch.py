@@ -1,0 +1,85 @@
+"""weights_from_torch: which torch block each returned matrix is (transposed or not), else
+what is off."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solutions import crosscheck as ref_cc
+
+from .. import mutants as mut
+from .. import probes as pr
+from ..catalogue import CATALOGUE
+from ..compare import as_array, matches, same, same_array
+from ..explain import array_diff, first_difference
+from ..result import Diagnosis
+from ..session import DiagnosisSession, trusted
+
+
+def diagnose(s: DiagnosisSession) -> Diagnosis | None:
+    qid = "weights_from_torch"
+    probes = pr.adapter_probes()
+    student = s.student(qid, probes)
+    expected = trusted(("ref", qid), ref_cc.weights_from_torch, probes)
+    if matches(student, expected):
+        floats = [as_array(w).dtype for o in student for w in o.value if as_array(w) is not None]
+        if any(d != np.float64 for d in floats):
+            return s.plain(
+                qid,
+                "Your weights_from_torch returns the right numbers but not as float64 arrays "
+                f"(got {sorted({str(d) for d in floats})}); convert them to float64.",
+            )
+        return None
+    if s.not_attempted(student):
+        return None
+    if all(not o.ok for o in student):
+        return s.raised(qid, student, probes)
+    found: set[str] = set()
+    for probe, got in zip(probes, student, strict=True):
+        names = identify_blocks(probe.args[0], got.value) if got.ok else None
+        if names is None:
+            found = set()
+            break
+        found |= {"adapter-no-transpose"} if any(t for _, t in names) else set()
+        found |= {"adapter-qkv-order"} if [b for b, _ in names[:3]] != list("qkv") else set()
+        if names[3][0] != "o":
+            found = set()
+            break
+    if found:
+        ids = tuple(i for i in CATALOGUE if i in found)
+        return s.in_function(qid, ids, inline=False)
+
+    def describe(got, want, probe):
+        if not isinstance(got, tuple | list) or len(got) != 4:
+            return "did not return four matrices (Wq, Wk, Wv, Wo)"
+        bad = [
+            f"{n}: {array_diff(g, w, ('input feature', 'output feature'))}"
+            for n, g, w in zip(("Wq", "Wk", "Wv", "Wo"), got, want, strict=True)
+            if not same(g, w)
+        ]
+        return "; ".join(bad)
+
+    _, text = first_difference(student, expected, probes, describe)
+    return s.plain(qid, f"Your weights_from_torch does not reproduce the module's weights: {text}.")
+
+
+def identify_blocks(mha, Ws) -> list[tuple[str, bool]] | None:
+    """For each returned matrix, which torch block it is and whether it was left untransposed."""
+    if not isinstance(Ws, tuple | list) or len(Ws) != 4:
+        return None
+    blocks = mut.torch_blocks(mha)
+    names = []
+    for W in Ws:
+        hit = next(
+            (
+                (b, untransposed)
+                for b in "qkvo"
+                for untransposed in (False, True)
+                if same_array(W, blocks[b] if untransposed else blocks[b].T)
+            ),
+            None,
+        )
+        if hit is None:
+            return None
+        names.append(hit)
+    return names

@@ -1,0 +1,227 @@
+"""One submission's diagnosis: the calls into its code, shared between questions.
+
+The engine creates a ``DiagnosisSession`` per submission and passes it to every question's
+diagnosis (``questions/<qid>.py``): the student's results on the probes are fetched once (all
+probes of a function in one exchange with the worker) and shared, each question is diagnosed at
+most once (a composite asks for its callees' diagnoses), calls stop once they have used the time
+budget, and the helpers below put blame where the bug is. What is computed from the reference
+and its mutants alone is cached for the whole process (``trusted``): a batch grades many
+submissions on the same probes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .. import errors
+from ..questions import CALLEES
+from ..worker import wire
+from . import probes as pr
+from .catalogue import CATALOGUE
+from .compare import Outcome, run
+from .explain import error_text
+from .result import Diagnosis, catalogue_text, named
+
+_cache: dict[Any, list[Outcome]] = {}
+_cache_lock = threading.Lock()
+
+
+def trusted(key: Any, func: Callable, probes: Sequence[pr.Probe]) -> list[Outcome]:
+    """``run(func, probes)`` for a function of the grader's own (the reference or a mutant),
+    computed once per process; ``key`` names it (with the probes)."""
+    with _cache_lock:
+        found = _cache.get(key)
+    if found is None:
+        found = run(func, probes)
+        with _cache_lock:
+            if len(_cache) < 4096:
+                _cache[key] = found
+    return found
+
+
+class GiveUp(BaseException):
+    """A call into the student's code timed out or crashed, or the budget is spent: stop
+    calling it (a BaseException, so that ``run`` does not record it as an ordinary outcome)."""
+
+
+class DiagnosisSession:
+    """Diagnoses for one submission; calls into its code are shared between questions.
+
+    Calls count against the submission's time, so diagnosis stops (every later question gets
+    None) once its calls took ``budget`` seconds, or when one of them times out or kills the
+    worker.
+    """
+
+    def __init__(self, env: Mapping[str, Callable], budget: float = 5.0):
+        self.env = env
+        self.budget = budget  # seconds of calls into the student's code, for all questions
+        self.spent = 0.0
+        self.gave_up = False
+        self.memo: dict[str, Diagnosis | None] = {}
+        self.calls: dict[tuple, Outcome] = {}
+        self.wrapped: dict[str, Callable] = {}
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def diagnose(self, qid: str) -> Diagnosis | None:
+        """The diagnosis of ``qid`` (None: right on our probes, not attempted, or gave up)."""
+        if self.gave_up:
+            return None
+        try:
+            return self.find(qid)
+        except GiveUp:
+            self.gave_up = True
+            return None
+
+    def find(self, qid: str) -> Diagnosis | None:
+        """``diagnose`` for use inside a diagnosis: a GiveUp goes through to the caller."""
+        if qid not in self.memo:
+            from .questions import MODULES
+
+            module = MODULES.get(qid)
+            self.memo[qid] = module.diagnose(self) if module is not None else None
+        return self.memo[qid]
+
+    def wrong(self, qid: str) -> bool:
+        return self.find(qid) is not None
+
+    # -- calls into the student's code -------------------------------------------------------
+
+    def _key(self, name: str, args: tuple, kwargs: dict) -> tuple | None:
+        try:
+            return (name, hashlib.sha1(wire.encode((args, kwargs))).digest())
+        except wire.WireError:
+            return None
+
+    def _spend(self, start: float) -> None:
+        self.spent += time.monotonic() - start
+
+    def _checked(self, outcome: Outcome) -> Outcome:
+        if isinstance(outcome.error, errors.CallTimeout | errors.WorkerCrashed):
+            raise GiveUp from None
+        return outcome
+
+    def _missing(self, name: str) -> Callable:
+        def missing(*args, **kwargs):
+            raise errors.MissingFunction(f"{name} is missing")
+
+        return missing
+
+    def fn(self, name: str) -> Callable:
+        """The student's function, memoised: candidates call it often with the same inputs."""
+        if name in self.wrapped:
+            return self.wrapped[name]
+        func = self.env.get(name) or self._missing(name)
+
+        def call(*args, **kwargs):
+            key = self._key(name, args, kwargs)
+            if key is None:
+                return func(*args, **kwargs)
+            if key not in self.calls:
+                if self.spent > self.budget:
+                    raise GiveUp  # slow code: the hidden tests need the time more
+                start = time.monotonic()
+                self.calls[key] = run(lambda: func(*args, **kwargs), [pr.Probe(())])[0]
+                self._spend(start)
+            outcome = self._checked(self.calls[key])
+            if not outcome.ok:
+                raise outcome.error
+            return outcome.value
+
+        self.wrapped[name] = call
+        return call
+
+    def student(self, name: str, probes: Sequence[pr.Probe]) -> list[Outcome]:
+        """The student's ``name`` on every probe, fetched in one exchange where it can be."""
+        keys = [self._key(name, p.args, p.kwargs) for p in probes]
+        todo = [i for i, k in enumerate(keys) if k is None or k not in self.calls]
+        func = self.env.get(name)
+        many = getattr(func, "many", None)
+        if todo and many is not None and all(keys[i] is not None for i in todo):
+            if self.spent > self.budget:
+                raise GiveUp
+            start = time.monotonic()
+            try:
+                found = many([(probes[i].args, probes[i].kwargs) for i in todo])
+            except errors.StudentCodeError as e:  # a hang or crash of the whole exchange
+                found = [e] * len(todo)
+            self._spend(start)
+            for i, value in zip(todo, found, strict=True):
+                error = value if isinstance(value, errors.StudentCodeError) else None
+                self.calls[keys[i]] = Outcome(error=error) if error else Outcome(value=value)
+        return [self._checked(o) for o in run(self.fn(name), probes)]
+
+    @staticmethod
+    def not_attempted(outcomes: list[Outcome]) -> bool:
+        return all(isinstance(o.error, errors.NotAttempted) for o in outcomes)
+
+    # -- blame -----------------------------------------------------------------------------
+
+    def blame_callees(self, qid: str, names: tuple[str, ...]) -> Diagnosis:
+        """``qid`` is right given its callees ``names``, which are wrong: blame the deepest."""
+        diags = [self.find(n) for n in names]
+        ids = tuple(dict.fromkeys(i for d in diags for i in d.misconceptions))
+        roots = tuple(dict.fromkeys(r for d in diags for r in d.roots))
+        at_fault = [fn for fn, _ in roots]
+        who = " and ".join(f"your {fn}" for fn in at_fault)
+        via = [n for n in names if n not in at_fault]
+        through = f" (which it calls through your {' and '.join(via)})" if via else ""
+        text = (
+            f"Your {qid} is right given the functions it calls: it goes wrong only because "
+            f"{who}{through} {'is' if len(at_fault) == 1 else 'are'} wrong."
+        )
+        text += "".join(f" About {fn}: {detail}" for fn, detail in roots)
+        return named(ids, at_fault[0], text, qid, roots)
+
+    def callees_note(self, qid: str) -> str:
+        names = CALLEES.get(qid, ())
+        if names and not any(self.wrong(n) for n in names):
+            listed = ", ".join(names)
+            return f" (Your {listed} {'is' if len(names) == 1 else 'are'} right on our probes.)"
+        return ""
+
+    def in_function(self, qid: str, ids: tuple[str, ...], inline: bool) -> Diagnosis:
+        text = catalogue_text(ids)
+        if inline:
+            where = CATALOGUE[ids[0]].where
+            right = f"Your {where} is right, but " if not self.wrong(where) else ""
+            text = (
+                f"{right}{qid} makes this mistake itself (in its own code, or in how it "
+                f"calls {where}): {text}"
+            )
+        return named(ids, qid, text + self.callees_note(qid), qid)
+
+    def with_callees(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
+        """An own catalogued mistake on top of wrong callees: both named, blame on ``qid``."""
+        extra = tuple(i for n in wrong for i in self.find(n).misconceptions)
+        text = catalogue_text(ids) + "".join(
+            f" Also, about your {n}: {self.find(n).message}" for n in wrong
+        )
+        return named((*ids, *extra), qid, text, qid)
+
+    def plain(self, qid: str, text: str) -> Diagnosis:
+        return named((), qid, text + self.callees_note(qid), qid)
+
+    def raised(self, qid: str, student: list[Outcome], probes) -> Diagnosis | None:
+        """Every probe raised: say where, blaming a callee that raises too."""
+        if self.not_attempted(student):
+            return None
+        for name in CALLEES.get(qid, ()):
+            d = self.find(name)
+            if d is not None and d.misconception is None and "raised" in d.message:
+                return named(
+                    d.misconceptions,
+                    name,
+                    f"Your {qid} fails because {name}, which it calls, fails: {d.message}",
+                    qid,
+                )
+        i = next(i for i, o in enumerate(student) if not o.ok)
+        return self.plain(
+            qid,
+            f"Your {qid} gave no usable result on any input we tried; on inputs "
+            f"{probes[i].describe()}: {error_text(student[i].error)}.",
+        )
