@@ -113,12 +113,25 @@ def check_close(
     message when the result holds nan or inf.
     """
     value = check_array(value, what, shape_words, expected.shape)
-    if not np.all(np.isfinite(value)):
-        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+    # The reference is always finite; an expectation carried forward from a student's callee
+    # (carry.py) may not be: then the same entries must be nan or infinite, the rest close.
+    finite = np.isfinite(expected)
+    if not np.array_equal(np.isfinite(value), finite):
+        bad = int(np.count_nonzero(~np.isfinite(value) & finite))
         raise AssertionError(
             f"{what} is not finite: {shown.portion(bad, value.size, 'nan or infinite')}; every "
             f"entry should be finite.{' ' + nan_hint if nan_hint else ''}"
         )
+    if not finite.all():
+        same = np.isnan(value) == np.isnan(expected)
+        if not (
+            same.all()
+            and np.array_equal(
+                value[~finite & ~np.isnan(value)], expected[~finite & ~np.isnan(expected)]
+            )
+        ):
+            raise AssertionError(f"{what} is not what your own functions give on these inputs.")
+        value, expected = value[finite], expected[finite]
     rtol = tolerance(value.dtype, strict)
     scale = float(np.max(np.abs(expected))) if expected.size else 0.0
     allowed = rtol * (scale if scale > 0 else 1.0)

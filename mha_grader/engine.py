@@ -14,9 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import proxy
+from . import carry, proxy, questions, shown
 from .proxy import MODULES, SessionLog, WorkerSession
-from .questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
+from .questions import (
+    CODE_QUESTIONS,
+    MAX_TOTAL,
+    NUMPY_QUESTIONS,
+    POINTS,
+    QUESTION_IDS,
+    WRITTEN_QUESTIONS,
+    Policy,
+)
 from .results import TestResult
 from .sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from .submission import Submission
@@ -28,6 +36,7 @@ log = logging.getLogger(__name__)
 
 QuestionRunner = Callable[[str, Mapping[str, Callable]], list[TestResult]]
 WrittenGrader = Callable[[str | None], list[TestResult]]
+NUMPY_ONLY_TAG = "beyond-numpy"  # a NumPy question whose calls reached another library
 GRADER_FAILED = (
     "the grader itself failed on this question (not your code's fault); "
     "your instructor has been told and will grade it by hand"
@@ -145,11 +154,14 @@ class Engine:
         require: str | None = None,
         protect: Sequence[Path] = (),
         layers: Sequence[str] | None = None,
+        policy: Policy | None = None,
     ):
         """``require``: the weakest sandbox layer allowed (default: $MHA_REQUIRE_SANDBOX, or
         any); ``protect``: paths closed to student code besides the checkout (the output
-        folder, the submissions); ``layers``: the layers to try (tests; default all)."""
+        folder, the submissions); ``layers``: the layers to try (tests; default all);
+        ``policy``: the grading policy (default: points.toml's [policy])."""
         self.limits = limits or Limits()
+        self.policy = policy or questions.POLICY  # points.toml's [policy]
         self.run_question = run_question or _default_runner
         self.grade_written = grade_written or _default_written
         self.privileged = privileged  # None: per-worker uids when running as root
@@ -251,7 +263,9 @@ class Engine:
         _settle_process()
         if diagnosis is None:
             diagnosis = DiagnosisSession(env)
-        return explain_failures(qid, self.run_question(qid, env), diagnosis)
+        with carry.policy(self.policy.carry_forward):
+            results = self.run_question(qid, env)
+        return explain_failures(qid, results, diagnosis)
 
     def _public_calls(self, session: WorkerSession) -> None:
         """Each function once on the grader's own public input, before any hidden input reaches
@@ -340,6 +354,7 @@ class Engine:
                     log.exception("the hidden tests of %s failed for %s", qid, grade.student)
                     grade.status = "grader-error"
                     results += _grader_failure((qid,))
+        self._numpy_only(results, session.reached)
         slog = session.log
         grade.output = slog.import_output
         if slog.import_output_truncated:
@@ -369,6 +384,27 @@ class Engine:
             log.warning("protocol violation by %s: %s", grade.student, slog.protocol_violation)
             grade.notes.append(proxy.PROTOCOL_VIOLATION + "; the remaining tests scored 0")
         return results, slog
+
+    def _numpy_only(self, results: list[TestResult], reached: Mapping[str, set[str]]) -> None:
+        """A NumPy question whose calls reached another library is flagged for review, named in
+        its feedback, and (policy "zero") earns nothing."""
+        for qid in NUMPY_QUESTIONS:
+            found = reached.get(qid)
+            if not found:
+                continue
+            zero = self.policy.numpy_only == "zero"
+            cost = "it earns no points here, and " if zero else ""
+            note = (
+                f"Your {qid} used {shown.libraries(sorted(found))} during the grader's calls: "
+                f"this exercise asks for NumPy and the standard library only, so {cost}a "
+                "teacher will look at it."
+            )
+            for r in results:
+                if r.question == qid:
+                    r.output = f"{r.output}\n{note}" if r.output else note
+                    r.tags += [t for t in ("needs-review", NUMPY_ONLY_TAG) if t not in r.tags]
+                    if zero:
+                        r.score = 0.0
 
     def _status(self, submission: Submission, grade: Grade, slog: SessionLog | None) -> str:
         if grade.status == "grader-error":

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Mapping
 from functools import cache
 
-from . import paths
+from . import carry, paths
 from .errors import StudentCodeError, StudentRaised
 from .questions import CODE_QUESTIONS, POINTS
 from .results import TestResult
@@ -103,17 +103,23 @@ def _call(tc, env: Mapping[str, Callable]) -> None:
     tc.body.test_func(**{n: env if n == "env" else env.get(n, None) for n in names})
 
 
-def _run_case(tc, env: Mapping[str, Callable]) -> tuple[bool, str]:
-    try:
-        _call(tc, env)
-    except AssertionError as e:
-        return False, str(e) or EMPTY_ASSERTION
-    except StudentCodeError as e:
-        return False, student_message(e)
-    except Exception as e:  # a bug in a test, or a value no check expected: never crash the run
-        log.warning("hidden test %r raised %s", tc.name, type(e).__name__, exc_info=True)
-        return False, NEUTRAL_FAILURE
-    return True, PASSED
+def _run_case(tc, env: Mapping[str, Callable]) -> tuple[bool, str, list[str]]:
+    """(passed, output, tags) of one case; a case that passed because an error was carried
+    forward (``carry``) says so in its output and tags."""
+    with carry.case() as carried:
+        try:
+            _call(tc, env)
+        except AssertionError as e:
+            return False, str(e) or EMPTY_ASSERTION, []
+        except StudentCodeError as e:
+            return False, student_message(e), []
+        except Exception as e:  # a bug in a test, or a value no check expected: never crash
+            log.warning("hidden test %r raised %s", tc.name, type(e).__name__, exc_info=True)
+            return False, NEUTRAL_FAILURE, []
+    if carried:
+        text = " ".join(c.text for c in carried)
+        return True, f"{PASSED}. {text}", [t for c in carried for t in c.tags]
+    return True, PASSED, []
 
 
 def run_question(qid: str, env: Mapping[str, Callable]) -> list[TestResult]:
@@ -124,8 +130,7 @@ def run_question(qid: str, env: Mapping[str, Callable]) -> list[TestResult]:
     share = case_points(qid)
     results = []
     for tc in test_file.test_cases:
-        passed, output = _run_case(tc, env)
-        results.append(
-            TestResult(f"{qid}: {tc.name}", qid, share if passed else 0.0, share, output)
-        )
+        passed, output, tags = _run_case(tc, env)
+        score = share if passed else 0.0
+        results.append(TestResult(f"{qid}: {tc.name}", qid, score, share, output, tags=tags))
     return results

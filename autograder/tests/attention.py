@@ -1,11 +1,16 @@
-"""Hidden tests for attention(Q, K, V). Trusted side only."""
+"""Hidden tests for attention(Q, K, V). Trusted side only.
 
+Each check carries an error forward (``mha_grader.carry``): a result that is wrong only because
+the student's own softmax is wrong keeps its points, and says so.
+"""
+
+import math
 from functools import cache
 
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader import carry, compare
 from solutions import multihead as ref
 
 name = "attention"
@@ -48,52 +53,84 @@ def _expected(key: tuple):
     return ref.attention(*make(*args))
 
 
-def _check(attention, key: tuple, lead_axes: int, **kw) -> None:
+def composed(Q, K, V, softmax):
+    """The reference attention with the softmax it is given (the student's, in a carried
+    check), called as the reference calls it."""
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return weights @ V, weights
+
+
+def compositions(Q, K, V) -> list:
+    """Ways a student's attention may call its softmax: with axis=-1, or relying on the
+    default axis."""
+    return [
+        lambda c: composed(Q, K, V, c["softmax"]),
+        lambda c: composed(Q, K, V, lambda x, axis=-1: c["softmax"](x)),
+    ]
+
+
+def _check(attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
     """key = (input maker, *its arguments): the inputs are made (and cached) from it."""
     make, *args = key
-    result = attention(*make(*args))
-    out, weights = compare.check_pair(result, "attention(Q, K, V)", "out", "weights")
-    expected_out, expected_weights = _expected(key)
+    inputs = make(*args)
     lead = LEAD[len(LEAD) - lead_axes :] if lead_axes else ()
-    compare.check_close(
-        weights,
-        expected_weights,
-        "attention's `weights`",
-        "(..., n, m)",
-        (*lead, "query", "key"),
-        **kw,
-    )
-    compare.check_close(
-        out, expected_out, "attention's `out`", "(..., n, d_v)", (*lead, "query", "feature"), **kw
+
+    def verify(result, expected) -> None:
+        out, weights = compare.check_pair(result, "attention(Q, K, V)", "out", "weights")
+        expected_out, expected_weights = expected
+        compare.check_close(
+            weights,
+            expected_weights,
+            "attention's `weights`",
+            "(..., n, m)",
+            (*lead, "query", "key"),
+            **kw,
+        )
+        compare.check_close(
+            out,
+            expected_out,
+            "attention's `out`",
+            "(..., n, d_v)",
+            (*lead, "query", "feature"),
+            **kw,
+        )
+
+    carry.check(
+        "attention",
+        lambda: attention(*inputs),
+        verify,
+        _expected(key),
+        compositions(*inputs),
+        {"softmax": (softmax, ref.softmax)},
     )
 
 
 @test_case(name="one head: n queries, m keys (n != m) and d_k != d_v; Q, K, V unmodified")
-def rectangular(attention):
-    _check(attention, (_qkv, 401, (), 4, 6, 3, 5), lead_axes=0)
+def rectangular(attention, softmax):
+    _check(attention, softmax, (_qkv, 401, (), 4, 6, 3, 5), lead_axes=0)
     compare.check_unmodified(attention, "attention(Q, K, V)")
 
 
 @test_case(name="square case: n == m == d_k == d_v")
-def square(attention):
-    _check(attention, (_qkv, 402, (), 4, 4, 4, 4), lead_axes=0)
+def square(attention, softmax):
+    _check(attention, softmax, (_qkv, 402, (), 4, 4, 4, 4), lead_axes=0)
 
 
 @test_case(name="stacked heads: a leading head axis is kept apart")
-def head_axis(attention):
-    _check(attention, (_qkv, 403, (3,), 5, 5, 2, 2), lead_axes=1)
+def head_axis(attention, softmax):
+    _check(attention, softmax, (_qkv, 403, (3,), 5, 5, 2, 2), lead_axes=1)
 
 
 @test_case(name="two leading batch axes, n != m, d_k != d_v")
-def two_batch_axes(attention):
-    _check(attention, (_qkv, 404, (2, 3), 4, 6, 5, 2), lead_axes=2)
+def two_batch_axes(attention, softmax):
+    _check(attention, softmax, (_qkv, 404, (2, 3), 4, 6, 5, 2), lead_axes=2)
 
 
 @test_case(name="scores as large as 1e4 in magnitude give finite, correct results")
-def large_scores(attention):
-    _check(attention, (_large_qkv,), lead_axes=1, nan_hint=compare.OVERFLOW_HINT)
+def large_scores(attention, softmax):
+    _check(attention, softmax, (_large_qkv,), lead_axes=1, nan_hint=compare.OVERFLOW_HINT)
 
 
 @test_case(name="float32 inputs are handled to float32 precision")
-def float32_inputs(attention):
-    _check(attention, (_qkv, 406, (2,), 3, 5, 4, 3, np.float32), lead_axes=1)
+def float32_inputs(attention, softmax):
+    _check(attention, softmax, (_qkv, 406, (2,), 3, 5, 4, 3, np.float32), lead_axes=1)

@@ -1,11 +1,15 @@
-"""Hidden tests for multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads). Trusted side only."""
+"""Hidden tests for multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads). Trusted side only.
+
+Each check carries an error forward (``mha_grader.carry``): a result that is wrong only because
+the student's own split_heads, attention or merge_heads is wrong keeps its points, and says so.
+"""
 
 from functools import cache
 
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader import carry, compare
 from solutions import multihead as ref
 
 name = "multi_head_attention"
@@ -28,72 +32,129 @@ def _one_head_inputs(seed: int, n: int, d_model: int):
 
 
 @cache
+def _callees(split_heads, attention, merge_heads) -> dict:
+    return {"split_heads": split_heads, "attention": attention, "merge_heads": merge_heads}
+
+
 def _expected(key: tuple, num_heads: int):
     """The reference (out, weights), once per process: a batch grades many submissions."""
     return ref.multi_head_attention(*_inputs(*key), num_heads)
 
 
-def _check(multi_head_attention, key: tuple, num_heads: int, **kw) -> None:
-    """key: the arguments of _inputs, which makes (and caches) X and the four projections."""
-    result = multi_head_attention(*_inputs(*key), num_heads)
-    out, weights = compare.check_pair(result, "multi_head_attention(...)", "out", "weights")
-    expected_out, expected_weights = _expected(key, num_heads)
-    compare.check_close(
-        weights,
-        expected_weights,
-        "multi_head_attention's `weights`",
-        "(num_heads, n, n)",
-        ("head", "query", "key"),
-        **kw,
+def composed(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge, per_head=False):
+    """The reference multi-head attention with the callees it is given (the student's, in a
+    carried check); ``per_head``: attention called on each head's 2-D slices in turn, as a
+    loop over heads calls it."""
+    d_head = X.shape[-1] // num_heads
+    Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    if per_head:
+        pairs = [attention(Qh[h], Kh[h], Vh[h]) for h in range(num_heads)]
+        out_heads, weights = np.stack([o for o, _ in pairs]), np.stack([w for _, w in pairs])
+    else:
+        out_heads, weights = attention(Qh, Kh, Vh)
+    return merge(out_heads) @ Wo, weights
+
+
+def compositions(*inputs) -> list:
+    """The reference composition, then attention called head by head."""
+    return [
+        lambda c, p=per_head: composed(
+            *inputs, c["split_heads"], c["attention"], c["merge_heads"], per_head=p
+        )
+        for per_head in (False, True)
+    ]
+
+
+def check_composite(multi_head_attention, callees: dict, inputs: tuple, expected, what, **kw):
+    """The student's result on ``inputs`` against ``expected``, an error carried forward from
+    the student's ``callees`` (their proxies by name) where one is wrong."""
+
+    def verify(result, want) -> None:
+        out, weights = compare.check_pair(result, "multi_head_attention(...)", "out", "weights")
+        compare.check_close(
+            weights,
+            want[1],
+            what.format("weights"),
+            "(num_heads, n, n)",
+            ("head", "query", "key"),
+            **kw,
+        )
+        compare.check_close(
+            out, want[0], what.format("out"), "(n, d_model)", ("token", "feature"), **kw
+        )
+
+    reference = {"split_heads": ref.split_heads, "attention": ref.attention}
+    reference["merge_heads"] = ref.merge_heads
+    carry.check(
+        "multi_head_attention",
+        lambda: multi_head_attention(*inputs),
+        verify,
+        expected,
+        compositions(*inputs),
+        {name: (callees[name], reference[name]) for name in reference},
     )
-    compare.check_close(
-        out,
-        expected_out,
-        "multi_head_attention's `out`",
-        "(n, d_model)",
-        ("token", "feature"),
-        **kw,
+
+
+def _check(multi_head_attention, callees: dict, key: tuple, num_heads: int, **kw) -> None:
+    """key: the arguments of _inputs, which makes (and caches) X and the four projections."""
+    inputs = (*_inputs(*key), num_heads)
+    expected = _expected(key, num_heads)
+    check_composite(
+        multi_head_attention, callees, inputs, expected, "multi_head_attention's `{}`", **kw
     )
 
 
 @test_case(name="two heads, n != d_head; X and the weights unmodified")
-def two_heads(multi_head_attention):
-    _check(multi_head_attention, (501, 5, 8), 2)
+def two_heads(multi_head_attention, split_heads, attention, merge_heads):
+    _check(multi_head_attention, _callees(split_heads, attention, merge_heads), (501, 5, 8), 2)
     compare.check_unmodified(multi_head_attention, "multi_head_attention(X, Wq, Wk, Wv, Wo, h)")
 
 
 @test_case(name="two heads, n == d_head")
-def tokens_equal_head_width(multi_head_attention):
-    _check(multi_head_attention, (502, 4, 8), 2)
+def tokens_equal_head_width(multi_head_attention, split_heads, attention, merge_heads):
+    _check(multi_head_attention, _callees(split_heads, attention, merge_heads), (502, 4, 8), 2)
 
 
 @test_case(name="four heads of width 3 on two tokens")
-def four_heads(multi_head_attention):
-    _check(multi_head_attention, (503, 2, 12), 4)
+def four_heads(multi_head_attention, split_heads, attention, merge_heads):
+    _check(multi_head_attention, _callees(split_heads, attention, merge_heads), (503, 2, 12), 4)
 
 
 @test_case(name="large activations (scores in the thousands) give finite, correct results")
-def large_scores(multi_head_attention):
-    _check(multi_head_attention, (504, 6, 8, 60.0), 2, nan_hint=compare.OVERFLOW_HINT)
+def large_scores(multi_head_attention, split_heads, attention, merge_heads):
+    _check(
+        multi_head_attention,
+        _callees(split_heads, attention, merge_heads),
+        (504, 6, 8, 60.0),
+        2,
+        nan_hint=compare.OVERFLOW_HINT,
+    )
 
 
 @test_case(name="float32 inputs are handled to float32 precision")
-def float32_inputs(multi_head_attention):
-    _check(multi_head_attention, (505, 6, 6, 1.0, np.float32), 3)
+def float32_inputs(multi_head_attention, split_heads, attention, merge_heads):
+    _check(
+        multi_head_attention,
+        _callees(split_heads, attention, merge_heads),
+        (505, 6, 6, 1.0, np.float32),
+        3,
+    )
 
 
 @test_case(name="ValueError when d_model is not divisible by num_heads, the result when it is")
-def indivisible(multi_head_attention):
+def indivisible(multi_head_attention, split_heads, attention, merge_heads):
     # A refusal counts only beside a right answer (raising whatever the input earns nothing),
     # on an input simple enough that a mistake charged by the other cases is not charged again:
     # one head, and Wo the identity.
     key = (508, 3, 4)
-    result = multi_head_attention(*_one_head_inputs(*key), 1)
-    out, weights = compare.check_pair(result, "multi_head_attention(...)", "out", "weights")
-    expected_out, expected_weights = ref.multi_head_attention(*_one_head_inputs(*key), 1)
-    what = "multi_head_attention's `{}` with one head"
-    compare.check_close(weights, expected_weights, what.format("weights"), "(num_heads, n, n)")
-    compare.check_close(out, expected_out, what.format("out"), "(n, d_model)")
+    inputs = (*_one_head_inputs(*key), 1)
+    check_composite(
+        multi_head_attention,
+        _callees(split_heads, attention, merge_heads),
+        inputs,
+        ref.multi_head_attention(*inputs),
+        "multi_head_attention's `{}` with one head",
+    )
     for seed, d_model, num_heads in ((506, 6, 4), (507, 8, 3)):
         inputs = _inputs(seed, n=3, d_model=d_model)
         compare.expect_value_error(
