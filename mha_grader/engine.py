@@ -394,9 +394,11 @@ class Engine:
                 continue
             zero = self.policy.numpy_only == "zero"
             cost = "it earns no points here, and " if zero else ""
+            via = [c for c in questions.CALLEES.get(qid, ()) if found <= reached.get(c, set())]
+            through = f" (through your {' and '.join(via)})" if via else ""
             note = (
-                f"Your {qid} used {shown.libraries(sorted(found))} during the grader's calls: "
-                f"this exercise asks for NumPy and the standard library only, so {cost}a "
+                f"Your {qid} used {shown.libraries(sorted(found))}{through} during the grader's "
+                f"calls: this exercise asks for NumPy and the standard library only, so {cost}a "
                 "teacher will look at it."
             )
             for r in results:

@@ -1,8 +1,12 @@
-"""The mutation suite graded through the real engine (sandbox, hidden tests, diagnosis).
+"""The mutation suite graded through the real engine (sandbox, hidden tests, diagnosis), with
+errors carried forward (points.toml's policy) and without.
 
-Each buggy submission loses points only on the questions that contain or call its bug (always on
-the one that contains it), and the failing cases carry exactly its misconception tags; correct
-alternatives lose nothing and mistakes outside the catalogue carry no tag.
+Carried forward, a one-bug submission loses points on the function that holds the bug only:
+every other question keeps each case that is right given the student's own (buggy) callee and
+says so, and loses only cases where that callee failed outright ("could not be checked"). Not
+carried forward, the old behaviour: the bug costs its function and the functions that call it.
+Either way the failing cases carry exactly its misconception tags; correct alternatives lose
+nothing and mistakes outside the catalogue carry no tag.
 """
 
 from __future__ import annotations
@@ -12,25 +16,25 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from mha_grader import report
+from mha_grader.carry import CARRIED_TAG
 from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, POINTS, WRITTEN_QUESTIONS
+from mha_grader.questions import CODE_QUESTIONS, POINTS, WRITTEN_QUESTIONS, Policy
 from mha_grader.results import TestResult as Result
 from mha_grader.sandbox import Limits
 from mha_grader.submission import load_submission
 from tests.mutants.build import SUBMISSIONS
 
 LIMITS = Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=60.0)
+COULD_NOT = "could not be checked: your "
 
 
 def stand_in_written(text: str | None) -> list[Result]:
     return [Result(f"{q}: stand-in", q, POINTS[q], POINTS[q]) for q in WRITTEN_QUESTIONS]
 
 
-@pytest.fixture(scope="module")
-def grades(tmp_path_factory):
-    """Every submission of the suite graded once, two at a time (the engine is thread-safe)."""
-    root = tmp_path_factory.mktemp("mutants")
-    with Engine(limits=LIMITS, grade_written=stand_in_written) as engine:
+def _grade_all(root, carry_forward: bool) -> dict:
+    policy = Policy(carry_forward=carry_forward)
+    with Engine(limits=LIMITS, grade_written=stand_in_written, policy=policy) as engine:
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {
                 s.name: pool.submit(engine.grade, load_submission(s.write(root / s.name)))
@@ -39,16 +43,23 @@ def grades(tmp_path_factory):
             return {name: f.result() for name, f in futures.items()}
 
 
-@pytest.mark.parametrize("sub", SUBMISSIONS, ids=lambda s: s.name)
-def test_graded_submission_loses_points_only_where_the_bug_is_and_is_tagged(grades, sub):
-    grade = grades[sub.name]
-    assert grade.status == "ok", grade.notes
+@pytest.fixture(scope="module")
+def carried(tmp_path_factory):
+    """Every submission of the suite graded once, errors carried forward (the default)."""
+    return _grade_all(tmp_path_factory.mktemp("carried"), True)
+
+
+@pytest.fixture(scope="module")
+def not_carried(tmp_path_factory):
+    return _grade_all(tmp_path_factory.mktemp("not-carried"), False)
+
+
+def _lost(grade) -> set[str]:
     scores = grade.scores()
-    lost = {q for q in CODE_QUESTIONS if scores[q] < POINTS[q]}
-    # cross_check honestly reporting a wrong pipeline is not punished, so callers may keep
-    # their points; the function with the bug never does
-    assert lost <= set(sub.affects)
-    assert sub.blame is None or sub.blame in lost
+    return {q for q in CODE_QUESTIONS if scores[q] < POINTS[q]}
+
+
+def _tags_are_the_bugs(grade, sub) -> None:
     want = [f"misconception:{i}" for i in sub.ids]
     for r in grade.results:
         tags = [t for t in r.tags if t.startswith("misconception:")]
@@ -57,3 +68,58 @@ def test_graded_submission_loses_points_only_where_the_bug_is_and_is_tagged(grad
             assert "Diagnosis: " in r.output
     if sub.ids:
         assert "(known mistake: " in report.feedback_md(grade)
+
+
+@pytest.mark.parametrize("sub", SUBMISSIONS, ids=lambda s: s.name)
+def test_one_bug_costs_its_own_function_only_and_is_carried_forward_elsewhere(
+    carried, not_carried, sub
+):
+    grade, old = carried[sub.name], not_carried[sub.name]
+    assert grade.status == "ok", grade.notes
+    if sub.blame is None:
+        assert _lost(grade) == set()
+        return
+    assert sub.blame in _lost(grade)
+    for r in grade.results:
+        if r.question in (sub.blame, *WRITTEN_QUESTIONS):
+            continue
+        if not r.passed:  # only where the buggy callee failed outright
+            assert r.question in sub.affects and r.output.startswith(COULD_NOT), r.name
+    before = {r.name: r for r in old.results}
+    for r in grade.results:
+        if r.passed and not before[r.name].passed:  # kept by carrying the error forward
+            assert any(t.startswith(CARRIED_TAG) for t in r.tags), r.name
+            assert "Carried forward: your " in r.output
+    if any(CARRIED_TAG in t for r in grade.results for t in r.tags):
+        assert "Carried forward: your " in report.feedback_md(grade)
+    _tags_are_the_bugs(grade, sub)
+
+
+@pytest.mark.parametrize("sub", SUBMISSIONS, ids=lambda s: s.name)
+def test_without_carry_forward_a_bug_costs_its_function_and_its_callers(not_carried, sub):
+    grade = not_carried[sub.name]
+    assert grade.status == "ok", grade.notes
+    lost = _lost(grade)
+    assert lost <= set(sub.affects)
+    assert sub.blame is None or sub.blame in lost
+    assert not any(t.startswith(CARRIED_TAG) for r in grade.results for t in r.tags)
+    assert not any(r.output.startswith(COULD_NOT) for r in grade.results)
+    _tags_are_the_bugs(grade, sub)
+
+
+def test_carrying_errors_forward_keeps_points_the_old_rule_charged_again(carried, not_carried):
+    """The suite's bugs in softmax, split_heads, merge_heads, attention, multi_head_attention
+    and weights_from_torch cost their callers points without the policy, far fewer with it."""
+
+    def others(grades):
+        return sum(
+            POINTS[q] - g.scores()[q]
+            for s in SUBMISSIONS
+            if s.blame
+            for g in [grades[s.name]]
+            for q in CODE_QUESTIONS
+            if q != s.blame
+        )
+
+    assert others(not_carried) > 100
+    assert others(carried) < others(not_carried) / 3

@@ -156,57 +156,54 @@ def _usable_pair(result, n: int, d: int, h: int):
 
 def _pipelines(probes, weights_from_torch, multi_head_attention) -> list[Pipelines]:
     """The student's pipelines on each module: its multi_head_attention with the reference
-    weights and with those of its weights_from_torch, and the reference multi_head_attention
-    with the latter."""
+    weights (called first, before its weights_from_torch has seen the module), then with the
+    weights of its weights_from_torch, and the reference multi_head_attention with those."""
     found = [Pipelines() for _ in probes]
     if weights_from_torch is None or multi_head_attention is None:
         return found
+    reference = [(p["X"], *p["Ws"], p["mha"].num_heads) for p in probes]
+    for i, result in enumerate(_many(multi_head_attention, reference)):
+        found[i].own.append(_own(probes[i], reference[i], result, ()))
     adapted = _many(weights_from_torch, [(p["mha"],) for p in probes])
     calls, where = [], []
     for i, (p, Ws) in enumerate(zip(probes, adapted, strict=True)):
-        d, h, n = p["mha"].embed_dim, p["mha"].num_heads, p["X"].shape[0]
-        mine = None if isinstance(Ws, StudentCodeError) else _usable_weights(Ws, d)
-        differ = mine is not None and not all(
-            np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(mine, p["Ws"], strict=True)
-        )
+        d, h = p["mha"].embed_dim, p["mha"].num_heads
         if isinstance(Ws, StudentCodeError):
-            found[i].own.append(
-                Pipeline(failed=("weights_from_torch", carry.failure_words(Ws, "cross_check")))
-            )
-        elif mine is None:
+            what = carry.failure_words(Ws, "cross_check")
+            found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
+            continue
+        mine = _usable_weights(Ws, d)
+        if mine is None:
             what = "does not return four (d_model, d_model) float arrays for this module"
             found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
-        elif differ:
-            try:
-                pair = ref.multi_head_attention(p["X"], *mine, h)
-                found[i].own.append(Pipeline(_diffs(p, *pair), ("weights_from_torch",)))
-            except Exception:
-                pass
-        calls.append((p["X"], *p["Ws"], h))
-        where.append((i, ()))
-        if differ:
-            calls.append((p["X"], *mine, h))
-            where.append((i, ("weights_from_torch",)))
-    results = _many(multi_head_attention, calls)
-    for (i, wrong_weights), args, result in zip(where, calls, results, strict=True):
-        p = probes[i]
-        d, h, n = p["mha"].embed_dim, p["mha"].num_heads, p["X"].shape[0]
-        if isinstance(result, StudentCodeError):
-            what = carry.failure_words(result, "cross_check")
-            found[i].own.append(Pipeline(failed=("multi_head_attention", what), imported=True))
             continue
-        pair = _usable_pair(result, n, d, h)
-        if pair is None:
-            what = "does not return (out, weights) of the contract's shapes for this module"
-            found[i].own.append(Pipeline(failed=("multi_head_attention", what), imported=True))
+        if all(np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(mine, p["Ws"], strict=True)):
             continue
-        want = ref.multi_head_attention(*args)
-        differs = not all(
-            np.allclose(a, b, rtol=1e-4, atol=1e-9) for a, b in zip(pair, want, strict=True)
-        )
-        wrong = wrong_weights + (("multi_head_attention",) if differs else ())
-        found[i].own.append(Pipeline(_diffs(p, *pair), wrong, imported=True))
+        pair = ref.multi_head_attention(p["X"], *mine, h)
+        found[i].own.append(Pipeline(_diffs(p, *pair), ("weights_from_torch",)))
+        calls.append((p["X"], *mine, h))
+        where.append(i)
+    for i, args, result in zip(where, calls, _many(multi_head_attention, calls), strict=True):
+        found[i].own.append(_own(probes[i], args, result, ("weights_from_torch",)))
     return found
+
+
+def _own(probe, args: tuple, result, wrong: tuple[str, ...]) -> Pipeline:
+    """The student's multi_head_attention's result on ``args`` as a pipeline."""
+    d, h, n = probe["mha"].embed_dim, probe["mha"].num_heads, probe["X"].shape[0]
+    if isinstance(result, StudentCodeError):
+        what = carry.failure_words(result, "cross_check")
+        return Pipeline(failed=("multi_head_attention", what), imported=True)
+    pair = _usable_pair(result, n, d, h)
+    if pair is None:
+        what = "does not return (out, weights) of the contract's shapes for this module"
+        return Pipeline(failed=("multi_head_attention", what), imported=True)
+    want = ref.multi_head_attention(*args)
+    differs = not all(
+        np.allclose(a, b, rtol=1e-4, atol=1e-9) for a, b in zip(pair, want, strict=True)
+    )
+    wrong = wrong + (("multi_head_attention",) if differs else ())
+    return Pipeline(_diffs(probe, *pair), wrong, imported=True)
 
 
 # -- judging a report ---------------------------------------------------------------------

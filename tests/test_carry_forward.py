@@ -1,0 +1,214 @@
+"""Error carried forward (mha_grader/carry.py): the rule on its own, through the hidden tests
+with in-process proxies (the mutation suite through the real engine is in
+test_diagnose_engine.py).
+
+A composite case right given its callees' actual results keeps its points and names the callee;
+a callee that raises, returns another form, a constant or nothing finite makes the case
+"could not be checked" (no points); a composite that does nothing earns nothing whatever its
+callees return; with the policy off every case is checked against the reference alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_grader import carry, hidden
+from mha_grader.carry import CARRIED_TAG
+from mha_grader.questions import POINTS, load_policy
+from solutions import crosscheck as ref_cc
+from solutions import multihead as ref
+from tests.mutants.build import reference_env
+
+
+def grade(qid: str, on: bool = True, **overrides) -> list:
+    with carry.policy(on):
+        return hidden.run_question(qid, reference_env(**overrides))
+
+
+def score(results) -> float:
+    return round(sum(r.score for r in results), 6)
+
+
+def wrong_axis_softmax(x, axis=-1):
+    return ref.softmax(x, axis=0)
+
+
+def test_attention_right_given_a_wrong_softmax_keeps_its_points_and_names_softmax():
+    results = grade("attention", softmax=wrong_axis_softmax)
+    assert score(results) == POINTS["attention"]
+    for r in results:
+        assert r.tags == [CARRIED_TAG + "softmax"]
+        assert r.output.startswith("passed. Carried forward: your softmax returns wrong values")
+    assert score(grade("attention", on=False, softmax=wrong_axis_softmax)) == 0
+
+
+def test_a_softmax_relying_on_its_default_axis_is_carried_forward_too():
+    def softmax_default_last(x, axis=0):  # a wrong default; attention calls softmax(scores)
+        return ref.softmax(x, axis=axis)
+
+    def attention(Q, K, V):
+        w = softmax_default_last(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+        return w @ V, w
+
+    results = grade("attention", softmax=softmax_default_last, attention=attention)
+    assert score(results) == POINTS["attention"]
+
+
+def test_a_callee_that_raises_leaves_the_case_unchecked_and_says_fix_it_first():
+    def raising_softmax(x, axis=-1):
+        raise ValueError("no")
+
+    results = grade("attention", softmax=raising_softmax)
+    assert score(results) == 0
+    for r in results:
+        assert r.output.startswith("could not be checked: your softmax raises on the inputs")
+        assert "fix softmax first" in r.output and "no" not in r.output.split("(")[0][-4:]
+
+
+def test_a_callee_not_written_yet_earns_the_composite_nothing():
+    def stub(*a, **k):
+        raise NotImplementedError
+
+    results = grade("multi_head_attention", split_heads=stub)
+    assert score(results) == 0
+    assert all("not attempted" in r.output for r in results)
+
+
+def test_a_wrong_merge_inside_multi_head_attention_is_carried_and_a_wrong_split_too():
+    def reversed_merge(H):
+        return ref.merge_heads(H[::-1])
+
+    def reversed_split(M, num_heads, d_head):
+        return ref.split_heads(M, num_heads, d_head)[::-1]
+
+    for over in ({"merge_heads": reversed_merge}, {"split_heads": reversed_split}):
+        results = grade("multi_head_attention", **over)
+        assert score(results) == POINTS["multi_head_attention"], over
+        (name,) = over
+        carried = [r for r in results if r.output != "passed"]  # one head: no order to reverse
+        assert len(carried) == 5 and all(r.tags == [CARRIED_TAG + name] for r in carried)
+
+
+def test_two_wrong_callees_one_written_inline_are_carried_for_the_one_called():
+    def reversed_merge(H):
+        return ref.merge_heads(H[::-1])
+
+    def wrong_split(M, num_heads, d_head):
+        return ref.split_heads(M, num_heads, d_head)[::-1]
+
+    def mha_with_inline_split(X, Wq, Wk, Wv, Wo, num_heads):  # its own (right) split
+        d = X.shape[1] // num_heads
+        heads = [(X @ W).reshape(X.shape[0], num_heads, d).transpose(1, 0, 2) for W in (Wq, Wk, Wv)]
+        out, weights = ref.attention(*heads)
+        return reversed_merge(out) @ Wo, weights
+
+    results = grade(
+        "multi_head_attention",
+        split_heads=wrong_split,
+        merge_heads=reversed_merge,
+        multi_head_attention=mha_with_inline_split,
+    )
+    assert score(results) == POINTS["multi_head_attention"]
+    carried = [r for r in results if r.output != "passed"]
+    assert len(carried) == 5 and all(r.tags == [CARRIED_TAG + "merge_heads"] for r in carried)
+
+
+@pytest.mark.parametrize(
+    "callee",
+    [
+        lambda x, axis=-1: np.zeros_like(x),
+        lambda x, axis=-1: np.ones_like(x),
+        lambda x, axis=-1: np.full_like(x, 0.25),
+        lambda x, axis=-1: np.full_like(x, np.nan),
+        lambda x, axis=-1: x[..., :1],
+    ],
+    ids=["zeros", "ones", "a constant", "nan", "another shape"],
+)
+@pytest.mark.parametrize(
+    "composite",
+    [
+        "zeros",
+        "composed",  # the reference composition with the (degenerate) softmax
+    ],
+)
+def test_a_degenerate_callee_carries_nothing_forward(callee, composite):
+    def attention(Q, K, V):
+        if composite == "zeros":
+            n, m = Q.shape[:-1], K.shape[-2]
+            return np.zeros((*n, V.shape[-1])), np.zeros((*n, m))
+        w = callee(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, w
+
+    results = grade("attention", softmax=callee, attention=attention)
+    assert score(results) == 0
+    if composite == "composed":
+        assert all(r.output.startswith("could not be checked: your softmax") for r in results)
+
+
+def test_a_composite_that_does_nothing_earns_nothing_beside_a_wrong_callee():
+    def constant(*a, **k):
+        return np.zeros((3, 3)), np.zeros((3, 3))
+
+    for qid, callee in (("attention", "softmax"), ("multi_head_attention", "attention")):
+        wrong = {"softmax": wrong_axis_softmax, "attention": lambda Q, K, V: (V, V)}[callee]
+        assert score(grade(qid, **{qid: constant, callee: wrong})) == 0
+
+
+def test_cross_check_honest_about_a_wrong_adapter_keeps_its_points_only_when_carried():
+    def untransposed(mha):
+        return tuple(W.T.copy() for W in ref_cc.weights_from_torch(mha))
+
+    results = grade("cross_check", weights_from_torch=untransposed)
+    assert score(results) == POINTS["cross_check"]
+    assert all(CARRIED_TAG + "weights_from_torch" in r.tags for r in results)
+    assert score(grade("cross_check", on=False, weights_from_torch=untransposed)) == 0
+
+
+def test_cross_check_whose_pipeline_raises_could_not_be_checked():
+    def raising(*a, **k):
+        raise RuntimeError("pipeline broken")
+
+    results = grade("cross_check", multi_head_attention=raising)
+    assert score(results) == 0
+    assert all("your multi_head_attention raises" in r.output for r in results)
+
+
+def test_an_inline_correct_pipeline_in_cross_check_keeps_its_points_whatever_the_import():
+    def raising(*a, **k):
+        raise RuntimeError("pipeline broken")
+
+    def inline_cross_check(mha, X):  # its own float32 pipeline, not the imported one
+        import torch
+
+        Ws = [W.astype(np.float32) for W in ref_cc.weights_from_torch(mha)]
+        out, w = ref.multi_head_attention(np.asarray(X, np.float32), *Ws, mha.num_heads)
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
+        d_out = float(np.abs(out - t_out).max())
+        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
+        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": bool(d_out <= tol and d_w <= 1e-4),
+        }
+
+    results = grade("cross_check", cross_check=inline_cross_check, multi_head_attention=raising)
+    assert score(results) == POINTS["cross_check"], [r.output for r in results]
+
+
+def test_the_policy_is_read_from_points_toml_and_checked(tmp_path):
+    assert load_policy().carry_forward is True and load_policy().numpy_only == "flag"
+    bad = tmp_path / "points.toml"
+    for table, words in (
+        ("[policy]\ncarry_forward = 'yes'\n", "true or false"),
+        ("[policy]\nnumpy_only = 'warn'\n", '"flag" or "zero"'),
+        ("[policy]\ncarry = true\n", "unknown [policy] keys"),
+    ):
+        bad.write_text(table)
+        with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            load_policy(bad)
