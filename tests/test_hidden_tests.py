@@ -308,6 +308,15 @@ def pairs_mean_difference(weights, atol=1e-6):
     ]
 
 
+def pairs_allclose_default_rtol(weights, atol=1e-6):  # np.allclose's hidden rtol=1e-5
+    h = weights.shape[0]
+    return [
+        (i, j)
+        for i, j in itertools.combinations(range(h), 2)
+        if not np.allclose(weights[i], weights[j], atol=atol)
+    ]
+
+
 def pairs_reversed_order(weights, atol=1e-6):
     return ref.distinct_head_pairs(weights, atol)[::-1]
 
@@ -395,7 +404,13 @@ MUTANTS = {
     "merge_heads": [merge_no_transpose, merge_reversed],
     "attention": [attention_no_scale, attention_unstable, attention_float16],
     "multi_head_attention": [mha_no_output_projection, mha_assert_instead_of_raise, mha_unstable],
-    "distinct_head_pairs": [pairs_all, pairs_mean_difference, pairs_reversed_order, pairs_as_lists],
+    "distinct_head_pairs": [
+        pairs_all,
+        pairs_mean_difference,
+        pairs_allclose_default_rtol,
+        pairs_reversed_order,
+        pairs_as_lists,
+    ],
     "parameter_counts": [
         counts_ignore_bias,
         counts_bias_default_true,
@@ -443,8 +458,17 @@ def test_every_hidden_case_fails_for_some_mutant(qid, mutant_results):
         ("attention", "attention_unstable", ["large"]),
         ("multi_head_attention", "mha_assert_instead_of_raise", ["ValueError"]),
         ("multi_head_attention", "mha_unstable", ["large"]),
-        ("distinct_head_pairs", "pairs_mean_difference", ["atol decides", "default atol"]),
-        ("distinct_head_pairs", "pairs_reversed_order", ["every", "identical", "atol", "default"]),
+        (
+            "distinct_head_pairs",
+            "pairs_mean_difference",
+            ["atol decides", "default atol", "atol alone"],
+        ),
+        (
+            "distinct_head_pairs",
+            "pairs_reversed_order",
+            ["every", "identical", "atol", "default", "atol alone"],
+        ),
+        ("distinct_head_pairs", "pairs_allclose_default_rtol", ["atol alone"]),
         ("parameter_counts", "counts_ignore_bias", ["bias=True"]),
         ("parameter_counts", "counts_bias_default_true", ["defaults"]),
         ("parameter_counts", "counts_without_check", ["ValueError"]),

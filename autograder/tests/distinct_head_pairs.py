@@ -47,6 +47,21 @@ def _near(shifts: tuple[tuple[int, int, float], ...]) -> np.ndarray:
 
 
 @cache
+def _near_one() -> np.ndarray:
+    """Four heads that put most of each query's weight on one key (entries near 0.95): head 1
+    differs from head 0 by 4 atol in one entry, head 3 from head 2 by 8 atol; heads 0 and 2 are
+    far apart. atol alone decides here: a relative tolerance of 1e-5 (allclose's default) would
+    call heads 0 and 1, and heads 2 and 3, the same."""
+    base = _patterns(604, 2, 4)
+    sharp = 0.95 * np.eye(4)[[1, 3, 0, 2]] + 0.05 * base[0]
+    other = 0.95 * np.eye(4)[[2, 0, 3, 1]] + 0.05 * base[1]
+    heads = [sharp, sharp.copy(), other, other.copy()]
+    heads[1][0, 1] += 4e-6
+    heads[3][2, 3] -= 8e-6
+    return np.stack(heads)
+
+
+@cache
 def _expected(key: tuple, atol: float | None) -> list[tuple[int, int]]:
     """The reference pairs, once per process: a batch grades many submissions."""
     make, *args = key
@@ -129,3 +144,8 @@ def custom_atol(distinct_head_pairs):
 def default_atol(distinct_head_pairs):
     shifts = ((0, 1, 0.5e-6), (2, 3, 5e-6))
     _run(distinct_head_pairs, (_near, shifts), None, "heads that differ by about 1e-6")
+
+
+@test_case(name="atol alone decides, also where the weights are near 1 (no relative tolerance)")
+def absolute_tolerance(distinct_head_pairs):
+    _run(distinct_head_pairs, (_near_one,), None, "heads whose weights near 1 differ by a few atol")

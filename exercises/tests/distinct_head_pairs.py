@@ -41,7 +41,16 @@ def _check(distinct_head_pairs, weights, expected, what, **kwargs):
     elif any(len(p) == 2 and p[0] >= p[1] for p in pairs):
         hint = " Each pair must have i < j: list (0, 1), never (1, 0) or (0, 0)."
     elif len(pairs) > len(expected) and set(expected) <= set(pairs):
-        hint = " Some listed heads are identical within atol: compare with np.allclose(..., atol)."
+        hint = (
+            " Some listed heads are identical within atol: compare the largest |difference| of "
+            "two heads' weights with atol."
+        )
+    elif len(pairs) < len(expected) and set(pairs) <= set(expected):
+        hint = (
+            " Some heads that differ by more than atol are missing. np.allclose and np.isclose "
+            "add a relative tolerance (rtol=1e-5 times the entry) to atol: atol alone decides "
+            "here, so compare |difference| <= atol yourself, or pass rtol=0."
+        )
     raise AssertionError(f"for {what} expected {expected}, got {result}.{hint}")
 
 
@@ -72,6 +81,21 @@ def test_atol_decides_what_counts_as_equal(distinct_head_pairs):
     _check(distinct_head_pairs, weights, [], "heads differing by 1e-3 with atol=1e-2", atol=1e-2)
     c = a + 1e-9  # rounding-level noise everywhere: the same pattern
     _check(distinct_head_pairs, np.stack([a, c]), [], "heads differing by 1e-9 (default atol)")
+
+
+@test_case()
+def test_atol_alone_decides_near_one(distinct_head_pairs):
+    a = np.full((2, 2), 0.5)
+    a[:, 0] = 0.99  # weights near 1 ...
+    a[:, 1] = 0.01
+    b = a.copy()
+    b[0, 0] += 5e-6  # ... that differ by 5 times the default atol
+    _check(
+        distinct_head_pairs,
+        np.stack([a, b]),
+        [(0, 1)],
+        "heads whose weights near 1 differ by 5e-6 (default atol 1e-6)",
+    )
 
 
 @test_case()

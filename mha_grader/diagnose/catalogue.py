@@ -217,9 +217,22 @@ _ENTRIES = [
         "float64 pipeline by about 1e-7 to 1e-5 relative to the output's size.",
         "choose the tolerance from the module's dtype, relative to the output's scale.",
     ),
+    Misconception(
+        "pairs-relative-tolerance",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs calls two heads the same when their weights differ by a few "
+        "times atol where the weights are large: it adds a relative tolerance to atol (as "
+        "allclose and isclose do unless told otherwise).",
+        "atol is an absolute bound: two patterns are the same only where every entry differs by "
+        "at most atol. A relative tolerance of 1e-5 lets weights near 1 differ by ten times the "
+        "default atol of 1e-6, so pairs of heads that really differ go missing.",
+        "compare the largest absolute difference with atol alone (or set the relative tolerance "
+        "to 0).",
+    ),
 ]
 
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
 
 # Ids the contract fixes (§6); the rest are this project's additions (documented in the README).
-CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i != "adapter-strict-tolerance")
+ADDED_IDS: tuple[str, ...] = ("adapter-strict-tolerance", "pairs-relative-tolerance")
+CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -212,6 +212,22 @@ MHA: dict[str, list[Callable]] = {
 }
 
 
+# --- distinct_head_pairs ---------------------------------------------------------------------
+
+
+def _pairs_allclose(weights, atol=1e-6):
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not np.allclose(weights[i], weights[j], atol=atol)
+    ]
+
+
+DISTINCT: dict[str, list[Callable]] = {"pairs-relative-tolerance": [_pairs_allclose]}
+
+
 # --- weights_from_torch --------------------------------------------------------------------
 
 

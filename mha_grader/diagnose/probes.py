@@ -159,7 +159,12 @@ def distinct_probes() -> tuple[Probe, ...]:
     w[2] = w[0]  # heads 0 and 2 identical
     w[3] = w[1] + 1e-9  # heads 1 and 3 within atol
     w2 = r.random((3, 2, 2))
-    return (Probe((w,)), Probe((w2,), {"atol": 0.5}), Probe((w2,)))
+    # Weights near 1 that differ by a few times the default atol: a relative tolerance of 1e-5
+    # (allclose's) calls heads 0 and 1 the same, atol alone does not.
+    near_one = np.full((3, 2, 2), 0.97)
+    near_one[1, 0, 0] += 4e-6
+    near_one[2, 1, 1] -= 0.2
+    return (Probe((w,)), Probe((w2,), {"atol": 0.5}), Probe((w2,)), Probe((near_one,)))
 
 
 @cache

@@ -273,6 +273,29 @@ def multi_head_attention__einsum_sqrt_d_model(X, Wq, Wk, Wv, Wo, num_heads):
     return merge_heads(np.einsum("hnm,hmd->hnd", w, Vh)) @ Wo, w
 
 
+# --- distinct_head_pairs ------------------------------------------------------------------
+
+
+@bug("pairs-relative-tolerance")
+def distinct_head_pairs__allclose(weights, atol=1e-6):
+    pairs = []
+    for i in range(len(weights)):
+        for j in range(i + 1, len(weights)):
+            if not np.allclose(weights[i], weights[j], atol=atol):
+                pairs.append((i, j))
+    return pairs
+
+
+@bug("pairs-relative-tolerance")
+def distinct_head_pairs__isclose_all(weights, atol=1e-6):
+    h = weights.shape[0]
+    same = [
+        [bool(np.isclose(weights[i], weights[j], atol=atol).all()) for j in range(h)]
+        for i in range(h)
+    ]
+    return [(i, j) for i in range(h) for j in range(i + 1, h) if not same[i][j]]
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

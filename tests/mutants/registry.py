@@ -14,6 +14,8 @@ CALLERS: dict[str, tuple[str, ...]] = {
     "multi_head_attention": ("multi_head_attention", "cross_check"),
     "weights_from_torch": ("weights_from_torch", "cross_check"),
     "cross_check": ("cross_check",),
+    "distinct_head_pairs": ("distinct_head_pairs",),
+    "parameter_counts": ("parameter_counts",),
 }
 
 
