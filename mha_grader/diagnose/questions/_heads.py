@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import properties
 from ..compare import matches
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
@@ -28,5 +29,11 @@ def diagnose_reshaping(
             return s.in_function(qid, (mid,), inline=False)
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes)
-    _, text = first_difference(student, expected, probes, lambda g, w, p: array_diff(g, w, names))
+
+    def describe(got, want, probe):
+        text = array_diff(got, want, names)
+        moved = properties.transposed(got, want)
+        return f"{text}; {moved}" if moved else text
+
+    _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your {qid} differs from the reference: {text}.")

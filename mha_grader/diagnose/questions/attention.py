@@ -9,8 +9,10 @@ from functools import partial
 
 from solutions import multihead as ref
 
+from ... import errors
 from .. import mutants as mut
 from .. import probes as pr
+from .. import properties
 from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
@@ -59,7 +61,34 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             if not same(g, w):
                 names = ("head", "query", "key" if label == "weights" else "feature")
                 parts.append(f"{label}: {array_diff(g, w, names)}")
-        return "; ".join(parts)
+        return "; ".join(parts + _properties(s, got, want, probe))
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain("attention", f"Your attention differs from the reference: {text}.")
+
+
+def _properties(s: DiagnosisSession, got, want, probe) -> list[str]:
+    """What a right attention always has, said of the student's result on this probe."""
+    out, weights = got
+    Q, K, V = probe.args
+    moved = properties.transposed(weights, want[1])
+    found = [f"its weights: {moved}"] if moved else []
+    found += [] if moved else [f"its weights: {t}" for t in properties.rows(weights)]
+    product = properties.out_is_weights_times_v(out, weights, V)
+    if product:
+        found.append(product)
+    elif not found and not same(weights, want[1]):
+        found.append(
+            "its weights are probabilities over the keys and out is its weights times V, so "
+            "the scores are what differ: check Q Kᵀ (K transposed on its last two axes) and "
+            "the scaling by sqrt(d_k)"
+        )
+    try:  # an output that ignores V (one more call, only to explain an unknown mistake)
+        again = s.fn("attention")(Q, K, V * 2.0 + 1.0)
+        if isinstance(again, tuple | list) and len(again) == 2:
+            ignored = properties.ignores(again[0], out, "V")
+            if ignored:
+                found.append(f"its out: {ignored}")
+    except errors.StudentCodeError:
+        pass
+    return found

@@ -8,8 +8,10 @@ from functools import partial
 
 from solutions import multihead as ref
 
+from ... import errors
 from .. import mutants as mut
 from .. import probes as pr
+from .. import properties
 from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
@@ -81,7 +83,33 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             parts.append(f"weights: {array_diff(got[1], want[1], ('head', 'query', 'key'))}")
         if not same(got[0], want[0]):
             parts.append(f"out: {array_diff(got[0], want[0], ('token', 'feature'))}")
-        return "; ".join(parts)
+        return "; ".join(parts + _properties(s, got, want, probe))
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your multi_head_attention differs from the reference: {text}.")
+
+
+def _properties(s: DiagnosisSession, got, want, probe) -> list[str]:
+    """What a right multi-head attention always has, said of the student's result."""
+    out, weights = got
+    found = [f"its weights: {t}" for t in properties.rows(weights)]
+    alike = properties.alike_heads(weights, want[1])
+    if alike:
+        found.append(alike)
+    moved = properties.transposed(out, want[0])
+    if moved:
+        found.append(f"its out: {moved}")
+    X, Wq, Wk, Wv, Wo, h = probe.args
+    for label, args in (
+        ("Wv", (X, Wq, Wk, Wv * 2.0 + 0.5, Wo, h)),
+        ("Wo", (X, Wq, Wk, Wv, Wo[::-1].copy(), h)),
+    ):
+        try:  # an output that ignores Wv or Wo (only to explain an unknown mistake)
+            again = s.fn("multi_head_attention")(*args)
+        except errors.StudentCodeError:
+            continue
+        if isinstance(again, tuple | list) and len(again) == 2:
+            ignored = properties.ignores(again[0], out, label)
+            if ignored:
+                found.append(f"its out: {ignored}")
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 from solutions import multihead as ref
 
 from .. import probes as pr
+from .. import properties
 from ..compare import matches
 from ..explain import first_difference
 from ..result import Diagnosis
@@ -22,13 +23,26 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     def describe(got, want, probe):
         if not isinstance(got, dict) or set(got) != set(want):
             return "did not return a dict keyed by the head counts asked for"
+        if all(got[h] == want[h] for h in want):
+            return ""
+        d_model, heads = probe.args
+        if probe.kwargs.get("bias"):
+            without = ref.parameter_counts(d_model, heads, bias=False)
+            found = properties.counts(got, want, without, d_model)
+            if found:
+                return "; ".join(found)
         values = set(got.values())
         if len(values) > 1:
             return (
                 "gives different counts for different numbers of heads, yet splitting "
                 "into heads adds no parameters"
             )
-        return "gives a count that differs from what the torch module has"
+        bias = "with" if probe.kwargs.get("bias") else "without"
+        return (
+            f"gives a count that differs from what the torch module has: for d_model = "
+            f"{d_model} {bias} biases, nn.MultiheadAttention has {want[heads[0]]} parameters "
+            "whatever the number of heads"
+        )
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your parameter_counts {text}.")

@@ -10,6 +10,7 @@ from solutions import multihead as ref
 
 from .. import mutants as mut
 from .. import probes as pr
+from .. import properties
 from ..compare import Outcome, as_array, matches, same_array
 from ..explain import array_diff, first_difference, sums_text
 from ..result import Diagnosis
@@ -56,9 +57,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             return s.in_function("softmax", ids, inline=False)
 
     def describe(got, want, probe):
-        diff = array_diff(got, want)
-        sums = sums_text(got, probe.kwargs.get("axis", -1))
-        return f"{diff}; {sums}" if sums else diff
+        axis = probe.kwargs.get("axis", -1)
+        parts = [array_diff(got, want), sums_text(got, axis)]
+        parts += [t for t in properties.rows(got, axis) if "outside" in t]
+        return "; ".join(p for p in parts if p)
 
     _, text = first_difference(student, expected, probes, describe)
     if all(not o.ok for o in student):
