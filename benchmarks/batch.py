@@ -256,7 +256,9 @@ def main() -> int:
     # processes' fingerprinting, which runs on `jobs` processes side by side.
     similarity = parent + in_graders / args.jobs
     print(text.splitlines()[0])  # the sandbox layer in force
-    print(f"mix: {args.mix}; submissions: {args.n} ({counts}), graded rows: {rows}, jobs: {args.jobs}")
+    print(
+        f"mix: {args.mix}; submissions: {args.n} ({counts}), graded rows: {rows}, jobs: {args.jobs}"
+    )
     print(f"wall time: {wall:.1f} s (includes start-up), {args.n / wall:.1f} submissions/s")
     print(f"peak memory (all processes): {peak / 2**20:.0f} MiB")
     print(f"python -c 'import numpy, torch': {t_ref:.2f} s")
