@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from . import waiting
 from .questions import (
     CODE_QUESTIONS,
     NEEDS_TORCH,
@@ -164,7 +165,6 @@ def _code_results(
 ) -> tuple[list[QuestionResult], list[str]]:
     from .loading import load_student_files
     from .otter_format import exception_test_file_class
-    from .runner import run_question
 
     files = sorted({CODE_QUESTIONS[q] for q in qids}, key=["multihead.py", "crosscheck.py"].index)
     if "crosscheck.py" in files and "multihead.py" not in files:
@@ -184,30 +184,32 @@ def _code_results(
             env.update(vars(lf.module))
 
     ExceptionTestFile = exception_test_file_class()
-    results = []
-    for q in qids:
-        own = loaded[CODE_QUESTIONS[q]]
-        if own.module is None:
-            results.append(
-                QuestionResult(
-                    q, Status.UNAVAILABLE, f"{own.name} could not be loaded (see above)."
-                )
-            )
-            continue
-        test_path = tests / f"{q}.py"
-        if not test_path.is_file():
-            results.append(
-                QuestionResult(q, Status.UNAVAILABLE, f"no public test file {test_path}")
-            )
-            continue
-        try:
-            test_file = ExceptionTestFile.from_file(str(test_path))
-        except Exception as e:  # e.g. a package the test needs is not installed
-            message = (
-                f"its public test {test_path.name} could not be loaded ({type(e).__name__}: {e})"
-            )
-            results.append(QuestionResult(q, Status.UNAVAILABLE, message))
-            continue
-        question_env = {**env, **vars(own.module)}  # the question's own file decides its names
-        results.append(run_question(q, test_file, question_env, folder, args.time_limit))
+    done: dict[str, QuestionResult] = {}
+
+    def result_of(q: str) -> QuestionResult:
+        """Question q's checks, run once (a callee's too when a composite needs to know)."""
+        if q not in done:
+            done[q] = _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args)
+        return done[q]
+
+    results = waiting.apply([result_of(q) for q in qids], result_of)
     return results, problems
+
+
+def _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args) -> QuestionResult:
+    from .runner import run_question
+
+    own = loaded.get(CODE_QUESTIONS[q])
+    if own is None or own.module is None:
+        name = own.name if own is not None else CODE_QUESTIONS[q]
+        return QuestionResult(q, Status.UNAVAILABLE, f"{name} could not be loaded (see above).")
+    test_path = tests / f"{q}.py"
+    if not test_path.is_file():
+        return QuestionResult(q, Status.UNAVAILABLE, f"no public test file {test_path}")
+    try:
+        test_file = ExceptionTestFile.from_file(str(test_path))
+    except Exception as e:  # e.g. a package the test needs is not installed
+        message = f"its public test {test_path.name} could not be loaded ({type(e).__name__}: {e})"
+        return QuestionResult(q, Status.UNAVAILABLE, message)
+    question_env = {**env, **vars(own.module)}  # the question's own file decides its names
+    return run_question(q, test_file, question_env, folder, args.time_limit)

@@ -18,6 +18,7 @@ STYLE = {
     Status.FAILED: "bold red",
     Status.NOT_ATTEMPTED: "yellow",
     Status.UNAVAILABLE: "bold red",
+    Status.WAITING: "yellow",
 }
 WIDTH = 22  # the longest id, multi_head_attention, plus room
 
@@ -48,6 +49,8 @@ def _status_text(r: QuestionResult) -> Text:
         words += f" ({r.total} checks)"
     elif r.status is Status.FAILED and r.total:
         words += f" ({r.total - r.passed} of {r.total} checks)"
+    elif r.status is Status.WAITING and r.waiting_on:
+        words += f" on {', '.join(r.waiting_on)}"
     elif r.status is Status.ANSWERED and r.message:
         words += f" ({r.message})"
     return Text(words, style=STYLE[r.status])

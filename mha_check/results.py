@@ -11,6 +11,7 @@ class Status(Enum):
     FAILED = "failed"
     NOT_ATTEMPTED = "not attempted yet"
     UNAVAILABLE = "not checked"  # its file is missing or broken: see the message
+    WAITING = "waiting"  # a function it calls fails its own checks: that one first
     ANSWERED = "answered"  # a written answer is there (graded later, not here)
 
 
@@ -25,6 +26,7 @@ class QuestionResult:
     passed: int = 0  # checks passed, out of `total`
     total: int = 0
     output: str = ""  # what the student's code printed during the checks
+    waiting_on: tuple[str, ...] = ()  # WAITING: the callees that fail their own checks
 
     @property
     def done(self) -> bool:

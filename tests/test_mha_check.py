@@ -422,3 +422,46 @@ def test_the_students_own_message_and_output_are_shown_without_terminal_escapes(
     _, text = run_check(folder, "-q", "merge_heads", "--show-output")
     assert "my own message" in text and "clearedback" in text  # the student sees their words
     assert "\x1b" not in text and "\r" not in text
+
+
+# ---------------------------------------------------------------------------- waiting on a callee
+
+
+def test_a_composite_waits_on_a_callee_that_fails_its_own_checks(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=0, keepdims=True))\n"
+        "    return e / e.sum(axis=0, keepdims=True)\n",
+    )
+    status, text = run_check(folder)
+    lines = lines_by_question(text)
+    assert lines["softmax"].startswith("failed")
+    for q in ("attention", "multi_head_attention", "cross_check"):
+        assert lines[q].startswith("waiting on "), lines[q]
+        assert "Fix softmax first" in lines[q]
+        assert "average_attn_weights" not in lines[q] and "batch_first" not in lines[q]
+    assert lines["multi_head_attention"].startswith("waiting on attention")
+    assert lines["split_heads"].startswith("passed")
+    assert status == 1
+
+
+def test_a_composite_checked_alone_still_waits_on_its_failing_callee(tmp_path):
+    folder = student_folder(tmp_path)
+    append(folder / "multihead.py", "def softmax(x, axis=-1):\n    return np.exp(x)\n")
+    status, text = run_check(folder, "--question", "attention")
+    lines = lines_by_question(text)
+    assert list(lines) == ["attention"]
+    assert lines["attention"].startswith("waiting on softmax"), lines["attention"]
+    assert status == 1
+
+
+def test_a_wrong_composite_with_right_callees_still_fails(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def attention(Q, K, V):\n"
+        "    w = softmax(Q @ np.swapaxes(K, -1, -2))\n    return w @ V, w\n",
+    )
+    lines = lines_by_question(run_check(folder, "--question", "attention")[1])
+    assert lines["attention"].startswith("failed"), lines["attention"]

@@ -1,6 +1,7 @@
 """Public checks for cross_check(mha, X). The hidden tests use other modules and inputs.
 
-cross_check runs your own weights_from_torch and multi_head_attention: get those passing first.
+cross_check runs your own weights_from_torch and multi_head_attention (or your own pipeline):
+while one of those fails its own checks, mha-check says cross_check is waiting on it.
 """
 
 import numpy as np
@@ -54,29 +55,56 @@ def _report(cross_check, mha, X, what):
     return result
 
 
-def _why_no_match(result):
+def _torch_pair(mha, X, batch_first, average):
+    """torch's own (out, weights) for X (n, d_model) laid out as batch_first says."""
+    x = torch.as_tensor(X, dtype=next(mha.parameters()).dtype)
+    x = x.unsqueeze(0) if batch_first else x.unsqueeze(1)
+    with torch.no_grad():
+        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average)
+    return out.squeeze(0 if batch_first else 1).double().numpy(), w[0].double().numpy()
+
+
+def _near(a, b):
+    return bool(np.isclose(a, b, rtol=1e-3, atol=1e-6))
+
+
+def _why_no_match(result, mha, X):
+    """A hint only when its diagnosis fits the differences reported (computed with torch alone)."""
     out_diff, w_diff = result["output_max_abs_diff"], result["weights_max_abs_diff"]
     if out_diff < 1e-4 and w_diff < 1e-4:
         return " Both differences are tiny: is the tolerance too strict for the module's dtype?"
-    if out_diff < 1e-4:
+    out, per_head = _torch_pair(mha, X, mha.batch_first, average=False)
+    if out_diff < 1e-4 and _near(w_diff, np.abs(per_head - per_head.mean(axis=0)).max()):
         return (
-            " The outputs agree but the weights do not: compare per-head weights, shape "
-            "(num_heads, n, n): call the module with average_attn_weights=False."
+            " The outputs agree but the weights differ by as much as torch's head-averaged "
+            "weights do: compare per-head weights, shape (num_heads, n, n): call the module "
+            "with average_attn_weights=False."
         )
-    return (
-        " Check the layout of the input: a batch_first=False module expects (n, 1, d_model), a "
-        "batch_first=True one (1, n, d_model); and make weights_from_torch pass first."
-    )
+    swapped, _ = _torch_pair(mha, X, not mha.batch_first, average=False)
+    if _near(out_diff, np.abs(out - swapped.reshape(out.shape)).max()):
+        return (
+            " The output differs as much as torch's does when fed the other layout: a "
+            "batch_first=False module expects (n, 1, d_model), a batch_first=True one "
+            "(1, n, d_model)."
+        )
+    return ""
 
 
 @test_case()
 def test_float64_module_matches(cross_check):
     for batch_first in (False, True):
         what = f"a float64 module with batch_first={batch_first}"
-        result = _report(cross_check, _module(batch_first=batch_first), _input(), what)
-        assert result["match"] and result["output_max_abs_diff"] < 1e-9, (
-            f"for {what} your implementation should agree with torch to about 1e-12, and match "
-            f"be True; got {result}.{_why_no_match(result)}"
+        mha, X = _module(batch_first=batch_first), _input()
+        result = _report(cross_check, mha, X, what)
+        # Rounding only: about 1e-12 computing in float64, about 1e-7 in float32 (both right).
+        out_diff, w_diff = result["output_max_abs_diff"], result["weights_max_abs_diff"]
+        assert out_diff < 1e-5 and w_diff < 1e-5, (
+            f"for {what} your implementation should agree with torch up to rounding; got "
+            f"{result}.{_why_no_match(result, mha, X)}"
+        )
+        assert result["match"] or max(out_diff, w_diff) > 1e-10, (
+            f"for {what} the differences are at float64 rounding, so match should be True; "
+            f"got {result}. Is the tolerance too strict for the module's dtype?"
         )
 
 
@@ -84,11 +112,11 @@ def test_float64_module_matches(cross_check):
 def test_float32_module_matches(cross_check):
     for batch_first in (False, True):
         what = f"a float32 module with batch_first={batch_first}"
-        mha = _module(dtype=torch.float32, batch_first=batch_first, seed=1)
-        result = _report(cross_check, mha, _input(1, n=5), what)
+        mha, X = _module(dtype=torch.float32, batch_first=batch_first, seed=1), _input(1, n=5)
+        result = _report(cross_check, mha, X, what)
         assert result["match"] and result["output_max_abs_diff"] < 1e-4, (
             f"for {what} the two agree to about 1e-6 (float32 keeps about 7 digits), so match "
-            f"should be True; got {result}.{_why_no_match(result)}"
+            f"should be True; got {result}.{_why_no_match(result, mha, X)}"
         )
 
 

@@ -131,7 +131,9 @@ def test_large_scores_stay_finite(softmax):
         "softmax does not change when every score is shifted by the same amount."
     )
     expected = [[1.0, 0.0, 0.0], [1 / 3, 2 / 3, 0.0]]
-    assert np.allclose(out, expected, atol=1e-9), (
+    # In float32 a score near 1e4 keeps only about 3 decimals, so the weights do too.
+    atol = 1e-3 if getattr(out, "dtype", None) in (np.float32, np.float16) else 1e-9
+    assert np.allclose(out, expected, atol=atol), (
         f"for scores [[1e4, 0, -1e4], [-1e4, -1e4 + log 2, -1e4 - 50]] the weights should be "
         f"about [[1, 0, 0], [1/3, 2/3, 0]]; got {_show(out)}"
     )

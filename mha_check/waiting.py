@@ -1,0 +1,68 @@
+"""A composite question waits on a callee that fails its own checks, instead of failing.
+
+mha-check has no reference, so when ``attention`` fails its checks while ``softmax`` fails its
+own, it cannot tell whether attention is wrong or only the softmax it calls: grading carries the
+callee's error forward and may give attention full marks. The check must never contradict the
+grade, so it says which callee to fix first, and no hint of its own that might not apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .questions import CALLEES
+from .results import QuestionResult, Status
+
+BLOCKING = (Status.FAILED, Status.WAITING, Status.NOT_ATTEMPTED, Status.UNAVAILABLE)
+
+
+def apply(
+    results: list[QuestionResult], result_of: Callable[[str], QuestionResult]
+) -> list[QuestionResult]:
+    """``results`` with each failed composite question turned to WAITING where a callee fails
+    its own checks or waits in turn (``result_of`` runs a callee's checks, once, when it was
+    not selected)."""
+    settled: dict[str, QuestionResult] = {}
+
+    def settle(r: QuestionResult) -> QuestionResult:
+        if r.qid not in settled:
+            blocking = []
+            if r.status is Status.FAILED and r.qid in CALLEES:
+                blocking = [c for c in CALLEES[r.qid] if settle(result_of(c)).status in BLOCKING]
+            settled[r.qid] = _waiting(r, blocking, settled) if blocking else r
+        return settled[r.qid]
+
+    return [settle(r) for r in results]
+
+
+def _waiting(
+    r: QuestionResult, callees: list[str], settled: dict[str, QuestionResult]
+) -> QuestionResult:
+    states = [f"{c} is {_state(settled[c])}" for c in callees]
+    first = callees[0]
+    while settled[first].status is Status.WAITING:  # the root of a chain of waits
+        first = settled[first].waiting_on[0]
+    message = (
+        f"{r.qid} calls {' and '.join(callees)}, and {' and '.join(states)}: its checks cannot "
+        f"tell a mistake of its own from one it was handed. Fix {first} first, then check "
+        f"{r.qid} again ({r.total - r.passed} of its {r.total} checks fail for now)."
+    )
+    return QuestionResult(
+        r.qid,
+        Status.WAITING,
+        message,
+        passed=r.passed,
+        total=r.total,
+        output=r.output,
+        waiting_on=tuple(callees),
+    )
+
+
+def _state(r: QuestionResult) -> str:
+    if r.status is Status.WAITING:
+        return f"itself waiting on {', '.join(r.waiting_on)}"
+    if r.status is Status.NOT_ATTEMPTED:
+        return "not written yet"
+    if r.status is Status.UNAVAILABLE:
+        return "not checked (see above)"
+    return "failing its own checks"
