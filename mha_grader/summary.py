@@ -11,10 +11,12 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from .questions import POINTS, QUESTION_IDS
+from .questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
 from .report import read_grades_csv
 
 MISCONCEPTION_TAG = "misconception:"
+NEEDS_REVIEW_TAG = "needs-review"
+MOST_FAILED = 3  # cases shown per question
 
 
 def _tests(out: Path, students: list[str]) -> dict[str, list]:
@@ -42,6 +44,51 @@ def _misconceptions(tests_of: dict[str, list]) -> Counter:
     return seen
 
 
+def _question(test: dict) -> str | None:
+    """The question a results.json test belongs to: its name starts with the question id."""
+    qid = str(test.get("name", "")).split(":", 1)[0].strip()
+    return qid if qid in POINTS else None
+
+
+def _lost(test: dict) -> bool:
+    try:
+        return float(test.get("score", 0)) < float(test.get("max_score", 0))
+    except (TypeError, ValueError):
+        return False
+
+
+def _failed_most(tests_of: dict[str, list]) -> dict[str, list[tuple[str, int]]]:
+    """Per question, the cases most students lost points on (each student counted once)."""
+    lost: dict[str, Counter] = {q: Counter() for q in QUESTION_IDS}
+    for tests in tests_of.values():
+        for name in {str(t.get("name", "")) for t in tests if _lost(t)}:
+            q = _question({"name": name})
+            if q is not None:
+                lost[q][name] += 1
+    return {q: c.most_common(MOST_FAILED) for q, c in lost.items() if c}
+
+
+def _flagged(tests_of: dict[str, list], student: str) -> str:
+    """What a flagged student's review needs: the written answers to read, then the rest."""
+    qids = {
+        q
+        for t in tests_of.get(student, [])
+        if NEEDS_REVIEW_TAG in (t.get("tags") or []) and (q := _question(t)) is not None
+    }
+    written = [q for q in WRITTEN_QUESTIONS if q in qids]
+    other = [q for q in QUESTION_IDS if q in qids and q not in WRITTEN_QUESTIONS]
+    parts = [f"read {', '.join(written)}"] if written else []
+    parts += [f"check {', '.join(other)}"] if other else []
+    return f"{student} ({'; '.join(parts)})" if parts else student
+
+
+def _bin_width(max_total: float, n: int) -> float:
+    """A bin per few points: the narrowest of 1, 2, 2.5, 5, 10 giving at most ~45 bins (and
+    wider for a small class, where narrow bins hold one student each)."""
+    most = 45 if n >= 40 else 20
+    return next((w for w in (1, 2, 2.5, 5, 10) if max_total / w <= most), 20)
+
+
 def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[str, str]:
     import matplotlib
 
@@ -51,21 +98,41 @@ def _plot(totals: list[float], means: dict[str, float], plots: Path) -> tuple[st
     plots.mkdir(parents=True, exist_ok=True)
     max_total = sum(POINTS.values())
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.hist(totals, bins=min(20, max(5, len(totals) // 3)), range=(0, max_total), color="#4c72b0")
-    ax.set(xlabel=f"total score (of {max_total:g})", ylabel="students", title="Score distribution")
+    width = _bin_width(max_total, len(totals))
+    edges = [i * width for i in range(int(max_total // width) + 1)]
+    if edges[-1] < max_total:
+        edges.append(max_total)
+    ax.hist(totals, bins=edges, color="#4c72b0", edgecolor="white")
+    ax.set(
+        xlabel=f"total score (of {max_total:g}; a bar per {width:g} points)",
+        ylabel="students",
+        title="Score distribution",
+    )
     fig.tight_layout()
     fig.savefig(plots / "score_histogram.png", dpi=100)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(7, 3.8))
     ids = list(means)
-    ax.bar(ids, [100 * means[q] / POINTS[q] for q in ids], color="#55a868")
-    ax.set(ylabel="mean score (% of points)", ylim=(0, 100), title="Per-question means")
+    shares = [100 * means[q] / POINTS[q] for q in ids]
+    low = _axis_floor(shares)
+    bars = ax.bar(ids, [v - low for v in shares], bottom=low, color="#55a868")
+    ax.bar_label(bars, labels=[f"{v:.0f}" for v in shares], fontsize=8, padding=2)
+    title = "Per-question means" + (f" (axis from {low:g}%)" if low else "")
+    ax.set(ylabel="mean score (% of points)", ylim=(low, 100 + (100 - low) * 0.08), title=title)
     plt.setp(ax.get_xticklabels(), rotation=50, ha="right", rotation_mode="anchor")
     fig.tight_layout()
     fig.savefig(plots / "question_means.png", dpi=100)
     plt.close(fig)
     return "plots/score_histogram.png", "plots/question_means.png"
+
+
+def _axis_floor(shares: list[float]) -> float:
+    """Where the per-question axis starts: below the lowest mean by a margin, on a multiple of
+    5, so that a class scoring 79-100% shows its differences instead of a 0-100 axis."""
+    lowest = min(shares, default=0.0)
+    margin = max(5.0, (100 - lowest) * 0.25)
+    return max(0.0, 5 * ((lowest - margin) // 5))
 
 
 def build_summary(out: Path, *, plots: bool = True) -> Path:
@@ -99,11 +166,22 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
         share = f"{full[q]} ({100 * full[q] / len(rows):.0f}%)"
         lines.append(f"| {q} | {POINTS[q]:g} | {means[q]:.2f} | {share} |")
 
+    tests_of = _tests(out, students)
+    lines += ["", "## Cases failed most", ""]
+    failed = _failed_most(tests_of)
+    if failed:
+        lines += ["| question | case | students who lost points |", "|---|---|---|"]
+        for q in QUESTION_IDS:
+            for name, count in failed.get(q, []):
+                case = name.split(":", 1)[1].strip() if ":" in name else name
+                lines.append(f"| {q} | {_cell(case)} | {count} ({100 * count / len(rows):.0f}%) |")
+    else:
+        lines.append("No case lost points.")
+
     lines += ["", "## Status", "", "| status | submissions |", "|---|---|"]
     for status, count in Counter(r["status"] for r in rows).most_common():
         lines.append(f"| {status} | {count} |")
 
-    tests_of = _tests(out, students)
     seen = _misconceptions(tests_of)
     lines += ["", "## Misconceptions", ""]
     if seen:
@@ -111,7 +189,10 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
         for mid, count in seen.most_common():
             lines.append(f"| `{mid}` | {count} | {100 * count / len(rows):.0f}% |")
     else:
-        lines.append("None diagnosed.")
+        lines.append(
+            "None diagnosed: no catalogued mistake fits; 'Cases failed most' above and each "
+            "student's feedback say what failed."
+        )
 
     from .runinfo import layer_counts
 
@@ -125,7 +206,10 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
 
     review = [r["student"] for r in rows if r["needs_review"] == "true"]
     lines += ["", "## Needs review", ""]
-    lines.append(", ".join(review) if review else "Nothing waits for a person's review.")
+    if review:
+        lines.append(", ".join(_flagged(tests_of, s) for s in review))
+    else:
+        lines.append("Nothing waits for a person's review.")
     lines += _reviews_line(tests_of)
     trouble = [f"{r['student']} ({r['status']})" for r in rows if r["status"] != "ok"]
     if trouble:
@@ -198,6 +282,11 @@ def _similar_section(out: Path, shown: int = 20) -> list[str]:
     if len(pairs) > shown:
         lines.append(f"\n{len(pairs) - shown} more in similarity.html.")
     return lines
+
+
+def _cell(text: str) -> str:
+    """A test name as a markdown table cell: no pipe or line break can split the row."""
+    return " ".join(text.replace("|", "/").split())
 
 
 def _write(out: Path, lines: list[str]) -> Path:

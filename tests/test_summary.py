@@ -84,3 +84,70 @@ def test_summary_records_the_sandbox_layer_each_submission_ran_in(tmp_path):
     text = build_summary(tmp_path, plots=False).read_text()
     containment = text.split("## Containment")[1].split("##")[0]
     assert "`uid` (2), `namespaces` (1)" in containment
+
+
+def write_tests(out, tests_of):
+    """students: {id: [(test name, score, max_score, tags)]}; every question at full points."""
+    (out / "students").mkdir(parents=True)
+    with open(out / "grades.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", *QUESTION_IDS, "total", "max_total", "status", "needs_review"])
+        for sid, tests in tests_of.items():
+            review = any("needs-review" in t[3] for t in tests)
+            w.writerow([sid, *POINTS.values(), MAX_TOTAL, MAX_TOTAL, "ok", str(review).lower()])
+            rows = [{"name": n, "score": s, "max_score": m, "tags": t} for n, s, m, t in tests]
+            (out / "students" / sid).mkdir()
+            (out / "students" / sid / "results.json").write_text(json.dumps({"tests": rows}))
+
+
+def test_summary_shows_per_question_the_cases_most_students_lost(tmp_path):
+    lost, kept = ("attention: gated one head", 0, 1, []), ("attention: gated one head", 1, 1, [])
+    write_tests(
+        tmp_path,
+        {
+            "ana": [lost, ("attention: worked values", 0, 1, []), ("softmax: axis 0", 0, 2, [])],
+            "ben": [lost, lost],  # one student counts once
+            "cy": [kept, ("softmax: axis 0", 1, 2, [])],
+        },
+    )
+    text = build_summary(tmp_path, plots=False).read_text()
+    section = text.split("## Cases failed most")[1].split("## Status")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == [
+        "| softmax | axis 0 | 2 (67%) |",
+        "| attention | gated one head | 2 (67%) |",
+        "| attention | worked values | 1 (33%) |",
+    ]
+
+
+def test_summary_says_which_written_answers_each_flagged_student_needs_read(tmp_path):
+    flag = ["needs-review"]
+    write_tests(
+        tmp_path,
+        {
+            "ana": [("q2: concepts", 2, 4, flag), ("q4: concepts", 3, 4, flag)],
+            "ben": [("attention: reaches torch", 0, 1, flag), ("q1: concepts", 1, 4, [])],
+            "cy": [("q3: concepts", 4, 4, [])],
+        },
+    )
+    review = build_summary(tmp_path, plots=False).read_text().split("## Needs review")[1]
+    assert "ana (read q2, q4)" in review
+    assert "ben (check attention)" in review
+    assert "cy" not in review.split("\n\n")[1]
+
+
+def test_histogram_has_a_bin_per_few_points_and_the_question_axis_shows_differences():
+    from mha_grader.summary import _axis_floor, _bin_width
+
+    assert _bin_width(82, 200) == 2
+    assert _bin_width(82, 10) == 5
+    assert 50 <= _axis_floor([79.0, 90.0, 100.0]) <= 74  # not a 0-100 axis squeezing 79-100%
+    assert _axis_floor([5.0, 100.0]) == 0
+
+
+def test_plots_are_written(tmp_path):
+    write_output(tmp_path, {"ana": (1.0, "ok", "false", []), "ben": (0.8, "ok", "false", [])})
+    text = build_summary(tmp_path).read_text()
+    assert "![score histogram](plots/score_histogram.png)" in text
+    assert (tmp_path / "plots" / "score_histogram.png").stat().st_size > 1000
+    assert (tmp_path / "plots" / "question_means.png").stat().st_size > 1000
