@@ -23,8 +23,8 @@ The student's pipelines are run here on every module before cross_check has seen
 NumPy are deterministic), so that nothing cross_check stashes can be replayed into them.
 """
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -103,7 +103,7 @@ def _float64(probe) -> bool:
 # -- the student's own pipelines, run before cross_check sees a module -----------------------
 
 
-@dataclass
+@dataclasses.dataclass
 class Pipeline:
     """The real differences of a pipeline built from some of the student's callees (``wrong``:
     those whose results differ from the reference's here), or why it could not run."""
@@ -114,11 +114,11 @@ class Pipeline:
     imported: bool = False  # the student's own multi_head_attention is in it
 
 
-@dataclass
+@dataclasses.dataclass
 class Pipelines:
     """Every pipeline of the student's callees on one module."""
 
-    own: list[Pipeline] = field(default_factory=list)
+    own: list[Pipeline] = dataclasses.field(default_factory=list)
 
 
 def _many(func, calls: list[tuple]) -> list:

@@ -48,16 +48,18 @@ def _near(shifts: tuple[tuple[int, int, float], ...]) -> np.ndarray:
 
 @cache
 def _near_one() -> np.ndarray:
-    """Four heads that put most of each query's weight on one key (entries near 0.95): head 1
-    differs from head 0 by 4 atol in one entry, head 3 from head 2 by 8 atol; heads 0 and 2 are
-    far apart. atol alone decides here: a relative tolerance of 1e-5 (allclose's default) would
-    call heads 0 and 1, and heads 2 and 3, the same."""
+    """Five heads that put most of each query's weight on one key (entries near 0.95): head 1
+    differs from head 0 by 4 atol in one entry, head 3 from head 2 by 8 atol, head 4 from head 0
+    by half of atol (the same pattern); heads 0 and 2 are far apart. atol alone decides here: a
+    relative tolerance of 1e-5 (allclose's default) would call heads 0 and 1, and heads 2 and 3,
+    the same."""
     base = _patterns(604, 2, 4)
     sharp = 0.95 * np.eye(4)[[1, 3, 0, 2]] + 0.05 * base[0]
     other = 0.95 * np.eye(4)[[2, 0, 3, 1]] + 0.05 * base[1]
-    heads = [sharp, sharp.copy(), other, other.copy()]
+    heads = [sharp, sharp.copy(), other, other.copy(), sharp.copy()]
     heads[1][0, 1] += 4e-6
     heads[3][2, 3] -= 8e-6
+    heads[4][3, 0] += 0.5e-6  # within atol of head 0: the same pattern, so not every pair is listed
     return np.stack(heads)
 
 
