@@ -71,8 +71,15 @@ def _probe(
     X = np.random.default_rng(seed).standard_normal((n, d_model)) * 3.0
     x = torch.as_tensor(X, dtype=dtype)
     x = x.unsqueeze(0) if batch_first else x.unsqueeze(1)
-    with torch.no_grad():
-        t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    # One intra-op thread, as in the worker, whoever computes this first: the float64 check
+    # compares a report with this output to the last bits, and threads change the rounding.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    finally:
+        torch.set_num_threads(threads)
     t_out = (t_out[0] if batch_first else t_out[:, 0]).to(torch.float64).numpy()  # (n, d_model)
     t_w = t_w[0].to(torch.float64).numpy()  # (num_heads, n, n), or n + 1 keys with a zero key
     probe = {"mha": mha, "X": X, "torch": (t_out, t_w), "Ws": ref_cc.weights_from_torch(mha)}
