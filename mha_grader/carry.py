@@ -1,4 +1,4 @@
-"""Error carried forward (contract §7): one bug is charged once.
+"""Error carried forward (docs/contract.md §7): one bug is charged once.
 
 A composite question calls other contract functions, its *callees* (``questions.CALLEES``):
 attention calls softmax; multi_head_attention calls split_heads, attention and merge_heads;

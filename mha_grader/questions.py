@@ -45,7 +45,7 @@ class Policy:
     """How a grade is reached beyond points (points.toml's ``[policy]``; part of the grading
     key, so changing it regrades a batch)."""
 
-    carry_forward: bool = True  # contract §7: one bug is charged once
+    carry_forward: bool = True  # docs/contract.md §7: one bug is charged once
     numpy_only: Literal["flag", "zero"] = "flag"  # a NumPy question that reaches another library
 
 
