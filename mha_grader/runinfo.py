@@ -20,11 +20,13 @@ RUN_FILE = "batch.json"
 SOURCES_FILE = "sources.json"
 CODE_FILES = ("multihead.py", "crosscheck.py")  # what the similarity report compares
 UNKNOWN_LAYER = "unknown"
+NOT_RUN = "not run"  # refused (or failed) before any of its code ran: no layer to record
 
 
 def layer_counts(out: str | os.PathLike, students: list[str]) -> Counter:
     """How many of the students were graded under each containment layer, as their
-    results.json record it (``extra_data.sandbox``); ``unknown`` when one does not say."""
+    results.json record it (``extra_data.sandbox``); ``not run`` when it records none (its
+    code never ran), ``unknown`` when there is no such record."""
     seen: Counter = Counter()
     for student in students:
         try:
@@ -32,6 +34,8 @@ def layer_counts(out: str | os.PathLike, students: list[str]) -> Counter:
             layer = data["extra_data"]["sandbox"]
         except (OSError, ValueError, KeyError, TypeError):
             layer = None
+        if layer == "":
+            layer = NOT_RUN
         seen[layer if isinstance(layer, str) and layer else UNKNOWN_LAYER] += 1
     return seen
 
@@ -42,6 +46,8 @@ def containment_layer(out: str | os.PathLike, students: list[str]) -> str:
     seen = layer_counts(out, students)
     if len(seen) > 1:
         seen.pop(UNKNOWN_LAYER, None)
+    if len(seen) > 1:
+        seen.pop(NOT_RUN, None)
     if not seen:
         return UNKNOWN_LAYER
     if len(seen) == 1:

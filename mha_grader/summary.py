@@ -194,15 +194,19 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
             "student's feedback say what failed."
         )
 
-    from .runinfo import layer_counts
+    from .runinfo import NOT_RUN, layer_counts
 
     layers = layer_counts(out, students)
+    not_run = layers.pop(NOT_RUN, 0)
     lines += ["", "## Containment", ""]
-    lines.append(
-        "Student code ran in the sandbox layer "
-        + ", ".join(f"`{layer}` ({count})" for layer, count in layers.most_common())
-        + " (README, Containment: what each layer guarantees)."
-    )
+    if layers:
+        lines.append(
+            "Student code ran in the sandbox layer "
+            + ", ".join(f"`{layer}` ({count})" for layer, count in layers.most_common())
+            + " (README, 'How student code runs': what each layer guarantees)."
+        )
+    if not_run:
+        lines.append(f"{not_run} submission(s) were not run: refused before any code ran.")
 
     review = [r["student"] for r in rows if r["needs_review"] == "true"]
     lines += ["", "## Needs review", ""]

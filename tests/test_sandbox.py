@@ -210,7 +210,9 @@ def only_in(*names: str):
 
     def check(layer: sandbox.LayerInfo) -> None:
         if layer.name not in names:
-            pytest.skip(f"does not hold in the {layer.name} layer (README, Containment)")
+            pytest.skip(
+                f"does not hold in the {layer.name} layer (README, 'How student code runs')"
+            )
 
     return check
 

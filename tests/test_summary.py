@@ -86,6 +86,19 @@ def test_summary_records_the_sandbox_layer_each_submission_ran_in(tmp_path):
     assert "`uid` (2), `namespaces` (1)" in containment
 
 
+def test_summary_counts_a_refused_submission_as_not_run_rather_than_unknown(tmp_path):
+    write_output(tmp_path, {s: (1.0, "ok", "false", []) for s in ("ana", "ben")})
+    for student, layer in (("ana", "uid"), ("ben", "")):
+        path = tmp_path / "students" / student / "results.json"
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**data, "extra_data": {"sandbox": layer}}))
+    text = build_summary(tmp_path, plots=False).read_text()
+    containment = text.split("## Containment")[1].split("##")[0]
+    assert "`uid` (1)" in containment
+    assert "unknown" not in containment
+    assert "1 submission(s) were not run" in containment
+
+
 def write_tests(out, tests_of):
     """students: {id: [(test name, score, max_score, tags)]}; every question at full points."""
     (out / "students").mkdir(parents=True)
