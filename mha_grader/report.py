@@ -125,7 +125,9 @@ def feedback_md(grade: Grade) -> str:
             name = r.name.removeprefix(f"{q}: ") or r.name
             out.append(f"- **{_md(name)}**: {mark}")
             detail = _md(r.output)
-            if detail and detail != "passed":
+            if r.passed:  # the mark says it already ("passed. Carried forward: ...")
+                detail = detail.removeprefix("passed").removeprefix(".").strip()
+            if detail:
                 for line in detail.splitlines():
                     if line.startswith(DIAGNOSIS_PREFIX):
                         if line in explained:
