@@ -83,7 +83,12 @@ def _probe(
     t_out = (t_out[0] if batch_first else t_out[:, 0]).to(torch.float64).numpy()  # (n, d_model)
     t_w = t_w[0].to(torch.float64).numpy()  # (num_heads, n, n), or n + 1 keys with a zero key
     probe = {"mha": mha, "X": X, "torch": (t_out, t_w), "Ws": ref_cc.weights_from_torch(mha)}
-    probe["reference"] = _diffs(probe, *ref.multi_head_attention(X, *probe["Ws"], num_heads))
+    # The reference pipeline's (out, weights) with the reference weights: every submission's
+    # pipelines are compared with it (read-only: shared by the whole batch).
+    probe["pair"] = ref.multi_head_attention(X, *probe["Ws"], num_heads)
+    for a in probe["pair"]:
+        a.setflags(write=False)
+    probe["reference"] = _diffs(probe, *probe["pair"])
     return probe
 
 
@@ -170,7 +175,7 @@ def _pipelines(probes, weights_from_torch, multi_head_attention) -> list[Pipelin
         return found
     reference = [(p["X"], *p["Ws"], p["mha"].num_heads) for p in probes]
     for i, result in enumerate(_many(multi_head_attention, reference)):
-        found[i].own.append(_own(probes[i], reference[i], result, ()))
+        found[i].own.append(_own(probes[i], reference[i], result, (), probes[i]["pair"]))
     adapted = _many(weights_from_torch, [(p["mha"],) for p in probes])
     calls, where = [], []
     for i, (p, Ws) in enumerate(zip(probes, adapted, strict=True)):
@@ -195,8 +200,9 @@ def _pipelines(probes, weights_from_torch, multi_head_attention) -> list[Pipelin
     return found
 
 
-def _own(probe, args: tuple, result, wrong: tuple[str, ...]) -> Pipeline:
-    """The student's multi_head_attention's result on ``args`` as a pipeline."""
+def _own(probe, args: tuple, result, wrong: tuple[str, ...], want=None) -> Pipeline:
+    """The student's multi_head_attention's result on ``args`` as a pipeline (``want``: the
+    reference's result on ``args`` when already known)."""
     d, h, n = probe["mha"].embed_dim, probe["mha"].num_heads, probe["X"].shape[0]
     if isinstance(result, StudentCodeError):
         what = carry.failure_words(result, "cross_check")
@@ -205,7 +211,8 @@ def _own(probe, args: tuple, result, wrong: tuple[str, ...]) -> Pipeline:
     if pair is None:
         what = "does not return (out, weights) of the contract's shapes for this module"
         return Pipeline(failed=("multi_head_attention", what), imported=True)
-    want = ref.multi_head_attention(*args)
+    if want is None:
+        want = ref.multi_head_attention(*args)
     differs = not all(
         np.allclose(a, b, rtol=1e-4, atol=1e-9) for a, b in zip(pair, want, strict=True)
     )
