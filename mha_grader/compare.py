@@ -52,6 +52,16 @@ def tolerance(dtype: np.dtype | type, strict: bool = False) -> float:
     return own if strict else max(own, RTOL[np.dtype(np.float32)])
 
 
+def allclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    """``np.allclose(a, b, rtol=rtol, atol=atol)`` for two float arrays: numpy's own test
+    (``isclose``: within tolerance of a finite ``b``, or equal; nan never close) without its
+    generic wrapper, whose cost dominates on the small arrays the hidden tests compare tens of
+    times per submission."""
+    with np.errstate(invalid="ignore"):
+        close = (np.abs(a - b) <= atol + rtol * np.abs(b)) & np.isfinite(b) | (a == b)
+    return bool(close.all())
+
+
 def check_array(value: Any, what: str, shape_words: str, shape: tuple[int, ...]) -> np.ndarray:
     """Assert ``value`` is a float ndarray of exactly ``shape``; return it.
 

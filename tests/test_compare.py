@@ -170,3 +170,25 @@ def test_expect_value_error_rejects_other_outcomes():
     )
     with pytest.raises(NotAttempted):
         compare.expect_value_error(lambda: raise_(NotAttempted("not attempted")), "x")
+
+
+def test_allclose_agrees_with_numpy_on_values_near_and_beyond_tolerance_and_non_finite():
+    rng = np.random.default_rng(1)
+    b = rng.standard_normal((3, 4))
+    cases = [b.copy(), b + 1e-12, b + 1e-3, b * (1 + 2e-6), -b]
+    for special in (np.nan, np.inf, -np.inf):
+        for where in ("a", "b", "both"):
+            a2, b2 = b.copy(), b.copy()
+            if where in ("a", "both"):
+                a2[1, 2] = special
+            if where in ("b", "both"):
+                b2[1, 2] = special
+            cases.append((a2, b2))
+    seen = set()
+    for case in cases:
+        a, bb = case if isinstance(case, tuple) else (case, b)
+        for rtol, atol in ((1e-6, 1e-9), (1e-4, 1e-9), (0.0, 0.0)):
+            want = bool(np.allclose(a, bb, rtol=rtol, atol=atol))
+            assert compare.allclose(a, bb, rtol, atol) is want, (a, bb, rtol, atol)
+            seen.add(want)
+    assert seen == {True, False}  # both outcomes were exercised

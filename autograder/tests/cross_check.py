@@ -189,7 +189,7 @@ def _pipelines(probes, weights_from_torch, multi_head_attention) -> list[Pipelin
             what = "does not return four (d_model, d_model) float arrays for this module"
             found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
             continue
-        if all(np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(mine, p["Ws"], strict=True)):
+        if all(compare.allclose(a, b, 1e-6, 1e-9) for a, b in zip(mine, p["Ws"], strict=True)):
             continue
         pair = ref.multi_head_attention(p["X"], *mine, h)
         found[i].own.append(Pipeline(_diffs(p, *pair), ("weights_from_torch",)))
@@ -213,9 +213,7 @@ def _own(probe, args: tuple, result, wrong: tuple[str, ...], want=None) -> Pipel
         return Pipeline(failed=("multi_head_attention", what), imported=True)
     if want is None:
         want = ref.multi_head_attention(*args)
-    differs = not all(
-        np.allclose(a, b, rtol=1e-4, atol=1e-9) for a, b in zip(pair, want, strict=True)
-    )
+    differs = not all(compare.allclose(a, b, 1e-4, 1e-9) for a, b in zip(pair, want, strict=True))
     wrong = wrong + (("multi_head_attention",) if differs else ())
     return Pipeline(_diffs(probe, *pair), wrong, imported=True)
 
