@@ -501,7 +501,9 @@ class WorkerSession:
             self.grader_failure = str(e)
             raise
 
-    def _call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+    def _ready(self, module: str, func: str) -> _Worker:
+        """The worker, ready to call ``module.func``; raises what a call would meet first (the
+        session ended, the function skipped after a timeout, no time left, no such function)."""
         if self.ended is not None:
             raise self.ended
         if (module, func) in self.skipped:
@@ -515,6 +517,10 @@ class WorkerSession:
         reason = self.available(module, func)
         if reason is not None:
             raise errors.MissingFunction(reason)
+        return worker
+
+    def _call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        worker = self._ready(module, func)
         request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
         request["audit"] = func in NUMPY_QUESTIONS
         reply = self._send_call(worker, module, func, request, "call")
@@ -572,19 +578,7 @@ class WorkerSession:
             raise
 
     def _call_many(self, module: str, func: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
-        try:
-            worker = self._ensure_worker()
-        except errors.ProtocolViolation:
-            raise
-        except errors.StudentCodeError as e:  # out of time budget while restarting
-            raise errors.CallTimeout(str(e)) from None
-        if self.ended is not None:
-            raise self.ended
-        if (module, func) in self.skipped:
-            raise self.skipped[(module, func)]
-        reason = self.available(module, func)
-        if reason is not None:
-            raise errors.MissingFunction(reason)
+        worker = self._ready(module, func)
         request = {"op": "many", "module": module, "func": func, "audit": func in NUMPY_QUESTIONS}
         request["calls"] = [{"args": a, "kwargs": k} for a, k in calls]
         reply = self._send_call(worker, module, func, request, "many")

@@ -354,9 +354,16 @@ def test_without_its_prepared_fallback_run_autograder_still_writes_valid_results
     assert "not your grade" in results["output"]
 
 
-def test_a_grader_stopped_by_its_time_limit_writes_a_grader_error(gradescope_root):
-    submit(gradescope_root, EXAMPLES / "alice")
-    _, results = run_autograder(gradescope_root, MHA_GRADER_TIMEOUT="2")
+def test_a_grader_stopped_by_its_time_limit_writes_a_grader_error(gradescope_root, tmp_path):
+    # A submission whose import takes 8 s (within the 10 s import limit) outlasts a 5 s limit
+    # on any machine; 5 s leaves the grader time to install its SIGTERM handler first.
+    slow = tmp_path / "slow"
+    shutil.copytree(EXAMPLES / "alice", slow)
+    code = (slow / "multihead.py").read_text()
+    busy = "\nimport time\n\n_t = time.monotonic()\nwhile time.monotonic() < _t + 8:\n    pass\n"
+    (slow / "multihead.py").write_text(code + busy)
+    submit(gradescope_root, slow)
+    _, results = run_autograder(gradescope_root, MHA_GRADER_TIMEOUT="5")
     validate(results)
     assert results["score"] == 0 and results["extra_data"]["status"] == "grader-error"
     assert "Stopped" in results["extra_data"]["reason"]
