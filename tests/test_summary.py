@@ -75,25 +75,24 @@ def test_summary_of_an_empty_class_says_so(tmp_path):
     assert "0 submissions graded." in build_summary(tmp_path).read_text()
 
 
-def test_summary_records_the_sandbox_layer_each_submission_ran_in(tmp_path):
-    write_output(tmp_path, {s: (1.0, "ok", "false", []) for s in ("ana", "ben", "cy")})
-    for student, layer in (("ana", "uid"), ("ben", "uid"), ("cy", "namespaces")):
-        path = tmp_path / "students" / student / "results.json"
+def _containment(out, layers: dict[str, str]) -> str:
+    """summary.md's Containment section for students graded in these layers."""
+    write_output(out, {s: (1.0, "ok", "false", []) for s in layers})
+    for student, layer in layers.items():
+        path = out / "students" / student / "results.json"
         data = json.loads(path.read_text())
         path.write_text(json.dumps({**data, "extra_data": {"sandbox": layer}}))
-    text = build_summary(tmp_path, plots=False).read_text()
-    containment = text.split("## Containment")[1].split("##")[0]
+    text = build_summary(out, plots=False).read_text()
+    return text.split("## Containment")[1].split("##")[0]
+
+
+def test_summary_records_the_sandbox_layer_each_submission_ran_in(tmp_path):
+    containment = _containment(tmp_path, {"ana": "uid", "ben": "uid", "cy": "namespaces"})
     assert "`uid` (2), `namespaces` (1)" in containment
 
 
 def test_summary_counts_a_refused_submission_as_not_run_rather_than_unknown(tmp_path):
-    write_output(tmp_path, {s: (1.0, "ok", "false", []) for s in ("ana", "ben")})
-    for student, layer in (("ana", "uid"), ("ben", "")):
-        path = tmp_path / "students" / student / "results.json"
-        data = json.loads(path.read_text())
-        path.write_text(json.dumps({**data, "extra_data": {"sandbox": layer}}))
-    text = build_summary(tmp_path, plots=False).read_text()
-    containment = text.split("## Containment")[1].split("##")[0]
+    containment = _containment(tmp_path, {"ana": "uid", "ben": ""})
     assert "`uid` (1)" in containment
     assert "unknown" not in containment
     assert "1 submission(s) were not run" in containment
