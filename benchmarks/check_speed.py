@@ -1,7 +1,7 @@
 """Wall time of `mha-check solutions` as a ratio to `python -c "import numpy, torch"`.
 
 Both are measured in the same run, interleaved, after one warm-up each; the figure is the ratio of
-the medians. Target: at most 2.5 (issue 2). Usage: .venv/bin/python benchmarks/check_speed.py [-n 5]
+the medians. Target: at most 2.5. Usage: .venv/bin/python benchmarks/check_speed.py [-n 5]
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mha_grader.engine import Engine  # noqa: E402
-from mha_grader.questions import STUDENT_FILES  # noqa: E402
-from mha_grader.submission import load_submission  # noqa: E402
+from mha_check.questions import STUDENT_FILES  # noqa: E402
+from mha_grader.grading.engine import Engine  # noqa: E402
+from mha_grader.grading.submission import load_submission  # noqa: E402
 
 
 def wall_time(cmd: list[str]) -> float:

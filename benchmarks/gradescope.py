@@ -10,7 +10,7 @@ processes sharing them), sampled every 20 ms; Gradescope's default container has
 CPU time is user + system of every process run_autograder started (Gradescope's default
 container has half a CPU, so it is what the wall time there is bound by).
 ``--refusing-kernel`` runs it in the refusing kernel of tests/refusing_kernel.py (what
-Gradescope's Docker containers allow: no namespaces), the figure the README quotes.
+Gradescope's Docker containers allow: no namespaces), the figure benchmarks/README.md quotes.
 A bare ``python -c "import numpy, torch"`` is timed in the same run, interleaved.
 Usage: .venv/bin/python benchmarks/gradescope.py [--refusing-kernel] [-n 3]
 """

@@ -24,12 +24,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mha_grader import cli, report, review_items, reviewed, reviews  # noqa: E402
-from mha_grader.batch import write_seal  # noqa: E402
-from mha_grader.engine import Grade  # noqa: E402
-from mha_grader.questions import POINTS, QUESTION_IDS, WRITTEN_QUESTIONS  # noqa: E402
-from mha_grader.results import TestResult  # noqa: E402
-from mha_grader.submission import Submission, load_submission  # noqa: E402
+from mha_check.questions import QUESTION_IDS, WRITTEN_QUESTIONS  # noqa: E402
+from mha_grader import cli  # noqa: E402
+from mha_grader.grading.submission import Submission, load_submission  # noqa: E402
+from mha_grader.outcomes import Grade, TestResult  # noqa: E402
+from mha_grader.outputs import reports  # noqa: E402
+from mha_grader.outputs.folder import OutputFolder, write_atomic  # noqa: E402
+from mha_grader.points import POINTS  # noqa: E402
+from mha_grader.review import apply as reviewed  # noqa: E402
+from mha_grader.review import decisions as reviews  # noqa: E402
+from mha_grader.review import items as review_items  # noqa: E402
+from mha_grader.runs.record import record_grade  # noqa: E402
 
 CASES = 5  # per code question: about the hidden tests' 44 cases over 9 questions
 FEEDBACK = "Recognised: an idea; another idea.\nStill missing, some hints:\n- a question? " * 3
@@ -81,13 +86,13 @@ def main() -> None:
         # The seal before reviews: reports, the row and the key; now also the grade and
         # what a review would judge.
         def old_seal() -> None:
-            report.write_student(out, grade)
-            row = report.grade_row(grade)
+            OutputFolder(out).write_reports(grade)
+            row = reports.grade_row(grade)
             seal = {"key": "k", "row": row, "source": submission.source}
-            report.atomic_write(out / "students/alice/grade.json", json.dumps(seal))
+            write_atomic(out / "students/alice/grade.json", json.dumps(seal))
 
         old = timed(old_seal, 200)
-        new = timed(lambda: write_seal(out, grade, "k", submission), 200)
+        new = timed(lambda: record_grade(OutputFolder(out), grade, "k", submission), 200)
         extra = new - old
         print(f"bare import: {base:.2f} s")
         print(
@@ -99,8 +104,10 @@ def main() -> None:
         for i in range(args.n):
             sid = f"s{i:04d}"
             g = a_grade(sid, flagged=i % 10 == 0)
-            rows.append(write_seal(out, g, "k", Submission(sid, "", submission.files)))
-        report.write_grades_csv(out, rows)
+            rows.append(
+                record_grade(OutputFolder(out), g, "k", Submission(sid, "", submission.files))
+            )
+        OutputFolder(out).write_grades(rows)
         flagged = [r["student"] for r in rows if r["needs_review"] == "true"]
         for sid in flagged[: args.decisions]:
             reviewed.record(out, sid, "q1", 3.0, "a note", "bench")
@@ -110,7 +117,9 @@ def main() -> None:
         for i in range(args.n):
             sid = f"s{i:04d}"
             g = a_grade(sid, flagged=i % 10 == 0)
-            write_seal(out, g, "k", Submission(sid, "", submission.files), store.of(sid))
+            record_grade(
+                OutputFolder(out), g, "k", Submission(sid, "", submission.files), store.of(sid)
+            )
         settle = timed(lambda: reviewed.settle(out, rows))
         per_100 = settle / (args.n / 100)
         print(

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mha_grader.questions import WRITTEN_QUESTIONS  # noqa: E402
+from mha_check.questions import WRITTEN_QUESTIONS  # noqa: E402
 from mha_grader.written import grade_written  # noqa: E402
 from mha_grader.written.agreement import labelled_sets, load_labelled  # noqa: E402
 from mha_grader.written.rubric import load_rubrics  # noqa: E402

@@ -1,7 +1,7 @@
 """Question ids in contract order, and which student file each code question lives in.
 
 The one declaration of these ids: mha-check ships to students without the grader, and the
-grader (``mha_grader.questions``) imports them from here and adds the points.
+grader imports them from here; ``mha_grader.points`` adds the points.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 ruff check .
 ruff format --check .
 set +e
-python -m pytest "$@"
+# On every core, a test file per process at a time (its module fixtures, such as a started
+# grader, are made once).
+python -m pytest -n auto --dist loadfile "$@"
 status=$?
 set -e
 if [ "$status" = 5 ]; then

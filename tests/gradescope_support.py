@@ -21,8 +21,9 @@ import jsonschema
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from mha_grader import gradescope
-from mha_grader.questions import POINTS, QUESTION_IDS
+from mha_check.questions import QUESTION_IDS
+from mha_grader.handouts.gradescope import packages
+from mha_grader.points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 BASH = shutil.which("bash") or "/bin/bash"
@@ -162,12 +163,12 @@ def grading_distributions() -> dict[str, SpecifierSet]:
     """Every distribution setup.sh installs for grading (its dependencies as pip resolves them
     for this Python; the no-deps ones alone), with its Requires-Python."""
     found: dict[str, SpecifierSet] = {}
-    nodeps = set(gradescope.NO_DEPS_PACKAGES)
-    todo = [*gradescope.GRADING_PACKAGES, *nodeps]
+    nodeps = set(packages.NO_DEPS_PACKAGES)
+    todo = [*packages.GRADING_PACKAGES, *nodeps]
     while todo:
         name = todo.pop()
         dist = importlib.metadata.distribution(name)
-        key = gradescope.canonical_name(dist.metadata["Name"])
+        key = packages.canonical_name(dist.metadata["Name"])
         if key in found:
             continue
         found[key] = SpecifierSet(dist.metadata.get("Requires-Python") or "")

@@ -56,7 +56,7 @@ def available() -> str | None:
     if shutil.which("setpriv") is None:
         return "needs setpriv (util-linux)"
     try:
-        from mha_grader.worker import seccomp
+        from mha_grader.sandbox.worker import seccomp
 
         seccomp.library()
     except OSError as e:
@@ -77,7 +77,7 @@ def wrap(argv: Sequence[str], *, user: str | int | None = None, landlock: bool =
 
 def _install_filter(landlock: bool) -> None:
     sys.path.insert(0, str(ROOT))
-    from mha_grader.worker.seccomp import Filter
+    from mha_grader.sandbox.worker.seccomp import Filter
 
     f = Filter(no_new_privs=os.geteuid() != 0)  # as Docker: root keeps setuid programs working
     f.refuse_namespaces()

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mha_grader import report, runinfo
-from mha_grader.batch import write_seal
-from mha_grader.engine import GRADER_FAILED, Grade
-from mha_grader.questions import CODE_QUESTIONS, POINTS, QUESTION_IDS, WRITTEN_QUESTIONS
-from mha_grader.results import TestResult
-from mha_grader.submission import Submission
+from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS, WRITTEN_QUESTIONS
+from mha_grader.grading.submission import Submission
+from mha_grader.outcomes import Grade, TestResult
+from mha_grader.outputs.folder import CODE_FILES, OutputFolder
+from mha_grader.points import POINTS
+from mha_grader.runs.record import record_grade
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYWORDS = "This reads as a list of keywords rather than sentences: a teacher will read it."
@@ -49,20 +49,17 @@ def make_grade(
     results = []
     for q in QUESTION_IDS:
         if q in failed:
-            results.append(
-                TestResult(
-                    f"{q}: not graded", q, 0.0, POINTS[q], GRADER_FAILED, tags=["needs-review"]
-                )
-            )
+            results.append(TestResult.grader_failure(q))
             continue
         score = round(POINTS[q] * share.get(q, 1.0), 4)
         name = f"{q}: written answer" if q in WRITTEN_QUESTIONS else f"{q}: the hidden checks"
         output = "Recognised: an idea." if q in WRITTEN_QUESTIONS else "passed"
         tags = []
+        result = TestResult(name, q, score, POINTS[q], output, tags=tags)
         if q in flagged:
-            output += "\n" + flagged[q]
-            tags = ["needs-review"]
-        results.append(TestResult(name, q, score, POINTS[q], output, tags=tags))
+            result.output += "\n" + flagged[q]
+            result.flag(flagged[q])
+        results.append(result)
     status = "grader-error" if failed else "ok"
     return Grade(student, results, status=status, digest=f"digest-{student}")
 
@@ -72,11 +69,12 @@ def seal(out: Path, grade: Grade, answers: dict[str, str] | None = None, files=N
     files = dict(files or code_files())
     files["answers.md"] = answers_md(answers or ANSWERS)
     submission = Submission(grade.student, f"/submissions/{grade.student}", files)
-    row = write_seal(out, grade, f"test:{submission.digest()}", submission)
-    sources = runinfo.read_sources(out) | {grade.student: {n: files[n] for n in runinfo.CODE_FILES}}
-    runinfo.write_sources(out, sources)
-    rows = [r for r in report.read_grades_csv(out) if r["student"] != grade.student]
-    report.write_grades_csv(out, sorted([*rows, row], key=lambda r: r["student"]))
+    folder = OutputFolder(out)
+    row = record_grade(folder, grade, f"test:{submission.digest()}", submission)
+    sources = folder.read_sources() | {grade.student: {n: files[n] for n in CODE_FILES}}
+    folder.write_sources(sources)
+    rows = [r for r in OutputFolder(out).read_grades() if r["student"] != grade.student]
+    OutputFolder(out).write_grades(sorted([*rows, row], key=lambda r: r["student"]))
 
 
 def small_class(out: Path) -> None:

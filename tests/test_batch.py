@@ -13,9 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader.batch import SEAL, find_submissions, run_batch_grading
-from mha_grader.questions import MAX_TOTAL, QUESTION_IDS
+from mha_check.questions import QUESTION_IDS
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.points import MAX_TOTAL
+from mha_grader.runs.batch import find_submissions, run_batch_grading
 from mha_grader.sandbox import Limits
+
+SEAL = OutputFolder.SEAL
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("multihead.py", "crosscheck.py", "answers.md")

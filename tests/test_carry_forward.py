@@ -1,5 +1,5 @@
-"""Error carried forward (mha_grader/carry.py): the rule on its own, through the hidden tests
-with in-process proxies (the mutation suite through the real engine is in
+"""Error carried forward (mha_grader/grading/carry.py): the rule on its own, through the
+hidden tests with in-process proxies (the mutation suite through the real engine is in
 test_diagnose_engine.py).
 
 A composite case right given its callees' actual results keeps its points and names the callee;
@@ -13,17 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_grader import carry, hidden
-from mha_grader.carry import CARRIED_TAG
-from mha_grader.questions import POINTS, load_policy
+from mha_grader.grading import hidden
+from mha_grader.outcomes import Tag
+from mha_grader.points import POINTS, load_policy
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 from tests.mutants.build import reference_env
 
 
 def grade(qid: str, on: bool = True, **overrides) -> list:
-    with carry.policy(on):
-        return hidden.run_question(qid, reference_env(**overrides))
+    return hidden.run_question(qid, reference_env(**overrides), carry_forward=on)
 
 
 def score(results) -> float:
@@ -38,7 +37,7 @@ def test_attention_right_given_a_wrong_softmax_keeps_its_points_and_names_softma
     results = grade("attention", softmax=wrong_axis_softmax)
     assert score(results) == POINTS["attention"]
     for r in results:
-        assert r.tags == [CARRIED_TAG + "softmax"]
+        assert r.tags == [Tag.CARRIED + "softmax"]
         assert r.output.startswith("passed. Carried forward: your softmax returns wrong values")
     assert score(grade("attention", on=False, softmax=wrong_axis_softmax)) == 0
 
@@ -87,7 +86,7 @@ def test_a_wrong_merge_inside_multi_head_attention_is_carried_and_a_wrong_split_
         assert score(results) == POINTS["multi_head_attention"], over
         (name,) = over
         carried = [r for r in results if r.output != "passed"]  # one head: no order to reverse
-        assert len(carried) == 5 and all(r.tags == [CARRIED_TAG + name] for r in carried)
+        assert len(carried) == 5 and all(r.tags == [Tag.CARRIED + name] for r in carried)
 
 
 def test_two_wrong_callees_one_written_inline_are_carried_for_the_one_called():
@@ -111,7 +110,7 @@ def test_two_wrong_callees_one_written_inline_are_carried_for_the_one_called():
     )
     assert score(results) == POINTS["multi_head_attention"]
     carried = [r for r in results if r.output != "passed"]
-    assert len(carried) == 5 and all(r.tags == [CARRIED_TAG + "merge_heads"] for r in carried)
+    assert len(carried) == 5 and all(r.tags == [Tag.CARRIED + "merge_heads"] for r in carried)
 
 
 @pytest.mark.parametrize(
@@ -161,7 +160,7 @@ def test_cross_check_honest_about_a_wrong_adapter_keeps_its_points_only_when_car
 
     results = grade("cross_check", weights_from_torch=untransposed)
     assert score(results) == POINTS["cross_check"]
-    assert all(CARRIED_TAG + "weights_from_torch" in r.tags for r in results)
+    assert all(Tag.CARRIED + "weights_from_torch" in r.tags for r in results)
     assert score(grade("cross_check", on=False, weights_from_torch=untransposed)) == 0
 
 

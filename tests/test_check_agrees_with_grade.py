@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, POINTS, WRITTEN_QUESTIONS
-from mha_grader.results import TestResult as Result
+from mha_check.questions import CODE_QUESTIONS, WRITTEN_QUESTIONS
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outcomes import TestResult as Result
+from mha_grader.points import POINTS
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
 from tests.mutants.build import SUBMISSIONS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from mha_grader import compare
 from mha_grader.errors import NotAttempted, StudentRaised
+from mha_grader.grading import checks as compare
 
 EXPECTED = np.random.default_rng(0).standard_normal((2, 3, 3))
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, POINTS
+from mha_check.questions import CODE_QUESTIONS
+from mha_grader.grading.engine import Engine
+from mha_grader.points import POINTS
 from mha_grader.sandbox import Limits
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ import pytest
 from mha_grader import errors
 from mha_grader.diagnose import DiagnosisSession, diagnose, explain_failures
 from mha_grader.diagnose import mutants as mut
-from mha_grader.results import TestResult as Result
+from mha_grader.outcomes import TestResult as Result
 from tests.mutants.build import reference_env
 
 
@@ -95,7 +95,7 @@ JUNK = [
 
 @pytest.mark.parametrize("junk", JUNK, ids=lambda j: type(j).__name__)
 def test_diagnose_never_raises_whatever_the_student_returns(junk):
-    from mha_grader.questions import CODE_QUESTIONS
+    from mha_check.questions import CODE_QUESTIONS
 
     env = reference_env(**{q: (lambda *a, _j=junk, **k: _j) for q in CODE_QUESTIONS})
     for q in CODE_QUESTIONS:

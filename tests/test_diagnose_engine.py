@@ -15,13 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from mha_grader import report
-from mha_grader.carry import CARRIED_TAG
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, POINTS, WRITTEN_QUESTIONS, Policy
-from mha_grader.results import TestResult as Result
+from mha_check.questions import CODE_QUESTIONS, WRITTEN_QUESTIONS
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outcomes import Tag
+from mha_grader.outcomes import TestResult as Result
+from mha_grader.outputs import reports
+from mha_grader.points import POINTS, Policy
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
 from tests.mutants.build import SUBMISSIONS
 
 LIMITS = Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=60.0)
@@ -67,7 +68,7 @@ def _tags_are_the_bugs(grade, sub) -> None:
         if not r.passed and sub.ids:
             assert "Diagnosis: " in r.output
     if sub.ids:
-        assert "(known mistake: " in report.feedback_md(grade)
+        assert "(known mistake: " in reports.feedback_md(grade)
 
 
 @pytest.mark.parametrize("sub", SUBMISSIONS, ids=lambda s: s.name)
@@ -88,10 +89,10 @@ def test_one_bug_costs_its_own_function_only_and_is_carried_forward_elsewhere(
     before = {r.name: r for r in old.results}
     for r in grade.results:
         if r.passed and not before[r.name].passed:  # kept by carrying the error forward
-            assert any(t.startswith(CARRIED_TAG) for t in r.tags), r.name
+            assert any(t.startswith(Tag.CARRIED) for t in r.tags), r.name
             assert "Carried forward: your " in r.output
-    if any(CARRIED_TAG in t for r in grade.results for t in r.tags):
-        feedback = report.feedback_md(grade)
+    if any(Tag.CARRIED in t for r in grade.results for t in r.tags):
+        feedback = reports.feedback_md(grade)
         assert "Carried forward: your " in feedback
         assert "passed. Carried" not in feedback  # the mark says "passed" once
     _tags_are_the_bugs(grade, sub)
@@ -104,7 +105,7 @@ def test_without_carry_forward_a_bug_costs_its_function_and_its_callers(not_carr
     lost = _lost(grade)
     assert lost <= set(sub.affects)
     assert sub.blame is None or sub.blame in lost
-    assert not any(t.startswith(CARRIED_TAG) for r in grade.results for t in r.tags)
+    assert not any(t.startswith(Tag.CARRIED) for r in grade.results for t in r.tags)
     assert not any(r.output.startswith(COULD_NOT) for r in grade.results)
     _tags_are_the_bugs(grade, sub)
 

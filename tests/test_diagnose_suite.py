@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
+from mha_check.questions import CODE_QUESTIONS
 from mha_grader.diagnose import CATALOGUE, diagnose_all
-from mha_grader.questions import CODE_QUESTIONS
 from tests.mutants.build import SUBMISSIONS, load_env
 
 

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from mha_check.questions import CODE_QUESTIONS, STUDENT_FILES, WRITTEN_QUESTIONS
 from mha_grader import cli
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, POINTS, STUDENT_FILES, WRITTEN_QUESTIONS
-from mha_grader.results import TestResult as Result
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outcomes import TestResult as Result
+from mha_grader.points import POINTS
 from mha_grader.sandbox import Limits, SandboxError
-from mha_grader.submission import load_submission
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = Limits(call_timeout=2.0, import_timeout=2.0, submission_timeout=30.0)

@@ -11,8 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import cli, report
-from mha_grader.export import BLACKBOARD, CANVAS, MOODLE, ExportError, build_export, read_roster
+from mha_grader import cli
+from mha_grader.outputs import reports
+from mha_grader.outputs.export import (
+    BLACKBOARD,
+    CANVAS,
+    MOODLE,
+    ExportError,
+    build_export,
+    read_roster,
+)
+from mha_grader.outputs.folder import OutputFolder
 
 
 def row(student, total, status="ok", needs_review="false"):
@@ -154,7 +163,7 @@ def test_cells_that_a_spreadsheet_would_run_as_formulas_are_neutralised(tmp_path
     roster = 'Student,ID,SIS User ID,SIS Login ID,Section\n"=HYPERLINK(1)",5,,eve,+S\n'
     _, table = export(tmp_path, [row("eve", "3")], roster, CANVAS)
     assert table[2][0] == "'=HYPERLINK(1)" and table[2][4] == "'+S"
-    assert report.spreadsheet_safe("-1.5") == "-1.5"  # numbers stay numbers
+    assert reports.spreadsheet_safe("-1.5") == "-1.5"  # numbers stay numbers
 
 
 def test_a_roster_from_another_lms_is_refused(tmp_path):
@@ -166,7 +175,7 @@ def test_a_roster_from_another_lms_is_refused(tmp_path):
 def test_cli_lists_submissions_without_a_roster_row_and_exits_non_zero(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
-    report.write_grades_csv(out, [row("ada", "80"), row("stranger", "50")])
+    OutputFolder(out).write_grades([row("ada", "80"), row("stranger", "50")])
     roster = write(tmp_path / "roster.csv", CANVAS_ROSTER)
     target = tmp_path / "canvas.csv"
     argv = ["export", str(out), "--lms", "canvas", "--roster", str(roster), "-o", str(target)]
@@ -174,7 +183,7 @@ def test_cli_lists_submissions_without_a_roster_row_and_exits_non_zero(tmp_path,
     err = capsys.readouterr().err
     assert "stranger" in err and "ada" not in err
     assert "80" in target.read_text()
-    report.write_grades_csv(out, [row("ada", "80")])
+    OutputFolder(out).write_grades([row("ada", "80")])
     assert cli.main(argv) == 0
 
 

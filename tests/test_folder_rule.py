@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mha_check.folder import find_student_folder, folder_note
-from mha_grader.submission import load_folder, load_zip
+from mha_grader.grading.submission import load_folder, load_zip
 
 CODE = "def f():\n    return 1\n"
 

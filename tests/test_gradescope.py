@@ -28,8 +28,10 @@ from gradescope_support import (
     validate,
 )
 
-from mha_grader import gradescope, gradescope_run
-from mha_grader.questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS
+from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS
+from mha_grader.handouts.gradescope import packages
+from mha_grader.handouts.gradescope import run as gradescope_run
+from mha_grader.points import MAX_TOTAL, POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -133,8 +135,8 @@ def test_zip_puts_setup_run_autograder_and_the_grader_at_its_top_not_in_a_source
 
 
 def test_grading_requirements_are_the_locks_pins_without_notebook_or_plot_packages():
-    grading = gradescope.requirements_text(gradescope.GRADING_PACKAGES).split()
-    pins = gradescope.lock_pins()
+    grading = packages.requirements_text(packages.GRADING_PACKAGES).split()
+    pins = packages.lock_pins()
     assert grading and all(line in pins.values() for line in grading)
     assert "torch==2.13.0" in grading
     names = {line.split("==")[0].lower() for line in grading}
@@ -259,9 +261,9 @@ def test_trusted_files_are_closed_to_the_students_uid_and_the_interpreter_stays_
         source / "solutions" / "multihead.py",
         source / "autograder" / "points.toml",
         source / "autograder" / "tests" / "softmax.py",
-        source / "mha_grader" / "hidden.py",
-        source / "mha_grader" / "gradescope.py",
-        source / "mha_grader" / "worker" / "zygote.py",
+        source / "mha_grader" / "grading" / "hidden.py",
+        source / "mha_grader" / "handouts" / "gradescope" / "build.py",
+        source / "mha_grader" / "sandbox" / "worker" / "zygote.py",
         source / "mha_check" / "answers.py",
         source / "python-path",
         gradescope_root / "submission" / "multihead.py",

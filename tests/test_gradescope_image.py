@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from gradescope_support import grading_distributions
 
-from mha_grader import gradescope
-from mha_grader.gradescope_image import (
+from mha_grader.handouts.gradescope import interpreter
+from mha_grader.handouts.gradescope.interpreter import (
     EXCLUDED,
     MAX_MINOR,
     MIN_PYTHON,
@@ -22,7 +22,7 @@ from mha_grader.gradescope_image import (
     parse_os_release,
 )
 
-SCRIPT = Path(gradescope.__file__).with_name("gradescope_image.py")
+SCRIPT = Path(interpreter.__file__)
 
 
 def ubuntu(version: str, point: str) -> str:

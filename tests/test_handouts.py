@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader.handouts import BUNDLE_DIR, build_bundle
-from mha_grader.questions import QUESTION_IDS
+from mha_check.questions import QUESTION_IDS
+from mha_grader.handouts.bundle import BUNDLE_DIR, build_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("multihead.py", "crosscheck.py", "answers.md")

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from mha_grader import hidden
-from mha_grader.direct import proxy
-from mha_grader.questions import CODE_QUESTIONS, POINTS
+from mha_check.questions import CODE_QUESTIONS
+from mha_grader.grading import hidden
+from mha_grader.grading.direct import proxy
+from mha_grader.points import POINTS
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 

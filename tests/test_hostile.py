@@ -4,7 +4,7 @@ None may gain a point it did not earn, see a hidden line, write outside its sand
 grader. One engine (one zygote) serves the whole module, with short time limits, in the
 strongest layer this machine allows; ``tests/test_layers.py`` runs this file again in a kernel
 that refuses namespaces (uid layer as root, limits as nobody; with and without Landlock). Where
-an outcome differs by layer, the test says so; the README's table lists what each layer cannot
+an outcome differs by layer, the test says so; docs/containment.md lists what each layer cannot
 stop.
 """
 
@@ -20,12 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import report
-from mha_grader.engine import Engine, Grade
-from mha_grader.questions import CODE_QUESTIONS, POINTS, STUDENT_FILES, WRITTEN_QUESTIONS
-from mha_grader.results import TestResult as Result
-from mha_grader.sandbox import Limits, worker_uids
-from mha_grader.submission import load_submission
+from mha_check.questions import CODE_QUESTIONS, STUDENT_FILES, WRITTEN_QUESTIONS
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outcomes import Grade
+from mha_grader.outcomes import TestResult as Result
+from mha_grader.outputs import reports
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.points import POINTS
+from mha_grader.sandbox import Limits
+from mha_grader.sandbox.zygote import worker_uids
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile"
@@ -84,7 +88,7 @@ def hidden_code_lines() -> set[str]:
 
 def assert_reports_clean(grade_: Grade, tmp_path: Path) -> str:
     """Write the reports and check that no hidden test line is in them; returns the text."""
-    folder = report.write_student(tmp_path / "out", grade_)
+    folder = OutputFolder(tmp_path / "out").write_reports(grade_)
     text = (folder / "feedback.md").read_text() + (folder / "results.json").read_text()
     leaked = [line for line in hidden_code_lines() if line in text]
     assert leaked == []
@@ -196,7 +200,7 @@ def test_reading_solutions_or_hidden_tests_by_path_import_or_search_finds_nothin
         found = session.call("multihead", "findings", (), {})
     if engine.layer.name == "namespaces":
         assert found == []
-    elif open_to_its_user(engine):  # README: limits without Landlock cannot stop this
+    elif open_to_its_user(engine):  # docs/containment.md: limits without Landlock cannot stop this
         assert f"content {ROOT / 'solutions' / 'multihead.py'}" in found
     elif engine.layer.landlock:  # the checkout is there: that a path exists shows, no more
         assert [f for f in found if not f.startswith("path ")] == []
@@ -217,7 +221,7 @@ def test_forged_results_and_grade_sheet_are_never_written_outside_the_sandbox(en
     g = grade(engine, folder)
     assert g.scores()["softmax"] == 0
     engine.wait_idle()
-    if open_to_its_user(engine):  # README: limits without Landlock cannot stop this...
+    if open_to_its_user(engine):  # docs/containment.md: limits without Landlock cannot stop this...
         assert (ROOT / "results.json").exists()
         for forged in (ROOT / "results.json", ROOT / "grades.csv"):
             forged.unlink()
@@ -227,11 +231,11 @@ def test_forged_results_and_grade_sheet_are_never_written_outside_the_sandbox(en
         for shared in ("/tmp", "/dev/shm"):  # where a uid of its own may write: cleaned up
             owners = [e.stat(follow_symlinks=False).st_uid for e in os.scandir(shared)]
             assert [uid for uid in owners if uid in worker_uids()] == []
-    report.write_student(out, g)  # ...but what the grader writes is its own
-    report.write_grades_csv(out, [report.grade_row(g)])
+    OutputFolder(out).write_reports(g)  # ...but what the grader writes is its own
+    OutputFolder(out).write_grades([reports.grade_row(g)])
     data = json.loads((out / "students" / "forge" / "results.json").read_text())
     assert data["score"] == pytest.approx(g.total, abs=1e-3) and g.total < g.max_total
-    assert report.read_grades_csv(out)[0]["total"] == report.points(g.total)
+    assert OutputFolder(out).read_grades()[0]["total"] == reports.points(g.total)
     if not open_to_its_user(engine):
         assert not (out / "students" / "forge" / "grades.csv").exists()
 
@@ -350,7 +354,7 @@ def test_hidden_inputs_smuggled_into_messages_output_or_files_never_reach_the_fe
     g = grade(engine, build(tmp_path, "leak"))
     assert g.scores()["softmax"] == 0
     assert_reports_clean(g, tmp_path)
-    shown = [r.output for r in g.results] + g.notes + [g.output, report.feedback_md(g)]
+    shown = [r.output for r in g.results] + g.notes + [g.output, reports.feedback_md(g)]
     text = "\n".join(shown)
     assert re.search(r"\d\.\d{6}", text) is None  # the attack writes inputs with 6 decimals
     assert "stashed: " not in text  # what a restarted worker printed from its stash

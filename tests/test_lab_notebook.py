@@ -18,7 +18,7 @@ import pytest
 from nbclient import NotebookClient
 
 from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS, WRITTEN_QUESTIONS
-from mha_grader.handouts import BUNDLE_DIR, build_bundle
+from mha_grader.handouts.bundle import BUNDLE_DIR, build_bundle
 from tests.mutants.build import BY_NAME
 
 ROOT = Path(__file__).resolve().parent.parent

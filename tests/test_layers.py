@@ -24,8 +24,10 @@ from pathlib import Path
 import pytest
 import refusing_kernel
 
-from mha_grader import closure, sandbox
-from mha_grader.questions import CODE_QUESTIONS, POINTS
+from mha_check.questions import CODE_QUESTIONS
+from mha_grader import sandbox
+from mha_grader.points import POINTS
+from mha_grader.sandbox import closure, zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -114,14 +116,14 @@ def test_the_refusing_kernel_refuses_namespaces_and_mounts_with_dockers_capabili
     assert seen["clone3"] == errno.ENOSYS
     assert seen["bounding"] == refusing_kernel.DOCKER_BOUNDING_SET
     assert (seen["landlock"] > 0) == (landlock and bool(sandbox_landlock_here()))
-    if sandbox.bwrap_path():
-        bwrap = run([sandbox.bwrap_path(), "--dev-bind", "/", "/", "true"])
+    if zygote.bwrap_path():
+        bwrap = run([zygote.bwrap_path(), "--dev-bind", "/", "/", "true"])
         assert bwrap.returncode != 0
         assert "Creating new namespace failed: Operation not permitted" in bwrap.stderr
 
 
 def sandbox_landlock_here() -> int:
-    from mha_grader.worker import landlock
+    from mha_grader.sandbox.worker import landlock
 
     return landlock.abi_version()
 
@@ -132,7 +134,7 @@ def test_as_root_namespaces_fail_and_the_uid_layer_is_chosen_and_recorded(tmp_pa
     assert result.returncode == 0, result.stderr
     line = first_line(result)
     assert line.startswith("sandbox: uid: each worker runs as a uid of its own")
-    if sandbox.bwrap_path():
+    if zygote.bwrap_path():
         assert "(namespaces: bwrap: Creating new namespace failed" in line
     assert "Traceback" not in result.stdout + result.stderr
     data = json.loads((out / "students" / "alice" / "results.json").read_text())
@@ -176,7 +178,7 @@ def test_require_sandbox_refuses_to_grade_below_it_in_one_line(tmp_path, how):
 def test_in_the_refusing_kernel_as_root_the_class_gets_the_same_scores_as_in_the_full_sandbox(
     tmp_path,
 ):
-    if not sandbox.bwrap_path():
+    if not zygote.bwrap_path():
         pytest.skip("the full sandbox (bubblewrap) is not installed here to compare with")
     full, refused = tmp_path / "full", tmp_path / "refused"
     normal = subprocess.run(
@@ -250,8 +252,9 @@ def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, request):
             timeout=1800,
         )
     finally:
-        # The limits layer without Landlock cannot keep student code out of /tmp (README):
-        # what the hostile submissions left there as nobody must not reach the next run.
+        # The limits layer without Landlock cannot keep student code out of /tmp
+        # (docs/containment.md): what the hostile submissions left there as nobody must not
+        # reach the next run.
         for path in shared_files() - before:
             if user and path.lstat().st_uid == pwd.getpwnam(user).pw_uid:
                 if path.is_dir() and not path.is_symlink():
@@ -263,7 +266,7 @@ def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, request):
 
 
 def test_a_uid_layer_that_cannot_close_a_trusted_path_does_not_start_and_says_why_in_a_line():
-    from mha_grader.engine import Engine
+    from mha_grader.grading.engine import Engine
 
     interpreter = os.path.realpath(sys.base_prefix)  # workers need it: it cannot be closed
     engine = Engine(layers=("uid",), protect=(interpreter,))

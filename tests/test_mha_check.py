@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mha_check import questions as check_questions
-from mha_grader import questions as grader_questions
+from mha_grader import points as grader_questions
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = list(check_questions.CODE_QUESTIONS)

@@ -10,11 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mha_grader.engine import NUMPY_ONLY_TAG, Engine
-from mha_grader.questions import NUMPY_QUESTIONS, POINTS, STUDENT_FILES, Policy
+from mha_check.questions import NUMPY_QUESTIONS, STUDENT_FILES
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outcomes import Tag
+from mha_grader.points import POINTS, Policy
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
-from mha_grader.worker import audit
+from mha_grader.sandbox.worker import audit
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=60.0)
@@ -77,7 +79,7 @@ def flagged(grade) -> dict[str, str]:
     return {
         r.question: r.output
         for r in grade.results
-        if NUMPY_ONLY_TAG in r.tags and "needs-review" in r.tags
+        if Tag.BEYOND_NUMPY in r.tags and "needs-review" in r.tags
     }
 
 

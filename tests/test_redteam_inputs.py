@@ -23,14 +23,16 @@ from pathlib import Path
 import pytest
 
 from mha_check.answers import CODE, HTML, IMAGE, UNRENDERED, read_sections
+from mha_check.questions import STUDENT_FILES, WRITTEN_QUESTIONS
 from mha_check.results import Status
 from mha_check.written import written_results
-from mha_grader import report, submission
-from mha_grader.batch import run_batch_grading
-from mha_grader.engine import Engine
-from mha_grader.questions import POINTS, STUDENT_FILES, WRITTEN_QUESTIONS
+from mha_grader.grading import submission
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.points import POINTS
+from mha_grader.runs.batch import run_batch_grading
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
 from mha_grader.written import grade_written
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,12 +153,12 @@ def test_grading_a_million_entry_zip_costs_little_memory(tmp_path):
     archive = million_entry_zip(tmp_path / "million.zip")
     code = (
         "import json, sys\n"
-        "from mha_grader.submission import load_submission\n"
+        "from mha_grader.grading.submission import load_submission\n"
         "s = load_submission(sys.argv[1])\n"
         "result = {'refused': s.refused}\n"
     )
     baseline = measured(
-        "import json\nfrom mha_grader.submission import load_submission\nresult = {}"
+        "import json\nfrom mha_grader.grading.submission import load_submission\nresult = {}"
     )
     attack = measured(code, str(archive))
     assert attack["refused"]
@@ -283,10 +285,10 @@ def test_ids_a_spreadsheet_would_run_are_neutralised_in_the_sheet_only(tmp_path)
     assert "-2+3" not in cells
     seal = json.loads((out / "students" / "-2+3" / "grade.json").read_text())
     assert seal["row"]["student"] == "-2+3"  # the id itself is unchanged everywhere else
-    assert sorted(r["student"] for r in report.read_grades_csv(out)) == sorted(names)
+    assert sorted(r["student"] for r in OutputFolder(out).read_grades()) == sorted(names)
     # `one` rewrites the sheet from what it reads back: no row doubles.
-    report.write_grades_csv(out, report.read_grades_csv(out))
-    assert len(report.read_grades_csv(out)) == len(names)
+    OutputFolder(out).write_grades(OutputFolder(out).read_grades())
+    assert len(OutputFolder(out).read_grades()) == len(names)
 
 
 def test_every_submission_is_graded_when_two_names_give_one_id(tmp_path, capsys):

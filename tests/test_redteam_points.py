@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, STUDENT_FILES
+from mha_check.questions import CODE_QUESTIONS, STUDENT_FILES
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=60.0)

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import sandbox
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, POINTS, STUDENT_FILES
-from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
+from mha_check.questions import CODE_QUESTIONS, STUDENT_FILES
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.points import POINTS
+from mha_grader.sandbox import Limits, zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = Limits(call_timeout=3.0, import_timeout=3.0, submission_timeout=30.0)
@@ -147,7 +147,7 @@ def test_after_a_violation_the_workers_uid_is_empty_and_the_next_worker_with_it_
     files = attack_files("an array where the sequence number belongs", "call")
     files = {n.removesuffix(".py"): t for n, t in files.items() if n.endswith(".py")}
     counter = itertools.count(10_000)
-    monkeypatch.setattr(sandbox, "_uid_counter", counter)
+    monkeypatch.setattr(zygote, "_uid_counter", counter)
     with engine.open_session(files) as session:
         uid = session._worker.uid
         env = session.env()
@@ -157,7 +157,7 @@ def test_after_a_violation_the_workers_uid_is_empty_and_the_next_worker_with_it_
         if os.geteuid() == 0 and engine._zygote.privileged:
             assert processes_of(uid) == 0  # killed at once, not at the end of the session
     # The same uid again (the counter is rewound): a correct submission grades in full.
-    monkeypatch.setattr(sandbox, "_uid_counter", itertools.count(10_000))
+    monkeypatch.setattr(zygote, "_uid_counter", itertools.count(10_000))
     correct = {m: (ROOT / "solutions" / f"{m}.py").read_text() for m in ("multihead", "crosscheck")}
     with engine.open_session(correct) as session:
         assert session._worker.uid == uid
@@ -167,9 +167,9 @@ def test_after_a_violation_the_workers_uid_is_empty_and_the_next_worker_with_it_
 
 MEASURE = """
 import json, resource, sys
-from mha_grader.engine import Engine
+from mha_grader.grading.engine import Engine
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
+from mha_grader.grading.submission import load_submission
 with Engine(limits=Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=30.0)) as e:
     g = e.grade(load_submission(sys.argv[1]))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -21,12 +21,13 @@ import numpy as np
 import pytest
 from markdown_it import MarkdownIt
 
-from mha_grader import hidden, report
-from mha_grader.direct import proxy
-from mha_grader.engine import Engine
-from mha_grader.questions import CODE_QUESTIONS, STUDENT_FILES
+from mha_check.questions import CODE_QUESTIONS, STUDENT_FILES
+from mha_grader.grading import hidden
+from mha_grader.grading.direct import proxy
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outputs.folder import OutputFolder
 from mha_grader.sandbox import Limits
-from mha_grader.submission import load_submission
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 
@@ -170,7 +171,7 @@ def engine():
 
 def everything_shown(grade, tmp_path: Path) -> str:
     """All a student reads: feedback.md and results.json's outputs and test names."""
-    folder = report.write_student(tmp_path / "out", grade)
+    folder = OutputFolder(tmp_path / "out").write_reports(grade)
     results = json.loads((folder / "results.json").read_text())
     parts = [(folder / "feedback.md").read_text(), results["output"]]
     parts += [t["name"] + "\n" + t["output"] for t in results["tests"]]
@@ -258,7 +259,7 @@ def test_student_text_cannot_add_markup_headings_images_or_terminal_escapes(engi
     (folder / "crosscheck.py").write_text(f"raise ValueError({payload})\n")
     g = engine.grade(load_submission(folder))
     assert g.status == "import-error"
-    out = report.write_student(tmp_path / "out", g)
+    out = OutputFolder(tmp_path / "out").write_reports(g)
     feedback = (out / "feedback.md").read_text()
     results = json.loads((out / "results.json").read_text())
     assert results["output_format"] == results["test_output_format"] == "md"

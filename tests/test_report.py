@@ -7,10 +7,12 @@ import json
 
 import pytest
 
-from mha_grader import report
-from mha_grader.engine import Grade
-from mha_grader.questions import MAX_TOTAL, POINTS, QUESTION_IDS
-from mha_grader.results import TestResult as Result
+from mha_check.questions import QUESTION_IDS
+from mha_grader.outcomes import Grade
+from mha_grader.outcomes import TestResult as Result
+from mha_grader.outputs import folder, reports
+from mha_grader.outputs.folder import OutputFolder, write_atomic
+from mha_grader.points import MAX_TOTAL, POINTS
 
 
 def sample_grade() -> Grade:
@@ -36,7 +38,7 @@ def sample_grade() -> Grade:
 
 
 def test_grades_csv_has_the_contract_columns_in_order(tmp_path):
-    report.write_grades_csv(tmp_path, [report.grade_row(sample_grade())])
+    OutputFolder(tmp_path).write_grades([reports.grade_row(sample_grade())])
     with open(tmp_path / "grades.csv", newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
@@ -51,12 +53,12 @@ def test_grades_csv_has_the_contract_columns_in_order(tmp_path):
     row = rows[0]
     assert row["student"] == "ada" and row["softmax"] == "3" and row["q1"] == "1"
     assert row["attention"] == "0" and row["total"] == "4"
-    assert row["max_total"] == report.points(MAX_TOTAL)
+    assert row["max_total"] == reports.points(MAX_TOTAL)
     assert row["status"] == "timeout" and row["needs_review"] == "true"
 
 
 def test_results_json_follows_gradescopes_format(tmp_path):
-    folder = report.write_student(tmp_path, sample_grade())
+    folder = OutputFolder(tmp_path).write_reports(sample_grade())
     data = json.loads((folder / "results.json").read_text())
     assert data["score"] == 4.0
     assert {"name", "score", "max_score", "output", "visibility", "tags"} <= set(data["tests"][0])
@@ -69,9 +71,9 @@ def test_results_json_follows_gradescopes_format(tmp_path):
 
 
 def test_feedback_shows_points_per_question_and_what_went_wrong(tmp_path):
-    folder = report.write_student(tmp_path, sample_grade())
+    folder = OutputFolder(tmp_path).write_reports(sample_grade())
     text = (folder / "feedback.md").read_text()
-    assert f"| softmax | 3 / {report.points(POINTS['softmax'])} |" in text
+    assert f"| softmax | 3 / {reports.points(POINTS['softmax'])} |" in text
     assert "each column sums to 1, not each row" in text
     assert "known mistake: softmax-wrong-axis" in text
     assert "a person will review this answer" in text
@@ -82,7 +84,7 @@ def test_feedback_shows_points_per_question_and_what_went_wrong(tmp_path):
 def test_feedback_keeps_student_output_inside_its_code_block(tmp_path):
     grade = sample_grade()
     grade.output = "```\n# Forged heading\n```"
-    text = report.feedback_md(grade)
+    text = reports.feedback_md(grade)
     block = text.split("````text\n", 1)[1]  # a fence longer than any inside: CommonMark's rule
     assert block.count("````") == 1  # only the closing fence: the student cannot close it
     assert block.index("````") > block.index("# Forged heading")
@@ -90,21 +92,21 @@ def test_feedback_keeps_student_output_inside_its_code_block(tmp_path):
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
     target = tmp_path / "grades.csv"
-    report.atomic_write(target, "old\n")
+    write_atomic(target, "old\n")
 
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report.os, "replace", interrupted)
+    monkeypatch.setattr(folder.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        report.atomic_write(target, "new\n")
+        write_atomic(target, "new\n")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["grades.csv"]  # no temporary left behind
 
 
 @pytest.mark.parametrize("value, text", [(6.0, "6"), (2 / 3, "0.6667"), (79.5, "79.5"), (0, "0")])
 def test_points_are_written_as_short_decimals(value, text):
-    assert report.points(value) == text
+    assert reports.points(value) == text
 
 
 def test_feedback_spells_out_a_questions_diagnosis_once_and_refers_back_to_it():
@@ -114,10 +116,10 @@ def test_feedback_spells_out_a_questions_diagnosis_once_and_refers_back_to_it():
         for i in range(3)
     ]
     results.append(Result("merge_heads: case", "merge_heads", 0.0, 4.0, f"off\n{diagnosis}"))
-    text = report.feedback_md(Grade("bo", results))
+    text = reports.feedback_md(Grade("bo", results))
     split, merge = text.split("## merge_heads")
     assert split.count(diagnosis) == 1
     assert split.count("Diagnosis: the same as above.") == 2
     assert merge.count(diagnosis) == 1  # another question explains its own
-    data = report.results_json(Grade("bo", results))
+    data = reports.results_json(Grade("bo", results))
     assert all(diagnosis in t["output"] for t in data["tests"])  # each test stands alone there

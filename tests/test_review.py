@@ -10,14 +10,19 @@ from datetime import UTC, datetime
 import pytest
 from review_helpers import ANSWERS, KEYWORDS, code_files, make_grade, seal, small_class
 
-from mha_grader import cli, report, review_items, reviewed, reviews
-from mha_grader.questions import CODE_QUESTIONS, MAX_TOTAL, POINTS, QUESTION_IDS
-from mha_grader.review import parse_score
-from mha_grader.summary import build_summary
+from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS
+from mha_grader import cli
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.outputs.summary import build_summary
+from mha_grader.points import MAX_TOTAL, POINTS
+from mha_grader.review import apply as reviewed
+from mha_grader.review import decisions as reviews
+from mha_grader.review import items as review_items
+from mha_grader.review.decisions import parse_score
 
 
 def rows(out):
-    return {r["student"]: r for r in report.read_grades_csv(out)}
+    return {r["student"]: r for r in OutputFolder(out).read_grades()}
 
 
 def results(out, student):
@@ -297,9 +302,9 @@ def test_settle_keeps_decisions_on_unchanged_answers_and_reopens_a_changed_one(o
         make_grade("cy", share={"q3": 0.5}, flagged={"q3": "It says two opposite things."}),
         ANSWERS | {"q3": "Yes: the heads agree."},
     )
-    settled = reviewed.settle(out, report.read_grades_csv(out))
+    settled = reviewed.settle(out, OutputFolder(out).read_grades())
     assert settled.dropped == [("cy", "q3")]
-    report.write_grades_csv(out, settled.rows)
+    OutputFolder(out).write_grades(settled.rows)
     store = reviews.load(out)
     assert set(store.decisions) == {("ben", "q1"), ("cy", "q5")}
     assert store.reopened[("cy", "q3")].previous.score == 3.0
@@ -319,7 +324,7 @@ def test_settle_keeps_decisions_on_unchanged_answers_and_reopens_a_changed_one(o
 def test_reports_of_a_student_whose_decision_was_removed_by_hand_are_written_again(out):
     reviewed.record(out, "ben", "q1", 4.0, "", "tom")
     (out / "reviews.toml").unlink()
-    settled = reviewed.settle(out, report.read_grades_csv(out))
+    settled = reviewed.settle(out, OutputFolder(out).read_grades())
     assert {r["student"]: r for r in settled.rows}["ben"]["q1"] == "1"
     assert "Graded by a person" not in feedback(out, "ben")
 
@@ -361,3 +366,19 @@ def test_a_class_graded_by_an_older_grader_is_refused_saying_what_to_do(out, cap
         seal_path.write_text(json.dumps({k: old[k] for k in ("key", "row", "source")}))
     assert cli.main(["review", str(out), "--list"]) == 2
     assert "--regrade" in capsys.readouterr().err
+
+
+def test_why_an_item_waits_is_the_graders_record_not_a_parse_of_the_students_feedback(tmp_path):
+    # The feedback a student reads may be reworded at any time; the queue's reason and kind
+    # come from the result's own fields (review_reason, grader_failed).
+    out = tmp_path / "out"
+    grade = make_grade("ben", share={"q1": 0.25}, flagged={"q1": KEYWORDS}, failed=("softmax",))
+    for r in grade.results:
+        if r.question in ("q1", "softmax"):
+            r.output = "Wording for the student, changed since."
+    seal(out, grade)
+    found = {it.question: it for it in review_items.items(out)}
+    assert found["softmax"].kind == "grader-error"
+    assert found["softmax"].reason() == "the grader itself failed on this question"
+    assert found["q1"].kind == "flagged"
+    assert found["q1"].reason() == KEYWORDS

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import cli, report, review_items, reviews
-from mha_grader.batch import run_batch_grading
-from mha_grader.export import CANVAS, build_export
-from mha_grader.merge import merge
+from mha_grader import cli
+from mha_grader.outputs.export import CANVAS, build_export
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.review import decisions as reviews
+from mha_grader.review import items as review_items
+from mha_grader.runs.batch import run_batch_grading
+from mha_grader.runs.merge import merge
+from mha_grader.runs.shards import Shard
 from mha_grader.sandbox import Limits
-from mha_grader.shards import Shard
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = Limits(call_timeout=2.0, submission_timeout=20.0)
@@ -42,7 +45,7 @@ def with_answer(text: str, heading: str, answer: str) -> str:
 
 
 def sheet(out: Path) -> dict[str, dict[str, str]]:
-    return {r["student"]: r for r in report.read_grades_csv(out)}
+    return {r["student"]: r for r in OutputFolder(out).read_grades()}
 
 
 def review(out: Path, *args: str) -> int:
@@ -115,11 +118,11 @@ def test_decisions_survive_reruns_until_the_answer_they_judged_changes(graded):
 def test_the_lms_export_and_one_carry_the_reviewed_scores(graded, tmp_path):
     subs, out = graded
     review(out, "--set", "ana", "q3", "1")
-    rows = report.read_grades_csv(out)
+    rows = OutputFolder(out).read_grades()
     roster = ["Student,ID,SIS User ID,SIS Login ID,Section"]
     roster += [f"{s} S,{i},{i},{s},A" for i, s in enumerate(sorted(sheet(out)), start=1)]
     (tmp_path / "roster.csv").write_text("\n".join(roster) + "\n")
-    from mha_grader.export import read_roster
+    from mha_grader.outputs.export import read_roster
 
     header, records = read_roster(tmp_path / "roster.csv")
     exported = build_export(rows, header, records, CANVAS)

@@ -13,15 +13,20 @@ import pytest
 from review_helpers import make_grade, seal, small_class
 from rich.console import Console
 
-from mha_grader import report, review_items, reviews
-from mha_grader.review_queue import Queue
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.review import decisions as reviews
+from mha_grader.review import items as review_items
+from mha_grader.review.queue import Queue
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-B]|\x1b[=>]|\r")
 
 
 def spawn(out: Path) -> pexpect.spawn:
-    env = {**os.environ, "TERM": "xterm-256color", "MHA_REVIEWER": "tess"}
+    # The terminal's size is the pseudo-terminal's (110 columns), not an inherited COLUMNS
+    # (pytest-xdist's workers set COLUMNS=80).
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env |= {"TERM": "xterm-256color", "MHA_REVIEWER": "tess"}
     env["PYTHONPATH"] = str(ROOT)
     return pexpect.spawn(
         sys.executable,
@@ -98,7 +103,7 @@ def test_a_person_types_scores_skips_goes_back_quits_and_resumes(out):
     assert "1 decided and 1 skipped in this session; 2 items left" in end.replace("\n", " ")
 
     assert scores(out) == {("ana", "softmax"): (4.0, "", "tess")}
-    assert report.read_grades_csv(out)[0]["softmax"] == "4"
+    assert OutputFolder(out).read_grades()[0]["softmax"] == "4"
 
     # Resume: the item skipped before comes after the one never seen.
     child = spawn(out)
@@ -120,7 +125,7 @@ def test_a_person_types_scores_skips_goes_back_quits_and_resumes(out):
         ("cy", "q3"): (2.0, "", "tess"),
         ("ben", "q1"): (3.0, "terse, but every idea is there", "tess"),
     }
-    sheet = {r["student"]: r for r in report.read_grades_csv(out)}
+    sheet = {r["student"]: r for r in OutputFolder(out).read_grades()}
     assert sheet["ben"]["q1"] == "3" and sheet["ben"]["needs_review"] == "false"
     assert "Checked by a person" in (out / "students/cy/feedback.md").read_text()
     assert "Reviews: 0 open, 3 decided by a person." in (out / "summary.md").read_text()

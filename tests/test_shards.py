@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import runinfo
-from mha_grader.batch import run_batch_grading
-from mha_grader.merge import MergeError, merge
+from mha_grader.outputs.folder import OutputFolder
+from mha_grader.runs.batch import run_batch_grading
+from mha_grader.runs.merge import MergeError, merge
+from mha_grader.runs.shards import Shard, ShardError, parse, shard_of
 from mha_grader.sandbox import Limits
-from mha_grader.shards import Shard, ShardError, parse, shard_of
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = Limits(call_timeout=2.0, submission_timeout=20.0)
@@ -90,7 +90,7 @@ def sharded(tmp_path_factory):
 
 def test_three_merged_shards_give_the_same_grade_sheet_and_summary_as_one_batch(sharded):
     _, whole, parts, merged = sharded
-    assert all(runinfo.read_run(p)["students"] for p in parts)  # every shard had someone
+    assert all(OutputFolder(p).read_run()["students"] for p in parts)  # every shard had someone
     assert (merged / "grades.csv").read_text() == (whole / "grades.csv").read_text()
     summary = (whole / "summary.md").read_text()
     assert (merged / "summary.md").read_text() == summary
@@ -111,10 +111,10 @@ def test_a_shard_compares_nothing_and_says_the_merge_will(sharded):
 
 def test_the_merge_records_each_shards_containment_layer(sharded):
     _, _, parts, merged = sharded
-    run = runinfo.read_run(merged)
+    run = OutputFolder(merged).read_run()
     assert [m["shard"] for m in run["merged_from"]] == ["1/3", "2/3", "3/3"]
     assert all(
-        m["layer"] == runinfo.read_run(p)["layer"]
+        m["layer"] == OutputFolder(p).read_run()["layer"]
         for m, p in zip(run["merged_from"], parts, strict=True)
     )
 
@@ -124,7 +124,7 @@ def test_a_rerun_of_a_shard_resumes_and_grades_nothing_twice(sharded):
     again = run_batch_grading(
         subs, parts[1], jobs=1, show_progress=False, limits=LIMITS, shard=Shard(2, 3)
     )
-    assert again.graded == 0 and again.skipped == len(runinfo.read_run(parts[1])["students"])
+    assert again.graded == 0 and again.skipped == len(OutputFolder(parts[1]).read_run()["students"])
 
 
 def _copy_parts(parts, tmp_path):
@@ -136,9 +136,9 @@ def _copy_parts(parts, tmp_path):
 
 
 def _edit_run(folder, **changes):
-    run = runinfo.read_run(folder)
+    run = OutputFolder(folder).read_run()
     run.update(changes)
-    runinfo.write_run(folder, run)
+    OutputFolder(folder).write_run(run)
 
 
 def test_merge_refuses_shards_graded_by_different_graders(sharded, tmp_path):

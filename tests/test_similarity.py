@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 from copydetect.utils import filter_code, get_token_coverage
 
-from mha_grader import similarity
-from mha_grader.similarity import CODE_FILES, THRESHOLD, compare, fingerprint, reduce_code
+from mha_grader.outputs import similarity
+from mha_grader.outputs.similarity import CODE_FILES, THRESHOLD, compare, fingerprint, reduce_code
 from tests.mutants import crosscheck_bugs, multihead_bugs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +157,7 @@ def test_every_independent_solution_is_found_again_when_renamed_and_reordered(st
     original = folder(INDEPENDENT / student)
     report = compare({"a": original, "b": disguise(original)})
     assert [(p.a, p.b) for p in report.pairs] == [("a", "b")]
-    assert report.pairs[0].score >= THRESHOLD + 0.1  # calibrated margin (README)
+    assert report.pairs[0].score >= THRESHOLD + 0.1  # calibrated margin (benchmarks/README.md)
 
 
 def test_independently_written_correct_solutions_are_never_flagged():
@@ -165,7 +165,7 @@ def test_independently_written_correct_solutions_are_never_flagged():
     n = len(students)
     report = compare(students)
     assert report.pairs == []
-    # And with a margin: no pair comes within 0.1 of the threshold (the README's figures).
+    # And with a margin: no pair comes within 0.1 of the threshold (benchmarks/README.md).
     scores = compare(students, threshold=0.0, min_match=0, highlight=False)
     assert len(scores.pairs) <= n * (n - 1) // 2
     assert max(p.score for p in scores.pairs) <= THRESHOLD - 0.1
@@ -216,7 +216,7 @@ def test_token_coverage_is_copydetects():
 
 
 def test_fingerprints_are_the_same_in_every_process():
-    code = "import numpy as np\nfrom mha_grader.similarity import kgram_hashes\n"
+    code = "import numpy as np\nfrom mha_grader.outputs.similarity import kgram_hashes\n"
     code += "print(int(kgram_hashes('x' * 30 + 'V=V.V(V)' * 20).sum()))"
     values = set()
     for seed in ("1", "2"):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader import submission as sub_mod
-from mha_grader.submission import load_submission, student_id
+from mha_grader.grading import submission as sub_mod
+from mha_grader.grading.submission import load_submission, student_id
 
 FILES = {"multihead.py": "A = 1\n", "crosscheck.py": "B = 2\n", "answers.md": "## Q1\nyes\n"}
 

@@ -3,8 +3,9 @@
 import csv
 import json
 
-from mha_grader.questions import MAX_TOTAL, POINTS, QUESTION_IDS
-from mha_grader.summary import build_summary
+from mha_check.questions import QUESTION_IDS
+from mha_grader.outputs.summary import build_summary
+from mha_grader.points import MAX_TOTAL, POINTS
 
 
 def write_output(out, students):
@@ -149,7 +150,7 @@ def test_summary_says_which_written_answers_each_flagged_student_needs_read(tmp_
 
 
 def test_histogram_has_a_bin_per_few_points_and_the_question_axis_shows_differences():
-    from mha_grader.summary import _axis_floor, _bin_width
+    from mha_grader.outputs.summary import _axis_floor, _bin_width
 
     assert _bin_width(82, 200) == 2
     assert _bin_width(82, 10) == 5

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from mha_grader.worker import wire
+from mha_grader.sandbox.worker import wire
 
 RNG = np.random.default_rng(0)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mha_grader.questions import POINTS
+from mha_grader.points import POINTS
 from mha_grader.written import NEEDS_REVIEW, grade_answer
 from mha_grader.written.flags import CONTRADICTORY, MIXED, UNSURE
 

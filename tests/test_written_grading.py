@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from mha_check.questions import WRITTEN_QUESTIONS
+from mha_grader.outcomes import TestResult as Result  # aliased: pytest collects Test* names
 from mha_grader.paths import EXERCISES, SOLUTIONS
-from mha_grader.questions import POINTS, WRITTEN_QUESTIONS
-from mha_grader.results import TestResult as Result  # aliased: pytest collects Test* names
+from mha_grader.points import POINTS
 from mha_grader.written import NEEDS_REVIEW, grade_answer, grade_written, needs_review
-from mha_grader.written.agreement import (
-    DEFAULT_SET,
-    Graded,
-    grade_labelled,
-    load_labelled,
-    summary,
-)
+from mha_grader.written.agreement import DEFAULT_SET, Graded, grade_labelled, load_labelled, summary
 from mha_grader.written.match import small_typo
 from mha_grader.written.rubric import load_rubrics
 

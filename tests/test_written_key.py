@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from mha_check.answers import parse_answers
+from mha_check.questions import WRITTEN_QUESTIONS
 from mha_grader.paths import ROOT
-from mha_grader.questions import POINTS, WRITTEN_QUESTIONS
+from mha_grader.points import POINTS
 from mha_grader.written import NEEDS_REVIEW, grade_written
 
 KEY = ROOT / "tests" / "data" / "written_module_key.md"

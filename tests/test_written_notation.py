@@ -8,8 +8,9 @@ import re
 
 import pytest
 
+from mha_check.questions import WRITTEN_QUESTIONS
 from mha_grader.paths import EXERCISES
-from mha_grader.questions import POINTS, WRITTEN_QUESTIONS
+from mha_grader.points import POINTS
 from mha_grader.written import NEEDS_REVIEW, RubricError, grade_answer
 from mha_grader.written.language import other_language
 from mha_grader.written.rubric import load_rubric, load_rubrics

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mha_grader.questions import POINTS
+from mha_grader.points import POINTS
 from mha_grader.written import NEEDS_REVIEW, RubricError, grade_answer
 from mha_grader.written.flags import OTHER_LANGUAGE, is_keyword_list
 from mha_grader.written.language import other_language

@@ -1,7 +1,8 @@
 """Hidden tests for attention(Q, K, V). Trusted side only.
 
-Each check carries an error forward (``mha_grader.carry``): a result that is wrong only because
-the student's own softmax is wrong keeps its points, and says so.
+Each check carries an error forward (``mha_grader.grading.carry``, with the case's ``case``):
+a result that is wrong only because the student's own softmax is wrong keeps its points,
+and says so.
 """
 
 import math
@@ -10,7 +11,7 @@ from functools import cache
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import carry, compare
+from mha_grader.grading import carry, checks
 from solutions import multihead as ref
 
 name = "attention"
@@ -69,16 +70,16 @@ def compositions(Q, K, V) -> list:
     ]
 
 
-def _check(attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
+def _check(case, attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
     """key = (input maker, *its arguments): the inputs are made (and cached) from it."""
     make, *args = key
     inputs = make(*args)
     lead = LEAD[len(LEAD) - lead_axes :] if lead_axes else ()
 
     def verify(result, expected) -> None:
-        out, weights = compare.check_pair(result, "attention(Q, K, V)", "out", "weights")
+        out, weights = checks.check_pair(result, "attention(Q, K, V)", "out", "weights")
         expected_out, expected_weights = expected
-        compare.check_close(
+        checks.check_close(
             weights,
             expected_weights,
             "attention's `weights`",
@@ -86,7 +87,7 @@ def _check(attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
             (*lead, "query", "key"),
             **kw,
         )
-        compare.check_close(
+        checks.check_close(
             out,
             expected_out,
             "attention's `out`",
@@ -96,6 +97,7 @@ def _check(attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
         )
 
     carry.check(
+        case,
         "attention",
         lambda: attention(*inputs),
         verify,
@@ -106,31 +108,31 @@ def _check(attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
 
 
 @test_case(name="one head: n queries, m keys (n != m) and d_k != d_v; Q, K, V unmodified")
-def rectangular(attention, softmax):
-    _check(attention, softmax, (_qkv, 401, (), 4, 6, 3, 5), lead_axes=0)
-    compare.check_unmodified(attention, "attention(Q, K, V)")
+def rectangular(attention, softmax, case):
+    _check(case, attention, softmax, (_qkv, 401, (), 4, 6, 3, 5), lead_axes=0)
+    checks.check_unmodified(attention, "attention(Q, K, V)")
 
 
 @test_case(name="square case: n == m == d_k == d_v")
-def square(attention, softmax):
-    _check(attention, softmax, (_qkv, 402, (), 4, 4, 4, 4), lead_axes=0)
+def square(attention, softmax, case):
+    _check(case, attention, softmax, (_qkv, 402, (), 4, 4, 4, 4), lead_axes=0)
 
 
 @test_case(name="stacked heads: a leading head axis is kept apart")
-def head_axis(attention, softmax):
-    _check(attention, softmax, (_qkv, 403, (3,), 5, 5, 2, 2), lead_axes=1)
+def head_axis(attention, softmax, case):
+    _check(case, attention, softmax, (_qkv, 403, (3,), 5, 5, 2, 2), lead_axes=1)
 
 
 @test_case(name="two leading batch axes, n != m, d_k != d_v")
-def two_batch_axes(attention, softmax):
-    _check(attention, softmax, (_qkv, 404, (2, 3), 4, 6, 5, 2), lead_axes=2)
+def two_batch_axes(attention, softmax, case):
+    _check(case, attention, softmax, (_qkv, 404, (2, 3), 4, 6, 5, 2), lead_axes=2)
 
 
 @test_case(name="scores as large as 1e4 in magnitude give finite, correct results")
-def large_scores(attention, softmax):
-    _check(attention, softmax, (_large_qkv,), lead_axes=1, nan_hint=compare.OVERFLOW_HINT)
+def large_scores(attention, softmax, case):
+    _check(case, attention, softmax, (_large_qkv,), lead_axes=1, nan_hint=checks.OVERFLOW_HINT)
 
 
 @test_case(name="float32 inputs are handled to float32 precision")
-def float32_inputs(attention, softmax):
-    _check(attention, softmax, (_qkv, 406, (2,), 3, 5, 4, 3, np.float32), lead_axes=1)
+def float32_inputs(attention, softmax, case):
+    _check(case, attention, softmax, (_qkv, 406, (2,), 3, 5, 4, 3, np.float32), lead_axes=1)

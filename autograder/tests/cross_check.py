@@ -1,50 +1,22 @@
 """Hidden tests for cross_check(mha, X). Trusted side only.
 
 Besides the plumbing (dtype, batch_first), these check honesty: the differences reported must
-be the ones really there. Every case holds modules the plain pipeline reproduces (float64 or
-float32) and, last, one that adds a zero attention key, which really differs from the plain
-pipeline by far more than rounding (on one token, so that its per-head weights, (1, 2) against
-the pipeline's (1, 1), still broadcast in the usual subtraction).
-
-- A module the pipeline reproduces: the report is honest when it is at rounding level (any
-  pipeline's: float64, float32, einsum, loops, written inline or imported), or when it is the
-  real difference of a pipeline built from the student's own weights_from_torch and
-  multi_head_attention (an error carried forward, ``mha_grader.carry``: a wrong callee honestly
-  reported keeps cross_check's points). ``match`` must fit the dtype: True at its rounding,
-  False far above it.
-- The module with a zero key: the report must be its real output difference (from the reference
-  pipeline, or, carried forward, from the student's own) with match=False. This is what a
-  report that measures nothing (a constant, "match" always, torch compared with itself or with
-  a float64 copy of itself, the previous call's report replayed) cannot give. A cross_check that
-  raises on it instead still shows that it measures when its report for a float64 module of
-  the case is exactly what its own imported pipeline gives.
-
-The student's pipelines are run here on every module before cross_check has seen it (torch and
-NumPy are deterministic), so that nothing cross_check stashes can be replayed into them.
+be the ones really there (the rules: ``mha_grader.grading.honesty``). This file makes the
+modules and tokens of each case; every case holds modules the plain pipeline reproduces and,
+last, one that adds a zero attention key, which really differs from the plain pipeline.
 """
 
-import dataclasses
-import math
 from functools import cache
 
 import numpy as np
 import torch
 from otter.test_files import test_case
 
-from mha_grader import carry, compare
-from mha_grader.errors import NotAttempted, StudentCodeError, StudentRaised
+from mha_grader.grading import honesty
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 
 name = "cross_check"
-KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
-# Differences below NOISE * scale are rounding for the module's dtype; above LARGE * scale the
-# two clearly disagree. A report up to ROUNDING * scale on a module the pipeline reproduces is
-# rounding of some pipeline (one computing in float32 included).
-NOISE = {torch.float64: 1e-10, torch.float32: 1e-5}
-ROUNDING = 1e-5
-LARGE = 1e-2
-ZERO_KEY = "a module that adds a zero attention key"
 
 
 @cache
@@ -63,9 +35,9 @@ def _module(seed: int, d_model: int, num_heads: int, dtype, batch_first: bool, *
 @cache
 def _probe(
     seed: int, n: int, d_model: int, num_heads: int, dtype, batch_first: bool, **options
-) -> dict:
+) -> honesty.Probe:
     """Module, tokens X, the module's own (out, weights), the reference weights and the
-    reference pipeline's real differences; computed once per process. X has a spread of 3, so
+    reference pipeline's result; computed once per process. X has a spread of 3, so
     that rounding differences are many different multiples of the smallest step."""
     mha = _module(seed, d_model, num_heads, dtype, batch_first, **options)
     X = np.random.default_rng(seed).standard_normal((n, d_model)) * 3.0
@@ -82,303 +54,24 @@ def _probe(
         torch.set_num_threads(threads)
     t_out = (t_out[0] if batch_first else t_out[:, 0]).to(torch.float64).numpy()  # (n, d_model)
     t_w = t_w[0].to(torch.float64).numpy()  # (num_heads, n, n), or n + 1 keys with a zero key
-    probe = {"mha": mha, "X": X, "torch": (t_out, t_w), "Ws": ref_cc.weights_from_torch(mha)}
+    Ws = ref_cc.weights_from_torch(mha)
     # The reference pipeline's (out, weights) with the reference weights: every submission's
     # pipelines are compared with it (read-only: shared by the whole batch).
-    probe["pair"] = ref.multi_head_attention(X, *probe["Ws"], num_heads)
-    for a in probe["pair"]:
+    pair = ref.multi_head_attention(X, *Ws, num_heads)
+    for a in pair:
         a.setflags(write=False)
-    probe["reference"] = _diffs(probe, *probe["pair"])
-    return probe
+    return honesty.Probe(mha, X, (t_out, t_w), Ws, pair, str(dtype).removeprefix("torch."))
 
 
-def _diffs(probe, out: np.ndarray, weights: np.ndarray) -> tuple[float, float | None]:
-    """Real largest differences between torch and a pipeline's (out, weights); None for the
-    weights when their shapes differ (then any number reported for them is honest)."""
-    t_out, t_w = probe["torch"]
-    d_w = float(np.max(np.abs(weights - t_w))) if weights.shape == t_w.shape else None
-    return float(np.max(np.abs(out - t_out))), d_w
-
-
-def _scale(probe) -> float:
-    return max(1.0, float(np.max(np.abs(probe["torch"][0]))))
-
-
-def _zero_key(probe) -> bool:
-    return bool(probe["mha"].add_zero_attn)
-
-
-def _float64(probe) -> bool:
-    return probe["mha"].in_proj_weight.dtype == torch.float64
-
-
-# -- the student's own pipelines, run before cross_check sees a module -----------------------
-
-
-@dataclasses.dataclass
-class Pipeline:
-    """The real differences of a pipeline built from some of the student's callees (``wrong``:
-    those whose results differ from the reference's here), or why it could not run."""
-
-    diffs: tuple[float, float | None] | None = None
-    wrong: tuple[str, ...] = ()
-    failed: tuple[str, str] | None = None  # (callee, what it did) when it could not run
-    imported: bool = False  # the student's own multi_head_attention is in it
-
-
-@dataclasses.dataclass
-class Pipelines:
-    """Every pipeline of the student's callees on one module."""
-
-    own: list[Pipeline] = dataclasses.field(default_factory=list)
-
-
-def _many(func, calls: list[tuple]) -> list:
-    """The student's ``func`` on several argument tuples (one exchange where it can be)."""
-    many = getattr(func, "many", None)
-    if many is not None and len(calls) > 1:
-        return many([(args, {}) for args in calls])
-    results = []
-    for args in calls:
-        try:
-            results.append(func(*args))
-        except StudentCodeError as e:
-            results.append(e)
-    return results
-
-
-def _usable_weights(Ws, d: int) -> list[np.ndarray] | None:
-    if type(Ws) not in (tuple, list) or len(Ws) != 4:
-        return None
-    if not all(type(W) is np.ndarray and W.shape == (d, d) and W.dtype.kind == "f" for W in Ws):
-        return None
-    return [W.astype(np.float64) for W in Ws]
-
-
-def _usable_pair(result, n: int, d: int, h: int):
-    if type(result) not in (tuple, list) or len(result) != 2:
-        return None
-    out, weights = result
-    if type(out) is not np.ndarray or out.shape != (n, d) or out.dtype.kind != "f":
-        return None
-    if type(weights) is not np.ndarray or weights.shape != (h, n, n) or weights.dtype.kind != "f":
-        return None
-    return out.astype(np.float64), weights.astype(np.float64)
-
-
-def _pipelines(probes, weights_from_torch, multi_head_attention) -> list[Pipelines]:
-    """The student's pipelines on each module: its multi_head_attention with the reference
-    weights (called first, before its weights_from_torch has seen the module), then with the
-    weights of its weights_from_torch, and the reference multi_head_attention with those."""
-    found = [Pipelines() for _ in probes]
-    if weights_from_torch is None or multi_head_attention is None:
-        return found
-    reference = [(p["X"], *p["Ws"], p["mha"].num_heads) for p in probes]
-    for i, result in enumerate(_many(multi_head_attention, reference)):
-        found[i].own.append(_own(probes[i], reference[i], result, (), probes[i]["pair"]))
-    adapted = _many(weights_from_torch, [(p["mha"],) for p in probes])
-    calls, where = [], []
-    for i, (p, Ws) in enumerate(zip(probes, adapted, strict=True)):
-        d, h = p["mha"].embed_dim, p["mha"].num_heads
-        if isinstance(Ws, StudentCodeError):
-            what = carry.failure_words(Ws, "cross_check")
-            found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
-            continue
-        mine = _usable_weights(Ws, d)
-        if mine is None:
-            what = "does not return four (d_model, d_model) float arrays for this module"
-            found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
-            continue
-        if all(compare.allclose(a, b, 1e-6, 1e-9) for a, b in zip(mine, p["Ws"], strict=True)):
-            continue
-        pair = ref.multi_head_attention(p["X"], *mine, h)
-        found[i].own.append(Pipeline(_diffs(p, *pair), ("weights_from_torch",)))
-        calls.append((p["X"], *mine, h))
-        where.append(i)
-    for i, args, result in zip(where, calls, _many(multi_head_attention, calls), strict=True):
-        found[i].own.append(_own(probes[i], args, result, ("weights_from_torch",)))
-    return found
-
-
-def _own(probe, args: tuple, result, wrong: tuple[str, ...], want=None) -> Pipeline:
-    """The student's multi_head_attention's result on ``args`` as a pipeline (``want``: the
-    reference's result on ``args`` when already known)."""
-    d, h, n = probe["mha"].embed_dim, probe["mha"].num_heads, probe["X"].shape[0]
-    if isinstance(result, StudentCodeError):
-        what = carry.failure_words(result, "cross_check")
-        return Pipeline(failed=("multi_head_attention", what), imported=True)
-    pair = _usable_pair(result, n, d, h)
-    if pair is None:
-        what = "does not return (out, weights) of the contract's shapes for this module"
-        return Pipeline(failed=("multi_head_attention", what), imported=True)
-    if want is None:
-        want = ref.multi_head_attention(*args)
-    differs = not all(compare.allclose(a, b, 1e-4, 1e-9) for a, b in zip(pair, want, strict=True))
-    wrong = wrong + (("multi_head_attention",) if differs else ())
-    return Pipeline(_diffs(probe, *pair), wrong, imported=True)
-
-
-# -- judging a report ---------------------------------------------------------------------
-
-
-def _report(result) -> tuple[float, float, bool]:
-    if type(result) is not dict:
-        raise AssertionError(
-            "cross_check should return a dict with keys 'output_max_abs_diff', "
-            f"'weights_max_abs_diff' and 'match'; your code returned {compare.describe(result)}."
-        )
-    missing = [k for k in KEYS if k not in result]
-    if missing:
-        raise AssertionError(f"the dict returned by cross_check lacks the key(s) {missing}.")
-    return (
-        compare.check_float(result["output_max_abs_diff"], "'output_max_abs_diff'"),
-        compare.check_float(result["weights_max_abs_diff"], "'weights_max_abs_diff'"),
-        compare.check_bool(result["match"], "'match'"),
+def _check(case, cross_check, multi_head_attention, weights_from_torch, *probes) -> None:
+    honesty.check(
+        case,
+        cross_check,
+        multi_head_attention,
+        weights_from_torch,
+        probes,
+        ref.multi_head_attention,
     )
-
-
-def _agrees(reported: float, real: float | None, rounding: float) -> bool:
-    """Whether a reported largest difference is an honest measurement of ``real``: at
-    rounding level both (implementations differ there), else the same number."""
-    if real is None:  # not comparable: any number (nan included) is an honest answer
-        return True
-    if not math.isfinite(reported) or reported < 0:
-        return False
-    if real <= rounding:
-        return reported <= rounding
-    return abs(reported - real) <= 1e-3 * real + rounding
-
-
-def _honest(report, real, probe) -> bool:
-    r_out, r_w, _ = report
-    return _agrees(r_out, real[0], ROUNDING * _scale(probe)) and _agrees(r_w, real[1], ROUNDING)
-
-
-def _exactly(reported: float, real: float | None) -> bool:
-    """A report that is the measured difference itself (a few digits of slack for the order of
-    subtraction), not merely of its size: at rounding level any small number would do."""
-    if real is None:
-        return True
-    return math.isfinite(reported) and abs(reported - real) <= 1e-6 * real
-
-
-def _check_match(report, probe) -> None:
-    r_out, r_w, match = report
-    dtype = probe["mha"].in_proj_weight.dtype
-    small = r_out <= NOISE[dtype] * _scale(probe) and r_w <= NOISE[dtype]
-    large = r_out > LARGE * _scale(probe) or r_w > LARGE
-    if _zero_key(probe) and match:
-        raise AssertionError(
-            f"cross_check reported match=True for {ZERO_KEY}, whose output really differs from "
-            "the NumPy pipeline's: it must measure the differences, not assume them."
-        )
-    if small and not match:
-        raise AssertionError(
-            "cross_check measured differences at rounding level for this module's dtype but "
-            "reported match=False: choose a tolerance fit for the dtype (float32 keeps about 7 "
-            "significant digits, float64 about 16), relative to the output's scale."
-        )
-    if large and match:
-        raise AssertionError(
-            "cross_check reported match=True although the module's results and the NumPy "
-            "pipeline's differ by far more than rounding: `match` must say whether both "
-            "differences are within the tolerance."
-        )
-
-
-def _judge(report, probe, pipelines: Pipelines) -> tuple[str, ...]:
-    """Raise AssertionError unless ``report`` is honest for this module, against the reference
-    pipeline or (carried forward) one of the student's; returns the callees carried."""
-    if _honest(report, probe["reference"], probe):
-        _check_match(report, probe)
-        return ()
-    if carry.enabled():
-        for own in pipelines.own:
-            if own.diffs is not None and own.wrong and _honest(report, own.diffs, probe):
-                _check_match(report, probe)
-                return own.wrong
-    failed = next((own.failed for own in pipelines.own if own.failed), None)
-    if failed is not None and carry.enabled():
-        raise carry.CouldNotCheck("cross_check", *failed)
-    raise AssertionError(_dishonest_message(report, probe))
-
-
-def _dishonest_message(report, probe) -> str:
-    r_out, r_w, _ = report
-    real = probe["reference"]
-    parts = []
-    for label, reported, actual in (("output", r_out, real[0]), ("weights", r_w, real[1])):
-        if actual is None or math.isclose(reported, actual, rel_tol=1e-3):
-            continue
-        if not math.isfinite(reported) or reported < 0:
-            parts.append(f"the {label} difference is not a non-negative number")
-        elif reported < actual:
-            parts.append(f"the {label} difference reported is smaller than the real one")
-        else:
-            parts.append(f"the {label} difference reported is larger than the real one")
-    detail = "; ".join(parts) or "the reported differences are not the ones measured"
-    which = (
-        f"for {ZERO_KEY} (it really differs from the plain pipeline), " if _zero_key(probe) else ""
-    )
-    return (
-        f"{which}cross_check's report does not match what this module and a NumPy pipeline "
-        f"really compute: {detail}. Run X through the module (in its own dtype, with the layout "
-        "its batch_first expects) and through your pipeline, and report the largest absolute "
-        "differences of the outputs and of the per-head weights."
-    )
-
-
-def _check(cross_check, multi_head_attention, weights_from_torch, *probes) -> None:
-    """The modules of one case, in order (the one with a zero key last)."""
-    pipelines = _pipelines(probes, weights_from_torch, multi_head_attention)
-    reports: list = []
-    for probe in probes:
-        try:
-            reports.append(_report(cross_check(probe["mha"], probe["X"])))
-        except StudentCodeError as e:
-            if not (_zero_key(probe) and isinstance(e, StudentRaised)):
-                _raised(e, pipelines[probes.index(probe)])
-            reports.append(e)
-    carried: set[str] = set()
-    for probe, report, own in zip(probes, reports, pipelines, strict=True):
-        if isinstance(report, StudentRaised):
-            continue
-        carried.update(_judge(report, probe, own))
-    measured = any(
-        _zero_key(p) and not isinstance(r, StudentRaised)
-        for p, r in zip(probes, reports, strict=True)
-    )
-    if not measured and not _exact_somewhere(probes, reports, pipelines):
-        raise AssertionError(
-            f"cross_check raised for {ZERO_KEY} (its output really differs from the plain "
-            "pipeline's; its per-head weights have one more key), and its reports for the other "
-            "modules of this case are not exactly what your own multi_head_attention gives, so "
-            "nothing shows that they were measured: report the real output difference for such "
-            "a module (and match=False)."
-        )
-    if carried:
-        carry.record("cross_check", tuple(sorted(carried)))
-
-
-def _raised(e: StudentCodeError, pipelines: Pipelines) -> None:
-    """cross_check failed on a module: its own failure, unless a callee fails there too (then
-    the case could not be checked)."""
-    failed = next((own.failed for own in pipelines.own if own.failed), None)
-    if failed is not None and carry.enabled() and not isinstance(e, NotAttempted):
-        raise carry.CouldNotCheck("cross_check", *failed)
-    raise e
-
-
-def _exact_somewhere(probes, reports, pipelines) -> bool:
-    """Some float64 module's report is exactly what the student's own imported pipeline gives."""
-    for probe, report, own in zip(probes, reports, pipelines, strict=True):
-        if isinstance(report, StudentRaised) or not _float64(probe) or _zero_key(probe):
-            continue
-        for p in own.own:
-            if p.imported and p.diffs is not None:
-                if _exactly(report[0], p.diffs[0]) and _exactly(report[1], p.diffs[1]):
-                    return True
-    return False
 
 
 # Every case holds modules the pipeline reproduces, in the case's layout, then one with a zero
@@ -389,36 +82,36 @@ def _exact_somewhere(probes, reports, pipelines) -> bool:
     name="float64, batch_first=False: the differences measured and match=True; the real "
     "difference and no match once a zero attention key is added"
 )
-def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch):
+def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(801, 5, 8, 2, torch.float64, False)
     different = _probe(805, 1, 8, 2, torch.float64, False, add_zero_attn=True)
-    _check(cross_check, multi_head_attention, weights_from_torch, plain, different)
+    _check(case, cross_check, multi_head_attention, weights_from_torch, plain, different)
 
 
 @test_case(name="float64, batch_first=True, four heads: the differences measured, and a zero key's")
-def float64_batch_first(cross_check, multi_head_attention, weights_from_torch):
+def float64_batch_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(802, 3, 12, 4, torch.float64, True)
     different = _probe(806, 1, 12, 4, torch.float64, True, add_zero_attn=True)
-    _check(cross_check, multi_head_attention, weights_from_torch, plain, different)
+    _check(case, cross_check, multi_head_attention, weights_from_torch, plain, different)
 
 
 @test_case(
     name="float32, batch_first=True: float32 rounding reported honestly, a float64 module, and "
     "a zero key's difference"
 )
-def float32_batch_first(cross_check, multi_head_attention, weights_from_torch):
+def float32_batch_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(803, 6, 6, 2, torch.float32, True)
     exact = _probe(809, 4, 6, 2, torch.float64, True)
     different = _probe(807, 1, 6, 2, torch.float32, True, add_zero_attn=True)
-    _check(cross_check, multi_head_attention, weights_from_torch, plain, exact, different)
+    _check(case, cross_check, multi_head_attention, weights_from_torch, plain, exact, different)
 
 
 @test_case(
     name="float32, batch_first=False, three heads: rounding, a float64 module, and no match "
     "once a zero key is added"
 )
-def float32_sequence_first(cross_check, multi_head_attention, weights_from_torch):
+def float32_sequence_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(804, 4, 12, 3, torch.float32, False)
     exact = _probe(810, 5, 6, 3, torch.float64, False)
     different = _probe(808, 1, 6, 3, torch.float32, False, add_zero_attn=True)
-    _check(cross_check, multi_head_attention, weights_from_torch, plain, exact, different)
+    _check(case, cross_check, multi_head_attention, weights_from_torch, plain, exact, different)

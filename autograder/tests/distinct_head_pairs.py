@@ -5,7 +5,8 @@ from functools import cache
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import compare, shown
+from mha_grader import shown
+from mha_grader.grading import checks
 from solutions import multihead as ref
 
 name = "distinct_head_pairs"
@@ -83,16 +84,16 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
     if type(pairs) is not list:
         raise AssertionError(
             f"distinct_head_pairs should return a list of (i, j) tuples; your code returned "
-            f"{compare.describe(pairs)}."
+            f"{checks.describe(pairs)}."
         )
     got = []
     for item in pairs:
         if type(item) is not tuple or len(item) != 2:
             raise AssertionError(
                 "every item of the list should be a tuple (i, j) of two head indices; your list "
-                f"holds {compare.describe(item)}."
+                f"holds {checks.describe(item)}."
             )
-        got.append(tuple(compare.check_int(k, "each head index") for k in item))
+        got.append(tuple(checks.check_int(k, "each head index") for k in item))
     if any(i >= j for i, j in got):
         raise AssertionError(
             "every pair should be listed once, as (i, j) with i < j; your list holds a pair "
@@ -126,7 +127,7 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
 def all_different(distinct_head_pairs):
     # Five heads, one of them a copy: listing every pair, or none, is wrong here.
     _run(distinct_head_pairs, (_with_copy, 603), None, "five heads, one a copy of another")
-    compare.check_unmodified(distinct_head_pairs, "distinct_head_pairs(weights)")
+    checks.check_unmodified(distinct_head_pairs, "distinct_head_pairs(weights)")
 
 
 @test_case(name="identical heads are left out")

@@ -5,7 +5,7 @@ from functools import cache
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader.grading import checks
 from solutions import multihead as ref
 
 name = "merge_heads"
@@ -25,13 +25,13 @@ def _expected(*key) -> np.ndarray:
 def _check(merge_heads, *key) -> None:
     """key: the arguments of _heads, which makes (and caches) the input."""
     result = merge_heads(_heads(*key))
-    compare.check_close(result, _expected(*key), "merge_heads(H)", "(n, num_heads * d_head)", AXES)
+    checks.check_close(result, _expected(*key), "merge_heads(H)", "(n, num_heads * d_head)", AXES)
 
 
 @test_case(name="n != d_head: heads are concatenated in order along the features, H unmodified")
 def tokens_differ_from_head_width(merge_heads):
     _check(merge_heads, 301, (3, 5, 2))
-    compare.check_unmodified(merge_heads, "merge_heads(H)")
+    checks.check_unmodified(merge_heads, "merge_heads(H)")
 
 
 @test_case(name="n == d_head: the head axis moves next to the features")

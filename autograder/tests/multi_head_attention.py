@@ -1,7 +1,8 @@
 """Hidden tests for multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads). Trusted side only.
 
-Each check carries an error forward (``mha_grader.carry``): a result that is wrong only because
-the student's own split_heads, attention or merge_heads is wrong keeps its points, and says so.
+Each check carries an error forward (``mha_grader.grading.carry``, with the case's ``case``):
+a result that is wrong only because the student's own split_heads, attention or merge_heads
+is wrong keeps its points, and says so.
 """
 
 from functools import cache
@@ -9,7 +10,7 @@ from functools import cache
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import carry, compare
+from mha_grader.grading import carry, checks
 from solutions import multihead as ref
 
 name = "multi_head_attention"
@@ -70,13 +71,13 @@ def compositions(*inputs) -> list:
     ]
 
 
-def check_composite(multi_head_attention, callees: dict, inputs: tuple, expected, what, **kw):
+def check_composite(case, multi_head_attention, callees: dict, inputs: tuple, expected, what, **kw):
     """The student's result on ``inputs`` against ``expected``, an error carried forward from
     the student's ``callees`` (their proxies by name) where one is wrong."""
 
     def verify(result, want) -> None:
-        out, weights = compare.check_pair(result, "multi_head_attention(...)", "out", "weights")
-        compare.check_close(
+        out, weights = checks.check_pair(result, "multi_head_attention(...)", "out", "weights")
+        checks.check_close(
             weights,
             want[1],
             what.format("weights"),
@@ -84,13 +85,14 @@ def check_composite(multi_head_attention, callees: dict, inputs: tuple, expected
             ("head", "query", "key"),
             **kw,
         )
-        compare.check_close(
+        checks.check_close(
             out, want[0], what.format("out"), "(n, d_model)", ("token", "feature"), **kw
         )
 
     reference = {"split_heads": ref.split_heads, "attention": ref.attention}
     reference["merge_heads"] = ref.merge_heads
     carry.check(
+        case,
         "multi_head_attention",
         lambda: multi_head_attention(*inputs),
         verify,
@@ -100,45 +102,53 @@ def check_composite(multi_head_attention, callees: dict, inputs: tuple, expected
     )
 
 
-def _check(multi_head_attention, callees: dict, key: tuple, num_heads: int, **kw) -> None:
+def _check(case, multi_head_attention, callees: dict, key: tuple, num_heads: int, **kw) -> None:
     """key: the arguments of _inputs, which makes (and caches) X and the four projections."""
     inputs = (*_inputs(*key), num_heads)
     expected = _expected(key, num_heads)
     check_composite(
-        multi_head_attention, callees, inputs, expected, "multi_head_attention's `{}`", **kw
+        case, multi_head_attention, callees, inputs, expected, "multi_head_attention's `{}`", **kw
     )
 
 
 @test_case(name="two heads, n != d_head; X and the weights unmodified")
-def two_heads(multi_head_attention, split_heads, attention, merge_heads):
-    _check(multi_head_attention, _callees(split_heads, attention, merge_heads), (501, 5, 8), 2)
-    compare.check_unmodified(multi_head_attention, "multi_head_attention(X, Wq, Wk, Wv, Wo, h)")
+def two_heads(multi_head_attention, split_heads, attention, merge_heads, case):
+    _check(
+        case, multi_head_attention, _callees(split_heads, attention, merge_heads), (501, 5, 8), 2
+    )
+    checks.check_unmodified(multi_head_attention, "multi_head_attention(X, Wq, Wk, Wv, Wo, h)")
 
 
 @test_case(name="two heads, n == d_head")
-def tokens_equal_head_width(multi_head_attention, split_heads, attention, merge_heads):
-    _check(multi_head_attention, _callees(split_heads, attention, merge_heads), (502, 4, 8), 2)
+def tokens_equal_head_width(multi_head_attention, split_heads, attention, merge_heads, case):
+    _check(
+        case, multi_head_attention, _callees(split_heads, attention, merge_heads), (502, 4, 8), 2
+    )
 
 
 @test_case(name="four heads of width 3 on two tokens")
-def four_heads(multi_head_attention, split_heads, attention, merge_heads):
-    _check(multi_head_attention, _callees(split_heads, attention, merge_heads), (503, 2, 12), 4)
+def four_heads(multi_head_attention, split_heads, attention, merge_heads, case):
+    _check(
+        case, multi_head_attention, _callees(split_heads, attention, merge_heads), (503, 2, 12), 4
+    )
 
 
 @test_case(name="large activations (scores in the thousands) give finite, correct results")
-def large_scores(multi_head_attention, split_heads, attention, merge_heads):
+def large_scores(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
+        case,
         multi_head_attention,
         _callees(split_heads, attention, merge_heads),
         (504, 6, 8, 60.0),
         2,
-        nan_hint=compare.OVERFLOW_HINT,
+        nan_hint=checks.OVERFLOW_HINT,
     )
 
 
 @test_case(name="float32 inputs are handled to float32 precision")
-def float32_inputs(multi_head_attention, split_heads, attention, merge_heads):
+def float32_inputs(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
+        case,
         multi_head_attention,
         _callees(split_heads, attention, merge_heads),
         (505, 6, 6, 1.0, np.float32),
@@ -147,13 +157,14 @@ def float32_inputs(multi_head_attention, split_heads, attention, merge_heads):
 
 
 @test_case(name="ValueError when d_model is not divisible by num_heads, the result when it is")
-def indivisible(multi_head_attention, split_heads, attention, merge_heads):
+def indivisible(multi_head_attention, split_heads, attention, merge_heads, case):
     # A refusal counts only beside a right answer (raising whatever the input earns nothing),
     # on an input simple enough that a mistake charged by the other cases is not charged again:
     # one head, and Wo the identity.
     key = (508, 3, 4)
     inputs = (*_one_head_inputs(*key), 1)
     check_composite(
+        case,
         multi_head_attention,
         _callees(split_heads, attention, merge_heads),
         inputs,
@@ -162,7 +173,7 @@ def indivisible(multi_head_attention, split_heads, attention, merge_heads):
     )
     for seed, d_model, num_heads in ((506, 6, 4), (507, 8, 3)):
         inputs = _inputs(seed, n=3, d_model=d_model)
-        compare.expect_value_error(
+        checks.expect_value_error(
             lambda i=inputs, h=num_heads: multi_head_attention(*i, h),
             "when d_model is not divisible by num_heads",
         )

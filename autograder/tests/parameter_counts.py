@@ -4,7 +4,8 @@ from functools import cache
 
 from otter.test_files import test_case
 
-from mha_grader import compare, shown
+from mha_grader import shown
+from mha_grader.grading import checks
 from solutions import multihead as ref
 
 name = "parameter_counts"
@@ -21,16 +22,16 @@ def _check(counts, d_model: int, head_counts: tuple[int, ...], bias: bool) -> No
     if type(counts) is not dict:
         raise AssertionError(
             f"{call} should return a dict {{h: count}}; your code returned "
-            f"{compare.describe(counts)}."
+            f"{checks.describe(counts)}."
         )
-    keys = {compare.check_int(k, "each key (a head count)") for k in counts}
+    keys = {checks.check_int(k, "each key (a head count)") for k in counts}
     if keys != set(expected) or len(counts) != len(expected):
         raise AssertionError(
             f"the keys of {call} should be exactly the head counts asked for, one each; yours "
             f"has {shown.count(len(counts))} key(s), and "
             f"{shown.count(len(keys ^ set(expected)))} differ from them."
         )
-    wrong = [h for h, c in counts.items() if compare.check_int(c, "each count") != expected[int(h)]]
+    wrong = [h for h, c in counts.items() if checks.check_int(c, "each count") != expected[int(h)]]
     if wrong:
         raise AssertionError(
             f"{call}: {shown.count(len(wrong))} of the counts differ from the number of "
@@ -60,7 +61,7 @@ def indivisible(parameter_counts):
     # A refusal counts only beside a right answer: raising whatever the input earns nothing
     # (bias given explicitly, so that a wrong default is not charged again here).
     _check(parameter_counts(12, [2, 3, 6], bias=False), 12, (2, 3, 6), False)
-    compare.expect_value_error(
+    checks.expect_value_error(
         lambda: parameter_counts(12, [2, 5, 3]),
         "when a head count does not divide d_model",
         must_mention=["5"],

@@ -5,7 +5,7 @@ from functools import cache
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader.grading import checks
 from solutions import multihead as ref
 
 name = "softmax"
@@ -38,7 +38,7 @@ def _check(softmax, x_key: tuple, axis: int | None, what: str, axes, **kw) -> No
     make, *args = x_key
     x = make(*args)
     result = softmax(x) if axis is None else softmax(x, axis=axis)
-    compare.check_close(result, _expected(x_key, axis), what, "the input's shape", axes, **kw)
+    checks.check_close(result, _expected(x_key, axis), what, "the input's shape", axes, **kw)
 
 
 @test_case(name="a 2-D array is normalised along the last axis by default, x left unmodified")
@@ -50,7 +50,7 @@ def default_axis(softmax):
         "softmax(x) of a (rows, columns) array",
         ("row", "column"),
     )
-    compare.check_unmodified(softmax, "softmax(x)")
+    checks.check_unmodified(softmax, "softmax(x)")
 
 
 @test_case(name="a square array is normalised along each row")
@@ -82,7 +82,7 @@ def large_scores(softmax):
         None,
         "softmax(x) of large scores",
         ("row", "column"),
-        nan_hint=compare.OVERFLOW_HINT,
+        nan_hint=checks.OVERFLOW_HINT,
     )
 
 

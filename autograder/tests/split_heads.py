@@ -5,7 +5,7 @@ from functools import cache
 import numpy as np
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader.grading import checks
 from solutions import multihead as ref
 
 name = "split_heads"
@@ -24,7 +24,7 @@ def _expected(seed: int, n: int, num_heads: int, d_head: int) -> np.ndarray:
 
 def _check(split_heads, seed: int, n: int, num_heads: int, d_head: int) -> None:
     M = _features(seed, n, num_heads * d_head)
-    compare.check_close(
+    checks.check_close(
         split_heads(M, num_heads, d_head),
         _expected(seed, n, num_heads, d_head),
         "split_heads(M, num_heads, d_head)",
@@ -36,7 +36,7 @@ def _check(split_heads, seed: int, n: int, num_heads: int, d_head: int) -> None:
 @test_case(name="n != d_head: head h holds the h-th block of consecutive features, M unmodified")
 def tokens_differ_from_head_width(split_heads):
     _check(split_heads, 201, n=5, num_heads=3, d_head=2)
-    compare.check_unmodified(split_heads, "split_heads(M, num_heads, d_head)")
+    checks.check_unmodified(split_heads, "split_heads(M, num_heads, d_head)")
 
 
 @test_case(name="n == d_head: heads are cut along features, not tokens")
@@ -57,7 +57,7 @@ def wrong_width(split_heads):
     _check(split_heads, 205, n=1, num_heads=3, d_head=1)
     M = _features(204, 5, 6)
     for num_heads, d_head in ((4, 2), (2, 4), (4, 1)):  # too wide, too wide, too narrow
-        compare.expect_value_error(
+        checks.expect_value_error(
             lambda h=num_heads, d=d_head: split_heads(M, h, d),
             "when M's last axis is not num_heads * d_head wide",
         )

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from otter.test_files import test_case
 
-from mha_grader import compare
+from mha_grader.grading import checks
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 
@@ -61,20 +61,20 @@ def _check_arrays(result, mha, values: bool = True) -> list[np.ndarray]:
     if type(result) not in (tuple, list) or len(result) != 4:
         raise AssertionError(
             "weights_from_torch should return a tuple (Wq, Wk, Wv, Wo); your code returned "
-            f"{compare.describe(result)}."
+            f"{checks.describe(result)}."
         )
     expected = _expected(mha)
     for got, want, label in zip(result, expected, NAMES, strict=True):
         what = f"{label} (item {NAMES.index(label)} of the tuple)"
-        compare.check_array(got, what, "(d_model, d_model)", want.shape)
+        checks.check_array(got, what, "(d_model, d_model)", want.shape)
         if got.dtype != np.float64:
             raise AssertionError(
                 f"{what} should be a float64 array whatever the module's dtype; your code "
-                f"returned {compare.describe(got)}. Convert with .to(torch.float64) or "
+                f"returned {checks.describe(got)}. Convert with .to(torch.float64) or "
                 ".astype(np.float64)."
             )
         if values:
-            compare.check_close(
+            checks.check_close(
                 got, want, what, "(d_model, d_model)", ("row", "column"), strict=True
             )
     return list(result)
@@ -98,7 +98,7 @@ def reproduces_module(weights_from_torch):
     Ws = _check_arrays(weights_from_torch(mha), mha, values=False)
     X, torch_out = _tokens_and_output(703, mha)
     out, _ = ref.multi_head_attention(X, *Ws, mha.num_heads)
-    compare.check_close(
+    checks.check_close(
         out,
         torch_out,
         "multi_head_attention run with your four arrays (compared with the module's output)",
@@ -117,12 +117,12 @@ def unsupported_modules(weights_from_torch):
     valid = _plain_module(707, 8, 4)
     _check_arrays(weights_from_torch(valid), valid)
     for mha in (_module(704, 8, 2, bias=True), _module(705, 8, 4, add_bias_kv=True)):
-        compare.expect_value_error(
+        checks.expect_value_error(
             lambda m=mha: weights_from_torch(m),
             "for a module with biases (bias=True or add_bias_kv)",
         )
     mha = _module(706, 8, 2, kdim=6, vdim=4)
-    compare.expect_value_error(
+    checks.expect_value_error(
         lambda: weights_from_torch(mha),
         "for a module with separate q/k/v projections (kdim/vdim differing from embed_dim)",
     )

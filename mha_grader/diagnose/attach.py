@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from ..questions import CODE_QUESTIONS
-from ..results import DIAGNOSIS_PREFIX as PREFIX
-from ..results import TestResult
+from mha_check.questions import CODE_QUESTIONS
+
+from ..outcomes import DIAGNOSIS_PREFIX as PREFIX
+from ..outcomes import TestResult
 from .session import DiagnosisSession
 
 log = logging.getLogger(__name__)

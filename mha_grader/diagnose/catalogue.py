@@ -233,6 +233,6 @@ _ENTRIES = [
 
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
 
-# Ids the contract fixes (§6); the rest are this project's additions (documented in the README).
+# Ids the contract fixes (§6); the rest are this project's additions (docs/instructors.md).
 ADDED_IDS: tuple[str, ...] = ("adapter-strict-tolerance", "pairs-relative-tolerance")
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

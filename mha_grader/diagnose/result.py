@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..outcomes import Tag
 from .catalogue import CATALOGUE
 
 
@@ -21,7 +22,7 @@ class Diagnosis:
 
     @property
     def tags(self) -> list[str]:
-        return [f"misconception:{m}" for m in self.misconceptions]
+        return [Tag.misconception(m) for m in self.misconceptions]
 
 
 def named(

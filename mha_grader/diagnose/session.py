@@ -12,35 +12,19 @@ submissions on the same probes.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+from mha_check.questions import CALLEES
 
 from .. import errors
-from ..questions import CALLEES
-from ..worker import wire
+from ..sandbox.worker import wire
 from . import probes as pr
 from .catalogue import CATALOGUE
 from .compare import Outcome, run
 from .explain import error_text
+from .questions import MODULES
 from .result import Diagnosis, catalogue_text, named
-
-_cache: dict[Any, list[Outcome]] = {}
-_cache_lock = threading.Lock()
-
-
-def trusted(key: Any, func: Callable, probes: Sequence[pr.Probe]) -> list[Outcome]:
-    """``run(func, probes)`` for a function of the grader's own (the reference or a mutant),
-    computed once per process; ``key`` names it (with the probes)."""
-    with _cache_lock:
-        found = _cache.get(key)
-    if found is None:
-        found = run(func, probes)
-        with _cache_lock:
-            if len(_cache) < 4096:
-                _cache[key] = found
-    return found
 
 
 class GiveUp(BaseException):
@@ -80,8 +64,6 @@ class DiagnosisSession:
     def find(self, qid: str) -> Diagnosis | None:
         """``diagnose`` for use inside a diagnosis: a GiveUp goes through to the caller."""
         if qid not in self.memo:
-            from .questions import MODULES
-
             module = MODULES.get(qid)
             self.memo[qid] = module.diagnose(self) if module is not None else None
         return self.memo[qid]

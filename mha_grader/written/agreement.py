@@ -22,7 +22,7 @@ from pathlib import Path
 from mha_check.answers import parse_answers
 
 from ..paths import ROOT
-from ..questions import POINTS
+from ..points import POINTS
 from .grade import NEEDS_REVIEW, grade_answer
 
 DATA = ROOT / "tests" / "data"

@@ -6,15 +6,16 @@ import re
 from collections.abc import Iterable
 
 from mha_check.answers import MAX_CHARS, Answer, read_sections
+from mha_check.questions import WRITTEN_QUESTIONS
 
-from ..questions import POINTS, WRITTEN_QUESTIONS
-from ..results import TestResult
+from ..outcomes import Tag, TestResult
+from ..points import POINTS
 from .flags import OTHER_LANGUAGE, flags_for
 from .language import other_language
 from .match import Reading, Status, read_concepts
 from .rubric import Rubric, load_rubrics
 
-NEEDS_REVIEW = "needs-review"
+NEEDS_REVIEW = Tag.NEEDS_REVIEW
 # Answers longer than this many times the rubric's max_words are read only up to that point:
 # they are flagged for a teacher anyway, and matching time stays bounded.
 READ_LIMIT = 4
@@ -25,8 +26,12 @@ def _name(qid: str) -> str:
     return f"{qid}: written answer"
 
 
-def _result(qid: str, score: float, output: str, tags: list[str] | None = None) -> TestResult:
-    return TestResult(_name(qid), qid, round(score, 2), POINTS[qid], output, tags=tags or [])
+def _result(qid: str, score: float, output: str, reason: str | None = None) -> TestResult:
+    """The question's one result; ``reason``: why a person should read it (flagged)."""
+    result = TestResult(_name(qid), qid, round(score, 2), POINTS[qid], output)
+    if reason is not None:
+        result.flag(reason)
+    return result
 
 
 def _feedback(rubric: Rubric, reading: Reading) -> list[str]:
@@ -80,7 +85,7 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     if other_language(text):
         # the phrasings are English: a teacher reads it; half the points stand until then
         flag = OTHER_LANGUAGE
-        return _result(qid, flag.cap * POINTS[qid], flag.message, [NEEDS_REVIEW])
+        return _result(qid, flag.cap * POINTS[qid], flag.message, reason=flag.message)
     rubric = rubric or load_rubrics()[qid]
     reading = read_concepts(rubric, _first_words(text, READ_LIMIT * rubric.max_words))
     status = reading.status
@@ -94,7 +99,7 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     if flags:
         share = min([share, *(f.cap for f in flags)])
         lines.extend(f.message for f in dict.fromkeys(flags))
-    return _result(qid, share * POINTS[qid], "\n".join(lines), [NEEDS_REVIEW] if flags else [])
+    return _result(qid, share * POINTS[qid], "\n".join(lines), reason=lines[-1] if flags else None)
 
 
 def grade_written(answers_text: str | None) -> list[TestResult]:
@@ -132,10 +137,9 @@ def _flag_unread(result: TestResult, answer: Answer, truncated: bool) -> None:
         )
     if notes:
         result.output = "\n".join([result.output, *notes]).strip()
-        if NEEDS_REVIEW not in result.tags:
-            result.tags.append(NEEDS_REVIEW)
+        result.flag(notes[-1])
 
 
 def needs_review(results: Iterable[TestResult]) -> bool:
     """The grade sheet's ``needs_review`` column: any result a person should look at."""
-    return any(NEEDS_REVIEW in r.tags for r in results)
+    return any(r.needs_review for r in results)

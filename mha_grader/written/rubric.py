@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 
+from mha_check.questions import WRITTEN_QUESTIONS
+
 from ..paths import RUBRICS
-from ..questions import WRITTEN_QUESTIONS
 from .text import CLAUSE_NEGATORS, FILLERS, NEGATORS, Normaliser, Token, stem
 
 CLAUSE_PUNCTUATION = frozenset(",;:")

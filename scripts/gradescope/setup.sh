@@ -4,7 +4,7 @@
 # makes a virtualenv with what grading needs (not the notebook's or the plots' packages) and
 # checks that grading can start. It stops at the first failure, saying why.
 #
-# Optional environment (all documented in the README's Gradescope section):
+# Optional environment (all documented in docs/instructors.md, 'Gradescope'):
 #   MHA_TORCH_INDEX_URL  PyTorch's CPU wheel index: torch 2.13.0 then comes as its small CPU
 #                        build, not the multi-GB CUDA one (may be set when the zip is built)
 #   MHA_PYTHON           grade with this interpreter (e.g. a ready virtualenv's python) instead
@@ -27,8 +27,8 @@ SYSPY="${MHA_PYTHON:-$(command -v python3 || true)}"
 "$SYSPY" -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null ||
     fail "$SYSPY is older than Python 3.7; grading needs Python 3.11 to 3.14"
 
-# 2. Which interpreter grades, and what apt installs first (see mha_grader/gradescope_image.py).
-CHOOSE=("$SYSPY" "$SOURCE/mha_grader/gradescope_image.py" --os-release "${MHA_OS_RELEASE:-/etc/os-release}")
+# 2. Which interpreter grades, and what apt installs first (see mha_grader/handouts/gradescope/interpreter.py).
+CHOOSE=("$SYSPY" "$SOURCE/mha_grader/handouts/gradescope/interpreter.py" --os-release "${MHA_OS_RELEASE:-/etc/os-release}")
 [ -n "${MHA_PYTHON:-}" ] && CHOOSE+=(--python "$MHA_PYTHON")
 plan="$("${CHOOSE[@]}")" || exit 1
 PY="$(sed -n 's/^python=//p' <<<"$plan")"
@@ -43,7 +43,7 @@ if [ -n "$APT" ]; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $APT >/dev/null ||
             fail "apt-get could not install: $APT"
     fi
-    [ -n "${MHA_PYTHON:-}" ] || "$SYSPY" "$SOURCE/mha_grader/gradescope_image.py" --python "$PY" >/dev/null ||
+    [ -n "${MHA_PYTHON:-}" ] || "$SYSPY" "$SOURCE/mha_grader/handouts/gradescope/interpreter.py" --python "$PY" >/dev/null ||
         exit 1 # the interpreter apt was to provide must now run and be supported
 fi
 
@@ -62,7 +62,7 @@ fi
 "${PIP[@]}" --no-deps -r requirements-nodeps.txt || fail "pip could not install requirements-nodeps.txt"
 
 # 4. Grading must be able to start: its imports, the hidden tests, the pinned versions.
-"$PY" -m mha_grader.gradescope_run --check || fail "the grader cannot start with $PY"
+"$PY" -m mha_grader.handouts.gradescope.run --check || fail "the grader cannot start with $PY"
 "$PY" -m compileall -q "$SOURCE" >/dev/null || true # a faster first submission
 
 # 5. run_autograder grades with this interpreter; the worker's uid must be able to read it.

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha_grader import direct
+from mha_check.questions import CODE_QUESTIONS
+from mha_grader.grading import direct
 from mha_grader.paths import SOLUTIONS
-from mha_grader.questions import CODE_QUESTIONS
 
 from . import crosscheck_bugs, multihead_bugs
 from .registry import ENTRIES, Entry

@@ -4,12 +4,16 @@ else what is off)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import properties
 from ..compare import matches
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def diagnose_reshaping(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from solutions import multihead as ref
 
@@ -16,7 +17,10 @@ from .. import properties
 from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def default_axis(softmax: Callable) -> Callable:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from functools import partial
+from typing import TYPE_CHECKING
 
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
@@ -14,7 +15,11 @@ from .. import probes as pr
 from ..compare import Outcome, run
 from ..explain import error_text
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
+
 
 CALLEES = ("weights_from_torch", "multi_head_attention")
 REFERENCE = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from solutions import multihead as ref
@@ -11,7 +13,10 @@ from .. import probes as pr
 from ..compare import Outcome
 from ..explain import first_difference
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:

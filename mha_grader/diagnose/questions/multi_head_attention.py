@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from functools import partial
+from typing import TYPE_CHECKING
 
 from solutions import multihead as ref
 
@@ -15,7 +16,11 @@ from .. import properties
 from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
+
 
 CALLEES = ("split_heads", "attention", "merge_heads")
 REFERENCE = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from solutions import multihead as ref
 
 from .. import probes as pr
@@ -9,7 +11,10 @@ from .. import properties
 from ..compare import matches
 from ..explain import first_difference
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,7 +15,10 @@ from .. import properties
 from ..compare import Outcome, as_array, matches, same_array
 from ..explain import array_diff, first_difference, sums_text
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:

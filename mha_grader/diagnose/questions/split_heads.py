@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from solutions import multihead as ref
 
 from .. import mutants as mut
 from .. import probes as pr
 from ..result import Diagnosis
-from ..session import DiagnosisSession
 from ._heads import diagnose_reshaping
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:

@@ -3,6 +3,8 @@ what is off."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from solutions import crosscheck as ref_cc
@@ -13,7 +15,10 @@ from ..catalogue import CATALOGUE
 from ..compare import as_array, matches, same, same_array
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
-from ..session import DiagnosisSession, trusted
+from ..trusted import trusted
+
+if TYPE_CHECKING:
+    from ..session import DiagnosisSession
 
 
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:

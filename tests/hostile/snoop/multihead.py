@@ -14,7 +14,7 @@ for _rel in (
     "solutions/multihead.py",
     "autograder/points.toml",
     "autograder/tests/softmax.py",
-    "mha_grader/hidden.py",
+    "mha_grader/grading/hidden.py",
     "README.md",
     "",
 ):

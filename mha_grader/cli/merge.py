@@ -1,0 +1,38 @@
+"""``mha-grade merge OUT_1 ... OUT_N -o OUT``: join a class's shards (docs/contract.md §4)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..outcomes import Status
+from ..outputs.folder import OutputFolder
+from ..runs.merge import MergeError, merge
+from .common import fail
+
+HELP = "join the outputs of sharded batches into one grade sheet and summary"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shards", type=Path, nargs="+", metavar="OUT_I", help="a shard's output folder")
+    p.add_argument("-o", "--out", type=Path, required=True, help="output folder for the class")
+
+
+def main(args: argparse.Namespace) -> int:
+    out = OutputFolder(args.out)
+    try:
+        rows, merged = merge(args.shards, out)
+    except MergeError as e:
+        return fail("merge", e)
+    for part in merged["merged_from"]:
+        print(f"{part['folder']}: shard {part['shard'] or '-'}, containment layer {part['layer']}")
+    print(f"{len(rows)} students from {len(merged['merged_from'])} folders")
+    print(f"grade sheet: {out.grades_csv}")
+    print(f"summary: {out.summary_md}")
+    print(f"similar submissions: {out.similarity_html}")
+    failed = [r["student"] for r in rows if r.get("status") == Status.GRADER_ERROR]
+    if failed:
+        print(f"the grader failed on: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,374 @@
+"""Grade one submission: hidden tests in this (trusted) process, student code in the sandbox.
+
+``Engine`` owns one running zygote and is reused across submissions; ``grade`` may be called
+from several threads at once (each call has its own worker). A question's results are produced
+in exactly one place, ``Engine.question_results``.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from mha_check.questions import (
+    CALLEES,
+    CODE_QUESTIONS,
+    NUMPY_QUESTIONS,
+    QUESTION_IDS,
+    WRITTEN_QUESTIONS,
+)
+
+from .. import shown, written
+from ..diagnose import DiagnosisSession, explain_failures
+from ..diagnose.probes import first_probe
+from ..outcomes import Grade, Status, Tag, TestResult
+from ..points import POINTS, POLICY, Policy
+from ..sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
+from ..sandbox.worker.linux import PR_SET_DUMPABLE, prctl
+from . import hidden, replies
+from .session import MODULES, SessionLog, WorkerSession
+from .submission import Submission
+
+log = logging.getLogger(__name__)
+
+QuestionRunner = Callable[[str, Mapping[str, Callable]], list[TestResult]]
+WrittenGrader = Callable[[str | None], list[TestResult]]
+
+
+def _load_hidden_tests() -> None:
+    """Parse every hidden test file once (cached by ``hidden``); failures surface later."""
+    try:
+        hidden.all_cases()
+    except Exception:
+        pass
+
+
+def _unavailable(qid: str, why: str) -> list[TestResult]:
+    """The question's cases at 0 points, each saying why they could not run."""
+    try:
+        return hidden.missing_results(qid, why)
+    except Exception:  # hidden tests unavailable: one line for the whole question
+        return [TestResult(f"{qid}: not graded", qid, 0.0, POINTS[qid], why)]
+
+
+def _refused(qid: str, why: str) -> list[TestResult]:
+    if qid in CODE_QUESTIONS:
+        return _unavailable(qid, why)
+    return [TestResult(f"{qid}: written answer", qid, 0.0, POINTS[qid], why)]
+
+
+_settled = False
+
+
+def _settle_process() -> None:
+    """Once per process, after torch and the hidden tests' modules are imported: one intra-op
+    thread (``-j`` grading processes and their workers already share the cores, and the hidden
+    tests' tensors are small), and the ~250,000 objects of those imports kept out of the
+    garbage collector's full passes, which would otherwise walk them all every few submissions."""
+    global _settled
+    if not _settled:
+        import torch  # here, not at the top: the zygote boots while this process reads files
+
+        torch.set_num_threads(1)
+        gc.collect()
+        gc.freeze()
+        _settled = True
+
+
+def _grader_failure(qids: tuple[str, ...]) -> list[TestResult]:
+    return [TestResult.grader_failure(q) for q in qids]
+
+
+class Engine:
+    """A reusable grader: start once, ``grade`` many submissions, ``close`` at the end."""
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        run_question: QuestionRunner | None = None,
+        grade_written: WrittenGrader | None = None,
+        privileged: bool | None = None,
+        require: str | None = None,
+        protect: Sequence[Path] = (),
+        layers: Sequence[str] | None = None,
+        policy: Policy | None = None,
+    ):
+        """``require``: the weakest sandbox layer allowed (default: $MHA_REQUIRE_SANDBOX, or
+        any); ``protect``: paths closed to student code besides the checkout (the output
+        folder, the submissions); ``layers``: the layers to try (tests; default all);
+        ``policy``: the grading policy (default: points.toml's [policy])."""
+        self.limits = limits or Limits()
+        self.policy = policy or POLICY  # points.toml's [policy]
+        self._hidden = run_question is None  # the hidden tests, graded under self.policy
+        self.run_question = run_question or self._run_hidden
+        self.grade_written = grade_written or written.grade_written
+        self.privileged = privileged  # None: per-worker uids when running as root
+        self.require = required_layer(require)
+        self.protect = tuple(protect)
+        self.layers = layers
+        self.layer: LayerInfo | None = None  # the layer in force, once started
+        self._zygote: Zygote | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the sandbox in the strongest layer that works (raises LayerUnavailable, one
+        line, when none qualifies); after a crash, restart it in the same layer."""
+        with self._lock:
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
+                layers = (self.layer.name,) if self.layer else self.layers
+                zygote = start_zygote(self.require, self.protect, self.privileged, layers)
+                self._zygote = zygote
+                if self.layer is None:
+                    self.layer = zygote.info
+                if not zygote.info.per_worker_uid and zygote.info.name != "namespaces":
+                    # Workers share this process's uid: keep them out of its memory (the
+                    # hidden tests' inputs and expected values), /proc/<pid>/mem included.
+                    prctl(PR_SET_DUMPABLE, 0)
+
+    def wait_idle(self) -> None:
+        """Return once every worker of the sessions closed so far is gone."""
+        with self._lock:
+            zygote = self._zygote
+        if zygote is not None and zygote.alive():
+            zygote.ping()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._zygote is not None:
+                self._zygote.close()
+                self._zygote = None
+
+    def open_session(
+        self,
+        files: Mapping[str, str],
+        missing: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+    ) -> WorkerSession:
+        """A started worker session for module sources (``{"multihead": text, ...}``); use it
+        as a context manager. Restarts the zygote once if it died (a grader-side failure)."""
+        for attempt in (1, 2):
+            self.start()
+            session = WorkerSession(self._zygote, files, limits or self.limits, missing)
+            try:
+                session.start()
+                return session
+            except SandboxError:
+                try:
+                    session.close()
+                except SandboxError:
+                    pass
+                if attempt == 2:
+                    raise
+                log.warning("the sandbox stopped; restarting it", exc_info=True)
+                self.close()
+            except BaseException:  # never leave a worker running behind an exception
+                try:
+                    session.close()
+                except SandboxError:
+                    pass
+                raise
+        raise AssertionError("unreachable")
+
+    # -- the one place a code question's results are produced ------------------------------
+
+    def _run_hidden(self, qid: str, env: Mapping[str, Callable]) -> list[TestResult]:
+        return hidden.run_question(qid, env, self.policy.carry_forward)
+
+    def question_results(
+        self,
+        qid: str,
+        env: Mapping[str, Callable],
+        session: WorkerSession,
+        diagnosis: DiagnosisSession | None = None,
+    ) -> list[TestResult]:
+        """The results of code question ``qid``; ``diagnosis`` is the submission's diagnosis
+        session (one is made for this question alone when none is given)."""
+        module = CODE_QUESTIONS[qid].removesuffix(".py")
+        why = session.available(module, qid)
+        if why is not None:
+            return _unavailable(qid, f"not graded: {why}.")
+        _settle_process()
+        if diagnosis is None:
+            diagnosis = DiagnosisSession(env)
+        results = self.run_question(qid, env)
+        # a failing case gets the diagnosis: the misconception's tag and what it means
+        return explain_failures(qid, results, diagnosis)
+
+    def _public_calls(self, session: WorkerSession) -> None:
+        """Each function once on the grader's own public input, before any hidden input reaches
+        the worker, in one exchange (see shown.Door)."""
+
+        calls = []
+        for qid, file in CODE_QUESTIONS.items():
+            probe = first_probe(qid)
+            calls.append((file.removesuffix(".py"), qid, probe.args, probe.kwargs))
+        try:
+            session.probe_public(calls)
+        except SandboxError as e:  # the grader's failure: the questions will say so
+            session.grader_failure = str(e)
+
+    # -- grading -------------------------------------------------------------------------------
+
+    def grade(self, submission: Submission) -> Grade:
+        """Grade one submission. Never raises for anything the student's code does."""
+        grade = Grade(submission.student, [], digest=submission.digest())
+        grade.notes += submission.notes
+        if submission.refused:  # nothing in it is graded: one line per question says why
+            why = f"not graded: {submission.refused}."
+            grade.results = [r for q in QUESTION_IDS for r in _refused(q, why)]
+            grade.status = Status.REFUSED
+            return grade
+        grade.notes += [p.message for p in submission.problems.values()]
+        grade.results += self._written(submission.files.get("answers.md"), grade)
+        code_results, session_log = self._code(submission, grade)
+        grade.results += code_results
+        grade.status = status_of(submission, grade, session_log)
+        grade.sandbox = self.layer.name if self.layer else ""
+        order = {q: i for i, q in enumerate(QUESTION_IDS)}
+        grade.results.sort(key=lambda r: order.get(r.question, len(order)))
+        return grade
+
+    def _written(self, text: str | None, grade: Grade) -> list[TestResult]:
+        try:
+            return self.grade_written(text)
+        except Exception:
+            log.exception("grading the written answers of %s failed", grade.student)
+            grade.status = Status.GRADER_ERROR
+            return _grader_failure(WRITTEN_QUESTIONS)
+
+    def _code(
+        self, submission: Submission, grade: Grade
+    ) -> tuple[list[TestResult], SessionLog | None]:
+        files, missing = {}, {}
+        for module in MODULES:
+            name = f"{module}.py"
+            if name in submission.files:
+                files[module] = submission.files[name]
+            else:
+                problem = submission.problems.get(name)
+                missing[module] = problem.message if problem else f"{name} is missing"
+        results: list[TestResult] = []
+        if not files:  # nothing to run: no worker needed
+            for qid, name in CODE_QUESTIONS.items():
+                results += _unavailable(qid, f"not graded: {missing[name.removesuffix('.py')]}.")
+            return results, None
+        if self._hidden:
+            _load_hidden_tests()  # meanwhile a cold zygote is importing torch on another core
+        try:
+            session = self.open_session(files, missing)
+        except Exception:  # SandboxError, or a bug of ours: never the student's fault
+            log.exception("the sandbox failed for %s", grade.student)
+            grade.status = Status.GRADER_ERROR
+            return _grader_failure(tuple(CODE_QUESTIONS)), None
+        with session:
+            env = session.env()
+            self._public_calls(session)
+            diagnosis = DiagnosisSession(env)  # shared by the questions: calls made once
+            for qid in CODE_QUESTIONS:
+                try:
+                    question = self.question_results(qid, env, session, diagnosis)
+                    if session.grader_failure:  # swallowed by a test: still the grader's fault
+                        raise SandboxError(session.grader_failure)
+                    results += question
+                except SandboxError:
+                    log.exception("the sandbox failed for %s on %s", grade.student, qid)
+                    grade.status = Status.GRADER_ERROR
+                    results += _grader_failure((qid,))
+                except Exception:
+                    log.exception("the hidden tests of %s failed for %s", qid, grade.student)
+                    grade.status = Status.GRADER_ERROR
+                    results += _grader_failure((qid,))
+        numpy_only(results, session.reached, self.policy)
+        slog = session.log
+        grade.output = slog.import_output
+        if slog.import_output_truncated:
+            grade.output += f"\n[... {slog.import_output_truncated} more bytes not shown]"
+        grade.notes += session_notes(slog, self.limits)
+        if slog.protocol_violation:
+            log.warning("protocol violation by %s: %s", grade.student, slog.protocol_violation)
+        return results, slog
+
+
+def session_notes(slog: SessionLog, limits: Limits) -> list[str]:
+    """What happened to the student's code as a whole, for the top of the reports."""
+    notes = list(slog.import_errors.values())
+    if slog.timeouts:
+        notes.append(
+            "ran out of time in: " + ", ".join(dict.fromkeys(slog.timeouts)) + " (limit "
+            f"{limits.call_timeout:g} s per call); those tests scored 0"
+        )
+    if slog.budget_exhausted:
+        notes.append(
+            f"the whole submission used up its time limit ({limits.submission_timeout:g}"
+            " s); the remaining tests were not run"
+        )
+    if slog.crashes:
+        notes.append("the worker process stopped in: " + ", ".join(dict.fromkeys(slog.crashes)))
+    if slog.call_output_bytes:
+        notes.append(
+            "your code printed output during the hidden tests; it is not shown, since it "
+            "could reveal the hidden inputs (mha-check shows what it prints on the public "
+            "tests: mha-check --show-output)"
+        )
+    if slog.protocol_violation:
+        notes.append(replies.PROTOCOL_VIOLATION + "; the remaining tests scored 0")
+    return notes
+
+
+def numpy_only(results: list[TestResult], reached: Mapping[str, set[str]], policy: Policy) -> None:
+    """A NumPy question whose calls reached another library is flagged for review, named in
+    its feedback, and (policy "zero") earns nothing."""
+    for qid in NUMPY_QUESTIONS:
+        found = reached.get(qid)
+        if not found:
+            continue
+        zero = policy.numpy_only == "zero"
+        cost = "it earns no points here, and " if zero else ""
+        via = [c for c in CALLEES.get(qid, ()) if found <= reached.get(c, set())]
+        through = f" (through your {' and '.join(via)})" if via else ""
+        note = (
+            f"Your {qid} used {shown.libraries(sorted(found))}{through} during the grader's "
+            f"calls: this exercise asks for NumPy and the standard library only, so {cost}a "
+            "teacher will look at it."
+        )
+        for r in results:
+            if r.question == qid:
+                r.output = f"{r.output}\n{note}" if r.output else note
+                r.flag(note)
+                if Tag.BEYOND_NUMPY not in r.tags:
+                    r.tags.append(Tag.BEYOND_NUMPY)
+                if zero:
+                    r.score = 0.0
+
+
+def status_of(submission: Submission, grade: Grade, slog: SessionLog | None) -> Status:
+    """The submission's one status word (docs/contract.md §5): the first that applies."""
+    if grade.status == Status.GRADER_ERROR:
+        return Status.GRADER_ERROR
+    kinds = {p.kind for p in submission.problems.values()}
+    if "missing" in kinds:
+        return Status.MISSING_FILES
+    if "unreadable" in kinds:
+        return Status.UNREADABLE_FILES
+    if slog is not None:
+        if slog.protocol_violation:
+            return Status.PROTOCOL_ERROR
+        if slog.timeouts or slog.budget_exhausted:
+            return Status.TIMEOUT
+        if slog.crashes:
+            return Status.CRASHED
+        if slog.import_errors:
+            return Status.IMPORT_ERROR
+    return Status.OK

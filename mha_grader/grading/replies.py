@@ -1,0 +1,155 @@
+"""What the worker may send back, checked before anything reads it, and what it means.
+
+``checked`` holds a decoded reply against what the grader's own worker code sends for each
+request (``sandbox/worker/child.py``): the keys of each kind of reply, their types and lengths.
+Anything else means the student's code wrote to the grader's channel (a protocol violation,
+docs/contract.md §5). ``student_error`` and ``import_error_text`` turn a checked error record
+into the grader's own words: the worker's text stays in the exception for trusted checks only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import errors, shown
+from ..sandbox.worker import wire
+
+PROTOCOL_VIOLATION = (
+    "the worker running your code sent the grader something its own code never sends (did "
+    "your code write to the grader's channel?); your code was stopped and not run again"
+)
+REPLY_KEYS = {
+    "load": frozenset({"seq", "ok", "error"}),
+    "import": frozenset({"seq", "ok", "functions", "error"}),
+    "call": frozenset({"seq", "ok", "value", "modified", "reached", "error"}),
+    "probe": frozenset({"seq", "ok", "errors", "error"}),
+    "many": frozenset({"seq", "ok", "results", "error"}),
+}
+MAX_MANY = 64  # calls in one "many" exchange
+MAX_LIBRARY_NAMES = 8  # libraries a call's reply names (worker/audit.py)
+_ERROR_KINDS = frozenset({"not_attempted", "raised", "bad_result", "missing"})
+_ERROR_KEYS = frozenset({"kind", "type", "mro", "message", "where"})
+# Types a value that is not plain data may be named by (anything else: "of its own class").
+_KNOWN_TYPES = frozenset(
+    {"torch.Tensor", "torch.nn.parameter.Parameter", "set", "frozenset", "bytes", "bytearray"}
+    | {"complex", "range", "generator", "function", "type", "object", "map", "zip", "filter"}
+)
+
+
+def _strs(value: Any, limit: int) -> bool:
+    return type(value) is list and len(value) <= limit and all(type(x) is str for x in value)
+
+
+def checked(reply: Any, seq: int, op: str) -> bool:
+    """Whether a decoded reply is one the grader's worker code could have sent for ``op``."""
+    if type(reply) is not dict or not reply.keys() <= REPLY_KEYS[op]:
+        return False
+    if type(reply.get("seq")) is not int or reply["seq"] != seq:
+        return False
+    if op == "call":
+        return _call_reply(reply, {"seq"})
+    if reply.get("ok") is True:
+        if "error" in reply:
+            return False
+        if op == "import":
+            return _strs(reply.get("functions"), wire.MAX_NODES)
+        if op == "many":
+            found = reply.get("results")
+            return (
+                type(found) is list
+                and len(found) <= MAX_MANY
+                and all(type(r) is dict and _call_reply(r, set()) for r in found)
+            )
+        if op == "probe":
+            found = reply.get("errors")
+            return (
+                type(found) is list
+                and len(found) <= 64
+                and all(e is None or _error_record(e) for e in found)
+            )
+        return True
+    if reply.get("ok") is not False or reply.keys() - {"seq", "ok", "error"}:
+        return False
+    return _error_record(reply.get("error"))
+
+
+def _call_reply(reply: dict, extra: set[str]) -> bool:
+    """Whether ``reply`` is a call's reply as the worker's code makes it (``extra``: the keys an
+    exchange adds, such as seq)."""
+    if not reply.keys() <= REPLY_KEYS["call"]:
+        return False
+    if "reached" in reply and not _names(reply["reached"]):
+        return False
+    if reply.get("ok") is True:
+        if "error" in reply or "value" not in reply:
+            return False
+        return "modified" not in reply or _strs(reply["modified"], 64)
+    if reply.get("ok") is not False or reply.keys() - {"ok", "error", "reached"} - extra:
+        return False
+    return _error_record(reply.get("error"))
+
+
+def _names(value: Any) -> bool:
+    return _strs(value, MAX_LIBRARY_NAMES) and all(0 < len(x) <= 64 for x in value)
+
+
+def _error_record(error: Any) -> bool:
+    """Whether ``error`` is an error record the worker's own code could have sent."""
+    if type(error) is not dict or not error.keys() <= _ERROR_KEYS:
+        return False
+    if error.get("kind") not in _ERROR_KINDS or type(error["kind"]) is not str:
+        return False
+    texts = all(type(error.get(k, "")) is str for k in ("type", "message", "where"))
+    return texts and _strs(error.get("mro", []), 64)
+
+
+# -- what a checked error record means -------------------------------------------------------
+
+
+def not_plain_data(message: str) -> str:
+    """The worker says "a value of type X is not plain data"; X is named only when it is a type
+    the grader knows (a class of the student's own could be named to carry anything)."""
+    prefix, suffix = "a value of type ", " is not plain data"
+    name = message[len(prefix) : -len(suffix)] if message.endswith(suffix) else ""
+    if message.startswith(prefix) and name in _KNOWN_TYPES:
+        what = "a torch tensor" if name.startswith("torch.") else f"a {name}"
+        hint = " (convert it with .detach().numpy())" if name.startswith("torch.") else ""
+        return f"returned {what}, which is not plain data{hint}"
+    if "too large" in message:
+        return "returned more data than the grader accepts"
+    return (
+        "returned something that is not plain data (NumPy arrays, numbers, strings, lists, "
+        "tuples and dicts are): an object of a class of its own?"
+    )
+
+
+def student_error(record: dict, func: str, door: shown.Door) -> errors.StudentCodeError:
+    """A call's error record (already checked) as an errors.StudentCodeError whose text is the
+    grader's: the worker's own words stay in the exception for trusted checks only."""
+    kind = record["kind"]
+    if kind == "not_attempted":
+        return errors.NotAttempted("still raises NotImplementedError: not attempted yet")
+    if kind == "bad_result":
+        return errors.BadResult(not_plain_data(record.get("message", "")))
+    if kind == "missing":
+        return errors.MissingFunction("the function is not defined in your file")
+    exc_type = record.get("type", "")[:100] or "Exception"
+    mro = record.get("mro", [])
+    where = record.get("where", "")[:300]
+    kind, place = door.raised(func, exc_type, mro, where, public=False)
+    message = record.get("message", "")[:500]
+    return errors.StudentRaised(exc_type, mro, message, where, place, kind)
+
+
+def import_error_text(record: dict, door: shown.Door) -> str:
+    """An import's error in full (kind, message, line): imports run before any hidden input
+    exists in the worker, so the student may see their own message, escaped."""
+    if record["kind"] == "not_attempted":
+        return "it raised NotImplementedError while being imported"
+    if record["kind"] != "raised":
+        return "it did not load"
+    name = shown.inline_code(record.get("type", "")[:100] or "Exception")
+    message = record.get("message", "")[:500]
+    text = f"raised {name}" + (f": {shown.inline_code(message)}" if message.strip() else "")
+    place = door.place(record.get("where", ""))
+    return text + (f" ({place})" if place else "")

@@ -1,0 +1,432 @@
+"""The trusted side of one submission's code: a session of contained workers, and proxies.
+
+``WorkerSession`` owns one contained worker at a time for one submission (``link.WorkerLink``).
+It sends the student's files as text over the channel (they are never written where another
+worker can read them), imports each module under a wall-clock timeout, and turns each call into
+a request whose reply the link checks (``replies``) before this module reads it. A call that hangs
+or kills the worker costs that call only: the worker is killed (its whole process tree) and the
+next call gets a fresh one with the same files. A module whose import hangs or crashes is
+replaced by a placeholder in later workers, so the other file still imports.
+
+What the student's code prints is captured. Output printed while the first worker imports the
+files (before any hidden input exists in it) is kept (truncated) for the feedback; output printed
+later is only counted, because it could echo the hidden inputs. For the same reason a call's
+exception is told in the grader's words (``shown``): its kind and the line it was raised at, read
+from the submitted file here; ``StudentRaised.message`` keeps the worker's text for trusted
+checks (e.g. "the ValueError names the bad head count") and is never shown.
+
+A reply the grader's own worker code could not have sent means the student's code wrote to the
+grader's channel: a protocol violation. It costs the student, never the grader: the worker and
+every process of its uid are killed at once, the session ends (later calls fail with the same
+message) and the submission's status says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mha_check.questions import CODE_QUESTIONS, NUMPY_QUESTIONS
+
+from .. import errors, shown
+from ..sandbox import Limits, SandboxError, Zygote
+from ..sandbox.worker import wire
+from . import replies
+from .link import LinkClosed, LinkTimeout, LinkViolation, WorkerLink
+
+MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
+
+
+@dataclass
+class SessionLog:
+    """What happened while running one submission's code, for status and feedback."""
+
+    import_output: str = ""  # shown to the student (truncated)
+    import_output_truncated: int = 0  # bytes dropped
+    call_output_bytes: int = 0  # printed during hidden-test calls: counted, never shown
+    timeouts: list[str] = field(default_factory=list)  # "softmax", "import multihead", ...
+    crashes: list[str] = field(default_factory=list)
+    import_errors: dict[str, str] = field(default_factory=dict)  # module -> message
+    budget_exhausted: bool = False
+    protocol_violation: str = ""  # what the worker sent that it never should (for the log)
+
+
+class WorkerSession:
+    """Run one submission's modules in contained workers; make proxies for its functions.
+
+    ``files`` maps a module name (``multihead``, ``crosscheck``) to its source text; a missing
+    module gets a placeholder so the other still imports. Use as a context manager: the worker
+    and everything it started are always killed at the end.
+    """
+
+    def __init__(
+        self,
+        zygote: Zygote,
+        files: Mapping[str, str],
+        limits: Limits | None = None,
+        missing_reasons: Mapping[str, str] | None = None,
+    ):
+        self.zygote = zygote
+        self.files = dict(files)
+        self.limits = limits or Limits()
+        self.log = SessionLog()
+        self.functions: dict[str, set[str]] = {}  # module -> public callables after import
+        self.modified_inputs: set[str] = set()  # functions a call of which changed its inputs
+        # NumPy questions' functions -> libraries beyond NumPy and the standard library that
+        # their calls reached (worker/audit.py); the trusted side decides what that costs
+        self.reached: dict[str, set[str]] = {}
+        self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
+        # (module, func) -> why it is not called again (it hung, or took all the memory)
+        self.skipped: dict[tuple[str, str], errors.StudentCodeError] = {}
+        self._worker: WorkerLink | None = None
+        self._seq = 0
+        self._budget_left = self.limits.submission_timeout
+        self.grader_failure: str | None = None  # the sandbox itself failed (not the student)
+        self.ended: errors.ProtocolViolation | None = None  # set by a protocol violation
+        self.door = shown.Door({f"{m}.py": text for m, text in self.files.items()})
+        self._output_phase = "import"
+        self._started = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> WorkerSession:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start a worker and import the student's modules (each under its own timeout). A
+        protocol violation while importing ends the session here: later calls say so."""
+        try:
+            self._ensure_worker()
+        except errors.ProtocolViolation:
+            pass
+
+    def close(self) -> None:
+        """Kill the worker and its process tree (the zygote finishes that in the background)."""
+        if self._worker is not None:
+            try:
+                self._worker.retire(wait=False)
+            except SandboxError:  # the zygote is gone, and its workers with it
+                self._worker.close_output()
+            self._worker = None
+
+    def _ensure_worker(self) -> WorkerLink:
+        if self.ended is not None:
+            raise self.ended
+        if self._worker is not None and not self._worker.dead:
+            return self._worker
+        if self._worker is not None:
+            self._worker.retire()
+        worker = WorkerLink(self.zygote, self.limits, self._record_output)
+        self._worker = worker
+        present = {m: s for m, s in self.files.items() if m not in self.broken}
+        placeholders = {m: r for m, r in self.broken.items()}
+        # Import-time output is shown once; a restarted worker prints it again: count only.
+        self._output_phase = "call" if self._started else "import"
+        self._started = True
+        load = {"op": "load", "files": present, "placeholders": placeholders}
+        try:  # no student code runs before this succeeds: a failure here is the grader's
+            reply = self._exchange(worker, load, 10.0, "load")
+        except errors.StudentCodeError as e:
+            if self.log.budget_exhausted:
+                raise
+            self.ended = None  # the worker never ran student code: not the student's doing
+            raise SandboxError(f"a worker could not be set up: {e}") from None
+        if not reply["ok"]:
+            worker.retire()
+            raise SandboxError(f"a worker could not be set up: {reply.get('error')!r:.300}")
+        for module in MODULES:
+            if module not in present:
+                continue
+            self._import(worker, module)
+            if self.ended is not None:
+                raise self.ended
+            if worker.dead:  # hung or crashed while importing: a fresh worker without it
+                return self._ensure_worker()
+        self._output_phase = "call"
+        return worker
+
+    def _import(self, worker: WorkerLink, module: str) -> None:
+        label = f"{module}.py"
+        first = self._output_phase == "import"  # no hidden input has reached this worker yet
+        try:
+            reply = self._exchange(
+                worker, {"op": "import", "module": module}, self.limits.import_timeout, "import"
+            )
+        except errors.CallTimeout:
+            self.log.timeouts.append(f"import {label}")
+            limit = min(self.limits.import_timeout, self.limits.submission_timeout)
+            self.broken[module] = f"importing {label} did not finish in time (limit {limit:g} s)"
+        except errors.WorkerCrashed as e:
+            self.log.crashes.append(f"import {label}")
+            self.broken[module] = f"importing {label} stopped the worker ({e})"
+        except errors.StudentCodeError as e:
+            self.broken[module] = f"importing {label} failed: {e}"
+        else:
+            if reply["ok"]:
+                self.functions[module] = set(reply["functions"])
+                return
+            why = replies.import_error_text(reply["error"], self.door)
+            self.broken[module] = f"{label} could not be imported: {why}"
+            if not first:  # a restarted worker: its error could carry what earlier ones saw
+                self.broken[module] = f"{label} could not be imported again after a restart"
+        self.log.import_errors[module] = self.broken[module]
+        self.functions.pop(module, None)
+        if not worker.dead:
+            # The module is half-imported in this worker: start again without it.
+            worker.retire()
+
+    # -- one exchange --------------------------------------------------------------------------
+
+    def _exchange(self, worker: WorkerLink, request: dict, timeout: float, op: str) -> dict:
+        """Send a request, wait for its reply (checked: ``replies.checked``); raises CallTimeout,
+        WorkerCrashed, BadResult or ProtocolViolation."""
+        if self._budget_left <= 0:
+            self.log.budget_exhausted = True
+            raise errors.CallTimeout(
+                f"not run: the submission used up its total time limit "
+                f"({self.limits.submission_timeout:g} s)"
+            )
+        self._seq += 1
+        request["seq"] = self._seq
+        payload = wire.encode(request)
+        by_budget = self._budget_left < timeout
+        timeout = min(timeout, self._budget_left)
+        started = time.monotonic()
+        try:
+            return worker.exchange(payload, self._seq, started + timeout, op)
+        except LinkViolation as e:
+            raise self._violation(worker, e.what) from None
+        except LinkClosed:
+            raise self._crashed(worker) from None
+        except LinkTimeout:
+            if by_budget:
+                self.log.budget_exhausted = True
+                raise errors.CallTimeout(
+                    "ran out of time: the submission used up its total time limit "
+                    f"({self.limits.submission_timeout:g} s)"
+                ) from None
+            raise errors.CallTimeout(
+                f"ran out of time: did not finish within {timeout:.3g} s (an endless loop?)"
+            ) from None
+        finally:
+            self._budget_left -= time.monotonic() - started
+
+    def _violation(self, worker: WorkerLink, what: str) -> errors.ProtocolViolation:
+        """End the session: kill the worker's whole uid now, refuse every later call."""
+        self.log.protocol_violation = self.log.protocol_violation or what
+        self.ended = errors.ProtocolViolation(replies.PROTOCOL_VIOLATION)
+        worker.retire()
+        return self.ended
+
+    def _crashed(self, worker: WorkerLink) -> errors.WorkerCrashed:
+        # The exit status and most signals are the student's code's choice: only the causes the
+        # grader itself produces are named.
+        status = worker.end_status or ""
+        if status.startswith("exit:"):
+            how = "the process exited (sys.exit or os._exit?)"
+        elif status == "signal:SIGXCPU":
+            how = "it used up its CPU time limit"
+        elif status in ("signal:SIGKILL", "signal:SIGSEGV", "signal:SIGABRT"):
+            how = f"the process was killed ({status[7:]}: memory limit or a crash?)"
+        elif status.startswith("signal:"):
+            how = "the process was killed by a signal"
+        else:
+            how = "the process ended"
+        return errors.WorkerCrashed(f"the worker running your code stopped: {how}")
+
+    def _record_output(self, chunk: bytes) -> None:
+        if self._output_phase == "call":
+            self.log.call_output_bytes += len(chunk)
+            return
+        room = self.limits.output_bytes - len(self.log.import_output.encode())
+        if room > 0:
+            self.log.import_output += chunk[:room].decode(errors="replace")
+        self.log.import_output_truncated += max(0, len(chunk) - max(room, 0))
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def available(self, module: str, func: str) -> str | None:
+        """Why ``module.func`` cannot be called, or None when it can."""
+        if module in self.broken:
+            return self.broken[module]
+        if func not in self.functions.get(module, set()):
+            return f"{module}.py defines no function `{func}`"
+        return None
+
+    def call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        """Call the student's ``module.func`` in the worker; raises errors.StudentCodeError,
+        or SandboxError when the grader's own sandbox failed (also kept in ``grader_failure``,
+        since a test may swallow it)."""
+        try:
+            return self._call(module, func, args, kwargs)
+        except SandboxError as e:
+            self.grader_failure = str(e)
+            raise
+
+    def _ready(self, module: str, func: str) -> WorkerLink:
+        """The worker, ready to call ``module.func``; raises what a call would meet first (the
+        session ended, the function skipped after a timeout, no time left, no such function)."""
+        if self.ended is not None:
+            raise self.ended
+        if (module, func) in self.skipped:
+            raise self.skipped[(module, func)]
+        try:
+            worker = self._ensure_worker()
+        except errors.ProtocolViolation:
+            raise
+        except errors.StudentCodeError as e:  # out of time budget while restarting
+            raise errors.CallTimeout(str(e)) from None
+        reason = self.available(module, func)
+        if reason is not None:
+            raise errors.MissingFunction(reason)
+        return worker
+
+    def _call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        worker = self._ready(module, func)
+        request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
+        request["audit"] = func in NUMPY_QUESTIONS
+        reply = self._send_call(worker, module, func, request, "call")
+        return self._result(module, func, reply)
+
+    def _send_call(
+        self, worker: WorkerLink, module: str, func: str, request: dict, op: str
+    ) -> dict:
+        try:
+            return self._exchange(worker, request, self.limits.call_timeout, op)
+        except errors.CallTimeout:
+            self.log.timeouts.append(func)
+            if self.log.budget_exhausted:  # not this function's fault alone
+                raise
+            self.skipped[(module, func)] = errors.CallTimeout(
+                "not run again: it ran out of time on an earlier case "
+                f"(limit {self.limits.call_timeout:g} s per call)"
+            )
+            raise
+        except errors.WorkerCrashed:
+            self.log.crashes.append(func)
+            raise
+
+    def _result(self, module: str, func: str, reply: dict) -> Any:
+        """A call's value, or its error raised (a call's reply, already checked)."""
+        if reply.get("reached"):
+            self.reached.setdefault(func, set()).update(reply["reached"])
+        if reply["ok"]:
+            if reply.get("modified"):
+                self.modified_inputs.add(func)
+            return reply["value"]
+        error = replies.student_error(reply["error"], func, self.door)
+        if isinstance(error, errors.StudentRaised) and error.is_a(MemoryError):
+            skip = errors.StudentRaised(
+                "MemoryError", error.mro, "", error.where, error.place, error.kind
+            )
+            skip.args = (
+                "not run again: it ran out of memory on an earlier case "
+                f"(limit {self.limits.memory_bytes >> 20} MB)",
+            )
+            self.skipped[(module, func)] = skip
+        raise error
+
+    def call_many(
+        self, module: str, func: str, calls: list[tuple[tuple, dict]]
+    ) -> list[Any | errors.StudentCodeError]:
+        """Several calls of ``module.func`` in one exchange (the diagnosis' probes): each
+        result is its value or the errors.StudentCodeError it raised. A reply that cannot carry
+        every value (one is not plain data) falls back to one call at a time; a hang or a crash
+        raises, as a single call's would."""
+        if len(calls) <= 1 or len(calls) > replies.MAX_MANY:
+            return [self._one(module, func, a, k) for a, k in calls]
+        try:
+            return self._call_many(module, func, calls)
+        except SandboxError as e:
+            self.grader_failure = str(e)
+            raise
+
+    def _call_many(self, module: str, func: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        worker = self._ready(module, func)
+        request = {"op": "many", "module": module, "func": func, "audit": func in NUMPY_QUESTIONS}
+        request["calls"] = [{"args": a, "kwargs": k} for a, k in calls]
+        reply = self._send_call(worker, module, func, request, "many")
+        if not reply["ok"]:  # a value that is not plain data: the calls one at a time
+            return [self._one(module, func, a, k) for a, k in calls]
+        results: list[Any] = []
+        for r in reply["results"]:
+            try:
+                results.append(self._result(module, func, r))
+            except errors.StudentCodeError as e:
+                results.append(e)
+        if len(results) != len(calls):
+            raise self._violation(worker, "a reply with another number of results")
+        return results
+
+    def _one(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        try:
+            return self.call(module, func, args, kwargs)
+        except errors.StudentCodeError as e:
+            return e
+
+    def probe_public(self, calls: list[tuple[str, str, tuple, dict]]) -> None:
+        """Call functions on the grader's own public inputs, before any hidden input reaches
+        the worker, in one exchange; where they raise is told to the door (``shown.Door``) so
+        that the same place may be named later. Best effort: a hang or a crash only means no
+        place is known (the hidden tests meet it again and report it)."""
+        calls = [(m, f, a, k) for m, f, a, k in calls if self.available(m, f) is None]
+        if not calls or self.ended is not None:
+            return
+        request = {
+            "op": "probe",
+            "calls": [
+                {"module": m, "func": f, "args": a, "kwargs": k, "audit": f in NUMPY_QUESTIONS}
+                for m, f, a, k in calls
+            ],
+        }
+        try:
+            worker = self._ensure_worker()
+            reply = self._exchange(worker, request, self.limits.call_timeout, "probe")
+        except errors.ProtocolViolation:
+            return
+        except errors.StudentCodeError:  # a hang or a crash: the next call gets a new worker
+            return
+        if not reply["ok"]:
+            return
+        for (_, func, _, _), record in zip(calls, reply["errors"], strict=True):
+            if record is not None and record["kind"] == "raised":
+                self.door.raised(
+                    func,
+                    record.get("type", ""),
+                    record.get("mro", []),
+                    record.get("where", ""),
+                    public=True,
+                )
+
+    def proxy(self, module: str, func: str) -> Callable:
+        return _Proxy(self, module, func)
+
+    def env(self) -> dict[str, Callable]:
+        """A proxy for every contract function, by name (the names are the code question ids)."""
+        return {q: self.proxy(f.removesuffix(".py"), q) for q, f in CODE_QUESTIONS.items()}
+
+
+class _Proxy:
+    """A student function as the tests see it: calling it calls the worker."""
+
+    def __init__(self, session: WorkerSession, module: str, func: str):
+        self.session, self.module, self.__name__ = session, module, func
+        self.__qualname__ = f"student.{module}.{func}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.session.call(self.module, self.__name__, args, kwargs)
+
+    def many(self, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        """Several calls in one exchange: each result a value or the StudentCodeError raised."""
+        return self.session.call_many(self.module, self.__name__, calls)
+
+    @property
+    def inputs_modified(self) -> bool:
+        """Whether some call so far changed one of its array arguments in place."""
+        return self.__name__ in self.session.modified_inputs

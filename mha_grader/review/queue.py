@@ -1,0 +1,403 @@
+"""The review queue in a terminal: one item at a time, worst first, typed answers only.
+
+Plain line input (no mouse, no full-screen mode), so it works over ssh and in any terminal.
+For each item: the question, what the rubric asks, the student's visible answer (or the code of
+the function), the grader's score and reasons. The reviewer types a score and an optional note,
+presses Enter to accept the grader's score, ``s`` to skip, ``b`` to go back, ``q`` to quit.
+Every decision is written at once (``apply.record``), so quitting loses nothing; the items
+skipped are remembered in ``OUT/.review-queue.json`` and come after the others next time, so a
+new session starts where the last one stopped.
+
+Everything a student wrote is shown as plain text, with control characters removed: never as
+markup, never as terminal escapes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.text import Text
+
+from mha_check.questions import CODE_QUESTIONS, WRITTEN_QUESTIONS
+
+from ..grading.submission import load_submission
+from ..outcomes import Tag
+from ..outputs.folder import OutputFolder, as_folder, write_atomic
+from ..outputs.reports import points
+from ..outputs.summary import build_summary
+from ..paths import EXERCISES
+from ..points import POINTS
+from . import apply, decisions
+from .decisions import parse_score
+from .items import Item
+
+MAX_ANSWER = 6000  # characters of an answer shown (the grader reads less)
+MAX_CODE_LINES = 60
+HELP = """\
+  a number   the score for this question (2, 2.5, 2/4); then a note the student reads (optional)
+  Enter      accept the grader's score (on an item decided before: keep the decision)
+  s          skip: the item stays open and comes back at the end, also next time
+  b          back to the previous item (its decision can be changed)
+  c          clear the decision on this item: the grader's score stands again
+  q          quit (every decision is already saved); run the same command to go on"""
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """Student text safe for a terminal: no escapes, no control characters but newline/tab."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# -- what each question asks --------------------------------------------------------------------
+
+
+@cache
+def _stub_summaries() -> dict[str, str]:
+    """Each code question's function: its signature and the first line of the stub docstring."""
+    from mha_check.questions import SIGNATURES
+
+    found = dict(SIGNATURES)
+    for name in ("multihead.py", "crosscheck.py"):
+        try:
+            tree = ast.parse((EXERCISES / name).read_text())
+        except (OSError, SyntaxError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name in found:
+                doc = (ast.get_docstring(node) or "").strip().splitlines()
+                if doc:
+                    found[node.name] = f"{SIGNATURES[node.name]}: {doc[0]}"
+    return found
+
+
+def question_text(qid: str) -> str:
+    """The question as students read it: a written question's prompt (from its rubric), a code
+    question's function."""
+    if qid in WRITTEN_QUESTIONS:
+        from ..written.rubric import load_rubrics
+
+        try:
+            return load_rubrics()[qid].prompt or qid
+        except Exception:  # a broken rubric must not stop the review
+            return qid
+    return _stub_summaries().get(qid, qid)
+
+
+def rubric_asks(qid: str) -> list[tuple[float, str]]:
+    """A written question's rubric: (points, idea) per concept that earns points."""
+    from ..written.rubric import load_rubrics
+
+    rubric = load_rubrics()[qid]
+    total = rubric.total_weight or 1.0
+    return [(c.points / total * POINTS[qid], c.idea) for c in rubric.concepts if c.points > 0]
+
+
+# -- the student's code -----------------------------------------------------------------------
+
+
+def function_source(files: dict[str, str], qid: str) -> str | None:
+    """The source of the student's function for a code question, or None."""
+    text = files.get(CODE_QUESTIONS[qid])
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == qid:
+            return ast.get_source_segment(text, node, padded=True)
+    return None
+
+
+def code_of(out: OutputFolder, item: Item) -> tuple[str | None, str]:
+    """The student's function as graded, and where it was read (or why it is not shown)."""
+    candidates = []
+    kept = out.read_sources().get(item.student)
+    if kept:
+        candidates.append((kept, f"{out.SOURCES} in the output folder"))  # short: a title
+    if item.source and Path(item.source).exists():
+        try:
+            candidates.append((load_submission(item.source).files, item.source))
+        except Exception:  # unreadable now: nothing to show from there
+            pass
+    sealed = apply.read_sealed(out, item.student)
+    for files, where in candidates:
+        if sealed and decisions.judged(files)["hashes"][item.question] != sealed.hashes.get(
+            item.question
+        ):
+            continue  # changed since it was graded: not what is being judged
+        source = function_source(files, item.question)
+        if source is not None:
+            return source, where
+        return None, f"no function {item.question} in {where}"
+    return None, f"the code as graded is not at hand (submission: {item.source or 'unknown'})"
+
+
+# -- the queue --------------------------------------------------------------------------------
+
+
+class Queue:
+    def __init__(
+        self,
+        out: Path,
+        items: list[Item],
+        reviewer: str,
+        console: Console | None = None,
+    ):
+        self.out = as_folder(out)
+        self.reviewer = reviewer
+        self.console = console or Console(highlight=False)
+        self.skipped: list[str] = self._load_state()
+        self.items = self._resume_order(items)
+        self.pos = 0
+        self.decided_now: set[str] = set()  # items decided in this session
+        self.skipped_now: set[str] = set()
+
+    # -- state kept between sessions --
+
+    def _load_state(self) -> list[str]:
+        try:
+            data = json.loads(self.out.queue_state.read_text())
+            return [k for k in data.get("skipped", []) if isinstance(k, str)]
+        except (OSError, ValueError, AttributeError):
+            return []
+
+    def _save_state(self) -> None:
+        write_atomic(self.out.queue_state, json.dumps({"skipped": self.skipped}) + "\n")
+
+    def _resume_order(self, items: list[Item]) -> list[Item]:
+        """Items skipped before come last, in the order they were skipped."""
+        later = {k: i for i, k in enumerate(self.skipped)}
+        first = [it for it in items if not (it.open and it.key in later)]
+        last = sorted(
+            (it for it in items if it.open and it.key in later), key=lambda it: later[it.key]
+        )
+        return first + last
+
+    # -- the loop --
+
+    def run(self) -> int:
+        if not self.items:
+            self.console.print("Nothing to review: no flagged answer is waiting for a person.")
+            return 0
+        try:
+            while 0 <= self.pos < len(self.items):
+                if not self._step(self.items[self.pos]):
+                    break
+            else:
+                self.console.print(Rule("end of the queue"))
+        except (EOFError, KeyboardInterrupt):
+            self.console.print()
+        self._finish()
+        return 0
+
+    def _left(self) -> int:
+        return sum(it.open for it in self.items)
+
+    def _ask(self, prompt: str) -> str:
+        return self.console.input(Text(prompt))
+
+    def _step(self, item: Item) -> bool:
+        """Show one item and act on what is typed; False to quit."""
+        self._show(item)
+        while True:
+            typed = self._ask("score> ")
+            command = typed.strip().lower()
+            if command in ("q", "quit", "exit"):
+                return False
+            if command in ("?", "h", "help"):
+                self.console.print(Text(HELP))
+                continue
+            if command in ("s", "skip"):
+                if item.open and item.key not in self.skipped:
+                    self.skipped.append(item.key)
+                    self._save_state()
+                self.skipped_now.add(item.key)
+                self.pos += 1
+                return True
+            if command in ("b", "back"):
+                if self.pos == 0:
+                    self.console.print("This is the first item.")
+                    continue
+                self.pos -= 1
+                return True
+            if command in ("c", "clear"):
+                if item.decision is None:
+                    self.console.print("No decision on this item to clear.")
+                    continue
+                self._decide(item, None, "")
+                self._show(item)
+                continue
+            if not command:
+                if item.decision is not None:  # revisited: keep what was decided
+                    self.pos += 1
+                    return True
+                score, note = item.grader_score, ""
+            else:
+                try:
+                    score = parse_score(typed, item.max_score)
+                except ValueError as e:
+                    self.console.print(Text(f"{e}. Type ? for help.", style="red"))
+                    continue
+                note = self._ask("note for the student (Enter for none)> ").strip()
+            self._decide(item, score, note)
+            self.pos += 1
+            return True
+
+    def _decide(self, item: Item, score: float | None, note: str) -> None:
+        decision, _, _ = apply.record(
+            self.out, item.student, item.question, score, note, self.reviewer
+        )
+        item.decision = decision
+        if decision is not None:
+            item.previous = None
+            self.decided_now.add(item.key)
+            if item.key in self.skipped:
+                self.skipped.remove(item.key)
+                self._save_state()
+            self.console.print(
+                Text(
+                    f"Saved: {item.student} {item.question} "
+                    f"{points(decision.score)} / {points(item.max_score)}",
+                    style="green",
+                )
+            )
+        else:
+            self.console.print(Text("Decision cleared: the grader's score stands.", style="yellow"))
+
+    def _finish(self) -> None:
+        left = self._left()
+        now = {it.key: it for it in self.items}
+        decided = sum(not now[k].open for k in self.decided_now)
+        skipped = sum(now[k].open for k in self.skipped_now)
+        self.console.print(
+            f"{decided} decided and {skipped} skipped in this session; "
+            f"{left} item{'s' if left != 1 else ''} left."
+        )
+        if left:
+            self.console.print("Run the same command again to go on where you stopped.")
+        build_summary(self.out, plots=self.out.plots.is_dir())
+        self.console.print(f"Decisions: {self.out.reviews_toml}")
+
+    # -- one item on the screen --
+
+    def _show(self, item: Item) -> None:
+        c = self.console
+        if c.is_terminal:
+            c.clear()
+        n = len(self.items)
+        c.print(
+            Rule(
+                f"review · item {self.pos + 1} of {n} · {self._left()} left",
+                style="cyan",
+            )
+        )
+        kind = "written answer" if item.question in WRITTEN_QUESTIONS else "code"
+        c.print(
+            Text.assemble(
+                (item.student, "bold"),
+                " · ",
+                (item.question, "bold"),
+                f" ({kind}, {points(item.max_score)} points) · ",
+                (item.reason(), "yellow"),
+            )
+        )
+        c.print(Text("Question", style="bold underline"))
+        c.print(Padding(Text(question_text(item.question)), (0, 0, 0, 2)))
+        if item.question in WRITTEN_QUESTIONS:
+            self._show_written(item)
+        else:
+            self._show_code(item)
+        self._show_decision(item)
+        c.print(self._keys(item), style="dim")
+
+    def _show_written(self, item: Item) -> None:
+        c = self.console
+        try:
+            asks = rubric_asks(item.question)
+        except Exception:  # a broken rubric must not stop the review
+            asks = []
+        if asks:
+            c.print(Text("What the rubric asks", style="bold underline"))
+            for pts, idea in asks:
+                c.print(Text(f"  {points(round(pts, 2)):>5} pts  {idea}"))
+        answer = item.answer
+        if answer is None:
+            body = Text("(no section for this question in answers.md)", style="italic")
+        elif not answer.strip():
+            body = Text("(not attempted: only the placeholder)", style="italic")
+        else:
+            shown = plain(answer)
+            body = Text(shown[:MAX_ANSWER])
+            if len(shown) > MAX_ANSWER:
+                body.append(f"\n… {len(shown) - MAX_ANSWER} more characters", style="italic")
+        words = len(answer.split()) if answer else 0
+        c.print(Panel(body, title=f"the student's answer ({words} words)", title_align="left"))
+        self._show_grader(item)
+
+    def _show_code(self, item: Item) -> None:
+        c = self.console
+        source, where = code_of(self.out, item)
+        if source is not None:
+            lines = plain(source).splitlines()
+            shown = "\n".join(lines[:MAX_CODE_LINES])
+            code = Syntax(shown, "python", line_numbers=False, word_wrap=True)
+            more = len(lines) - MAX_CODE_LINES
+            title = f"the student's {item.question} ({where})"
+            body = Group(code, Text(f"… {more} more lines", style="italic")) if more > 0 else code
+            c.print(Panel(body, title=title, title_align="left"))
+        else:
+            c.print(Text(where, style="italic"))
+        self._show_grader(item)
+
+    def _show_grader(self, item: Item) -> None:
+        c = self.console
+        c.print(
+            Text(
+                f"The grader: {points(item.grader_score)} / {points(item.max_score)}",
+                style="bold underline",
+            )
+        )
+        said = ""
+        for r in item.cases:
+            name = r.name.removeprefix(f"{item.question}: ") or r.name
+            mark = "passed" if r.passed else f"{points(r.score)} / {points(r.max_score)}"
+            flag = "  [flagged]" if Tag.NEEDS_REVIEW in r.tags else ""
+            c.print(Text(f"  {name}: {mark}{flag}"))
+            output = plain(r.output).strip()
+            if output and output != "passed":
+                text = "(the same as above)" if output == said else output
+                c.print(Padding(Text(text, style="dim"), (0, 0, 0, 4)))
+                said = output
+
+    def _show_decision(self, item: Item) -> None:
+        pts = points
+        for label, d in (("Decided", item.decision), ("Earlier decision", item.previous)):
+            if d is None:
+                continue
+            line = f"{label}: {pts(d.score)} / {pts(item.max_score)} by {d.reviewer or '?'} on "
+            line += f"{d.decided:%Y-%m-%d %H:%M} UTC"
+            if label == "Earlier decision":
+                line += " (on a version of the answer that has changed since)"
+            if d.note:
+                line += f"; note: {plain(d.note)}"
+            self.console.print(Text(line, style="green" if d is item.decision else "yellow"))
+
+    def _keys(self, item: Item) -> Text:
+        top = points(item.max_score)
+        if item.decision is not None:
+            enter = f"Enter keeps {points(item.decision.score)} · c clears"
+        else:
+            enter = f"Enter accepts the grader's {points(item.grader_score)}"
+        return Text(f"score 0-{top} · {enter} · s skip · b back · q quit · ? help")

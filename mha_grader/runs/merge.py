@@ -1,0 +1,131 @@
+"""Join shards: ``mha-grade merge OUT_1 ... OUT_N -o OUT``.
+
+Each ``OUT_i`` is what ``mha-grade batch --shard I/N`` wrote. The merge refuses shards graded by
+different graders (hidden tests, rubrics, points or reference solutions: the fingerprint in each
+``batch.json``), an incomplete or inconsistent set of shards, a shard whose run did not finish,
+and a student graded in two places. It then copies every student's reports, writes one
+``grades.csv`` (the same as one batch of the whole class would), compares the whole class's code
+and writes the summary. Each shard's containment layer is kept in ``OUT/batch.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..grading.submission import safe_id
+from ..outputs.containment import containment_layer
+from ..outputs.folder import OutputFolder
+from ..outputs.summary import build_summary
+from ..review import decisions
+from .record import compare_class, settle_reviews
+
+
+class MergeError(Exception):
+    """Shards that cannot be joined; the message says why and what to do."""
+
+
+def check_shards(folders: list[Path]) -> dict[Path, dict]:
+    """Each folder's batch.json, once every rule for joining them holds."""
+    entries: list[tuple[Path, dict]] = []
+    for folder in folders:
+        run = OutputFolder(folder).read_run()
+        if run is None or "fingerprint" not in run:
+            raise MergeError(f"{folder}: not the output of mha-grade batch (no {OutputFolder.RUN})")
+        entries.append((folder, run))
+    _check_entries(entries)
+    return dict(entries)
+
+
+def _check_entries(runs: list[tuple[Path, dict]]) -> None:
+    prints = {run["fingerprint"] for _, run in runs}
+    if len(prints) > 1:
+        which = ", ".join(f"{f} ({r['fingerprint']})" for f, r in runs)
+        raise MergeError(
+            "the shards were graded with different hidden tests, rubrics, points or reference "
+            f"solutions: {which}. Grade them again with the same grader (mha-grade batch ... "
+            "--regrade --shard I/N) and merge then."
+        )
+    specs = [r.get("shard") for _, r in runs]
+    if any(specs):
+        if not all(specs):
+            raise MergeError("some folders are shards (--shard) and some are whole batches")
+        counts = {int(s.split("/")[1]) for s in specs}
+        if len(counts) > 1:
+            raise MergeError(f"the shards split the class differently: {', '.join(specs)}")
+        (count,) = counts
+        have = [int(s.split("/")[0]) for s in specs]
+        missing = sorted(set(range(1, count + 1)) - set(have))
+        twice = sorted({i for i in have if have.count(i) > 1})
+        if missing or twice:
+            parts = []
+            if missing:
+                parts.append("missing " + ", ".join(f"{i}/{count}" for i in missing))
+            if twice:
+                parts.append("given twice " + ", ".join(f"{i}/{count}" for i in twice))
+            raise MergeError(f"not one whole class: {'; '.join(parts)}")
+    unfinished = [f"{f} ({r.get('shard') or 'batch'})" for f, r in runs if not r["finished"]]
+    if unfinished:
+        raise MergeError(
+            f"these runs did not finish: {', '.join(unfinished)}. Run the same command again "
+            "(it resumes where it stopped), then merge."
+        )
+    seen: dict[str, Path] = {}
+    for folder, run in runs:
+        for student in run.get("students", []):
+            if not isinstance(student, str) or safe_id(student) != student:
+                raise MergeError(
+                    f"{OutputFolder(folder).run_json} names a student {student!r} that no "
+                    "batch does"
+                )
+            if student in seen:
+                raise MergeError(f"{student} was graded in both {seen[student]} and {folder}")
+            seen[student] = folder
+
+
+def merge(folders: list[Path], out: OutputFolder | Path) -> tuple[list[dict[str, str]], dict]:
+    """Join the shards into `out`; returns the class's rows and the merged run record."""
+    out = out if isinstance(out, OutputFolder) else OutputFolder(out)
+    resolved = {f.resolve() for f in folders}
+    if out.root.resolve() in resolved:
+        raise MergeError(f"{out.root}: the output folder must not be one of the shards")
+    runs = check_shards(folders)
+    out.make()
+    try:  # decisions a person made on a shard's own output are kept
+        decisions.gather(out, runs)
+    except decisions.ReviewsError as e:
+        raise MergeError(f"{e}; fix or remove it, then merge again") from None
+    rows: dict[str, dict[str, str]] = {}
+    sources: dict[str, dict[str, str]] = {}
+    for folder, run in runs.items():
+        shard = OutputFolder(folder)
+        students = set(run.get("students", []))
+        for row in shard.read_grades():
+            if row.get("student") in students:
+                rows[row["student"]] = row
+        for student in students:
+            out.copy_student(shard, student)
+        shard_sources = shard.read_sources()
+        sources.update({s: files for s, files in shard_sources.items() if s in students})
+    missing = sorted(s for r in runs.values() for s in r.get("students", []) if s not in rows)
+    if missing:
+        raise MergeError(f"no grade-sheet row for {', '.join(missing)}: run their shard again")
+    ordered = settle_reviews(out, [rows[s] for s in sorted(rows)], "merge")
+    out.write_grades(ordered)
+    out.write_sources(sources)
+    compare_class(out, sources)
+    first = next(iter(runs.values()))
+    merged = {
+        "fingerprint": first["fingerprint"],
+        "shard": None,
+        "students": sorted(rows),
+        "finished": True,
+        "grader_errors": sorted(e for r in runs.values() for e in r.get("grader_errors", [])),
+        "layer": containment_layer(out, sorted(rows)),
+        "merged_from": [
+            {"folder": str(f), "shard": r.get("shard"), "layer": r.get("layer", "unknown")}
+            for f, r in runs.items()
+        ],
+    }
+    out.write_run(merged)
+    build_summary(out)
+    return ordered, merged
