@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..outputs.folder import OutputFolder
+from ..review import decisions
 from ..runs import shards
 from ..sandbox.layers import LayerUnavailable, Limits
 from .common import (
@@ -46,8 +48,6 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..outputs.folder import OutputFolder
-    from ..review import decisions
     from ..runs.batch import run_batch_grading  # the grading machinery: Linux only (cli.main)
 
     if not args.submissions.is_dir():

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..outcomes import Status
+from ..outputs.folder import OutputFolder
 from ..sandbox.layers import LayerUnavailable, Limits
 from .common import (
     add_call_timeout_argument,
@@ -26,7 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..outputs.folder import OutputFolder
     from ..runs.one import grade_one  # the grading machinery: Linux only (see cli.main)
 
     if not (args.submission.is_dir() or args.submission.is_file()):

@@ -27,7 +27,7 @@ from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.text import Text
 
-from mha_check.questions import CODE_QUESTIONS, WRITTEN_QUESTIONS
+from mha_check.questions import CODE_QUESTIONS, SIGNATURES, WRITTEN_QUESTIONS
 
 from ..grading.submission import load_submission
 from ..outcomes import Tag
@@ -36,6 +36,7 @@ from ..outputs.reports import points
 from ..outputs.summary import build_summary
 from ..paths import EXERCISES
 from ..points import POINTS
+from ..written.rubric import load_rubrics
 from . import apply, decisions
 from .decisions import parse_score
 from .items import Item
@@ -64,8 +65,6 @@ def plain(text: str) -> str:
 @cache
 def _stub_summaries() -> dict[str, str]:
     """Each code question's function: its signature and the first line of the stub docstring."""
-    from mha_check.questions import SIGNATURES
-
     found = dict(SIGNATURES)
     for name in ("multihead.py", "crosscheck.py"):
         try:
@@ -84,8 +83,6 @@ def question_text(qid: str) -> str:
     """The question as students read it: a written question's prompt (from its rubric), a code
     question's function."""
     if qid in WRITTEN_QUESTIONS:
-        from ..written.rubric import load_rubrics
-
         try:
             return load_rubrics()[qid].prompt or qid
         except Exception:  # a broken rubric must not stop the review
@@ -95,8 +92,6 @@ def question_text(qid: str) -> str:
 
 def rubric_asks(qid: str) -> list[tuple[float, str]]:
     """A written question's rubric: (points, idea) per concept that earns points."""
-    from ..written.rubric import load_rubrics
-
     rubric = load_rubrics()[qid]
     total = rubric.total_weight or 1.0
     return [(c.points / total * POINTS[qid], c.idea) for c in rubric.concepts if c.points > 0]
