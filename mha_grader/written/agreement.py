@@ -111,13 +111,23 @@ def labelled_sets() -> list[Path]:
     return sorted(DATA.glob("written_*.toml"))
 
 
+def held_out(path: Path) -> bool:
+    """A set still held out says so on its first line: its answers' own results are not shown
+    (only its figures), so that no rubric is tuned on them."""
+    with open(path, encoding="utf-8") as f:
+        return f.readline().startswith("# HELD OUT")
+
+
 def main(argv: list[str] | None = None) -> int:
-    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])] or labelled_sets()
+    args = list(argv if argv is not None else sys.argv[1:])
+    show = "--show-held-out" in args
+    paths = [Path(p) for p in args if p != "--show-held-out"] or labelled_sets()
     for path in paths:
         graded = grade_labelled(load_labelled(path))
-        print(f"{path}:")
+        hidden = held_out(path) and not show
+        print(f"{path}:" + (" (held out: figures only)" if hidden else ""))
         for g in sorted(graded, key=lambda g: -g.diff)[:10]:
-            if not g.right and not g.flagged:
+            if not g.right and not g.flagged and not hidden:
                 print(f"  {g.question:9} {g.kind:13} teacher {g.label:<4} grader {g.score}")
         for key, value in summary(graded).items():
             print(f"  {key:24} {value:.3f}" if isinstance(value, float) else f"  {key:24} {value}")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .match import Reading, Status
+from .match import Status
+from .reading import Reading
 from .rubric import Rubric
 from .text import FUNCTION_WORDS, words
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..paths import RUBRICS
 from ..questions import WRITTEN_QUESTIONS
-from .text import CLAUSE_NEGATORS, FILLERS, NEGATORS, Normaliser, Token, stem
+from .text import FILLERS, NEGATORS, Normaliser, Token, stem
 
 CLAUSE_PUNCTUATION = frozenset(",;:")
 
@@ -211,9 +211,7 @@ def compile_phrasing(
         if all(a.word in NEGATORS for a in alts.values()):
             # a negation written into a phrasing is any negation: "not change" reads "No
             # change." and "It never changes." too
-            alts = {
-                stem(w): Alternative(w, stem(w), False) for w in sorted(NEGATORS - CLAUSE_NEGATORS)
-            }
+            alts = {stem(w): Alternative(w, stem(w), False) for w in sorted(NEGATORS)}
         slots.append(tuple(alts.values()))
     if not slots:
         raise RubricError(f"{where}: phrasing {text!r} has no words that can be matched")

@@ -23,14 +23,14 @@ FILLERS = frozenset(
     to that this these those it its they them their there just also only really simply still
     will would can could may might shall need needs needed has got gets get of""".split()
 )
-# Words that reverse the claim that follows them in the same clause ("otherwise X can not be
-# split" says X can be split).
-NEGATORS = frozenset(
-    "not no never none nothing nobody neither nor without cannot otherwise".split()
-)
-CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
-# Words that make a claim a guess ("they might differ").
-HEDGES = frozenset("might may maybe perhaps possibly could".split())
+# Words that reverse the claim that follows them in the same clause. ("Otherwise X can not be
+# split" says X can be split: stance.py reads "otherwise" and "else".)
+NEGATORS = frozenset("not no never none nothing nobody neither nor without cannot".split())
+# Words that say a thing is possible, not that it was found ("they might differ").
+POSSIBILITY = frozenset("might may possibly could".split())
+# Predicates that deny what they are said of: "the split into equal heads fails" is "the
+# split does not work"; counted as a negation after a claim, in its clause.
+FAILURES = frozenset("fail fails failed failing breaks broke crash crashes crashed".split())
 # Tokens that end a clause: negation does not reach across them.
 CLAUSE_BREAKS = frozenset(
     ", ; : ( ) — – - but while whereas although though because since so yet instead".split()
@@ -98,6 +98,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
         (r"\s*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
+        # "unequal chunks" denies "equal chunks"
+        (r"\bun(equal|equally|even|evenly)\b", r"not \1"),
+        (r"\bnon-?(integer|whole)\b", r"not \1"),
         (r"\bwon't\b", "will not"),
         (r"n't\b", " not"),
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),

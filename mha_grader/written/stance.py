@@ -1,0 +1,624 @@
+"""Who claims what: the student's stance towards each clause of an answer.
+
+Only what the student asserts is graded. A small grammar over the words of each sentence (no
+parser, no model) cuts it into clauses and lets cue phrases set the stance of the words they
+govern, in the manner of the NegEx/ConText family of algorithms (a cue, a direction, a scope
+that ends at a clause or a contrast):
+
+- **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
+  "you might think", "it is often said that", "according to some"): neither earned nor charged;
+- **denied**: the student disowns it ("a myth says", "it is false that", "wrong to say",
+  "ignore anyone who says", "I doubt that", "I don't think", "I never believed it", a sentence
+  "That is false." after a claim, "..., which is false"): read as its negation, so a disowned
+  right idea contradicts the concept and a disowned wrong one states the right idea;
+- **supposed**: a condition ("if each head had its own matrices, ..."): it may earn (a condition
+  on what works names what is needed) but never costs. A condition that is denied ("if not",
+  "if d_model is not divisible by num_heads", "unless ...") states a requirement, and what it
+  leads to is counterfactual, like what follows "otherwise" or "else": both read reversed, so
+  "d_model must be divisible by num_heads, otherwise the features can't be cut equally" gives the
+  constraint and its reason. A consequence of a condition that is not denied is asserted;
+- **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
+  claim (credited), noted as a guess;
+- **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
+  the next sentence answers it with a bare "No." or "Yes.".
+
+A negation's scope is its clause: clauses end at punctuation, at subordinators ("because",
+"if", "otherwise"...) and at an "and" that joins two clauses with verbs of their own. Words of a
+cue ("I don't think", "if I'm not mistaken") are not read as content or as negations.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from enum import Enum
+
+from .text import NEGATORS, Sentence
+
+# ------------------------------------------------------------------------------- word classes
+AUXILIARIES = frozenset(
+    """is are was were be been being am do does did has have had can could will would shall
+    should may might must""".split()
+)
+# verbs students use in these answers (any form): with the auxiliaries, what makes a run of words
+# a clause of its own
+VERBS = AUXILIARIES | frozenset(
+    """= get gets got give gives gave given take takes took taken make makes made see sees saw
+    seen use uses used need needs needed work works worked fail fails failed split splits cut
+    cuts attend attends attended look looks looked compute computes computed add adds added
+    change changes changed stay stays stayed remain remains remained differ differs differed
+    produce produces produced share shares shared learn learns learned learnt own owns owned
+    receive receives received project projects projected apply applies applied put puts spread
+    spreads go goes went gone come comes came keep keeps kept lose loses lost become becomes
+    became mean means meant equal equals divide divides divided reshape reshapes reshaped
+    multiply multiplies multiplied run runs ran focus focuses focused match matches matched
+    collapse collapses collapsed average averages averaged serve serves served mix mixes mixed
+    depend depends depended happen happens happened grow grows grew increase increases increased
+    decrease decreases decreased shrink shrinks shrank double doubles doubled cost costs show
+    shows showed shown print prints printed return returns returned raise raises raised complain
+    complains break breaks broke handle handles handled process processes processed read reads
+    hold holds held exist exists sit sits sat end ends ended point points pointed blend blends
+    blended capture captures captured represent represents represented allow allows allowed
+    contain contains contained reuse reuses reused slice slices sliced""".split()
+)
+PREPOSITIONS = frozenset(
+    """of to into in on by for with from at over between among across per than as about through
+    onto via under within without""".split()
+)
+# words that open a clause with a subject of its own
+SUBJECTS = frozenset("the they it we you i this these those there each every all".split())
+# punctuation that ends a clause
+CLAUSE_PUNCTUATION = frozenset(", ; : ( ) — – -".split())
+# words that open a clause of their own
+SUBORDINATORS = frozenset(
+    """but while whereas although though because since so yet instead if unless otherwise else
+    however""".split()
+)
+# words that end what a cue reports or denies: the student's own voice resumes
+CONTRASTS = frozenset("but however yet whereas instead although though actually".split())
+SCOPE_ENDS = frozenset(": ;".split())
+CONCLUSIONS = frozenset("so therefore hence thus".split())
+NECESSITY = frozenset("must has have need needs should required requires necessary".split())
+WH_OR_AUXILIARY = AUXILIARIES | frozenset("what where when why how which who whom whose".split())
+OPENERS = frozenset("so and but well ok okay then now also".split())
+YES = frozenset("yes yep yeah yup true correct right exactly indeed".split())
+NO = frozenset("no nope nah".split())
+
+
+class Frame(Enum):
+    """What the student does with a word's clause (for tests and debugging)."""
+
+    ASSERTED = "asserted"
+    HEDGED = "hedged"
+    DENIED = "denied"
+    SUPPOSED = "supposed"
+    REPORTED = "reported"  # someone else's, or asked: not claimed either way
+    CUE = "cue"  # a word of a stance cue, not content
+
+
+@dataclass
+class _Marks:
+    """Per-token marks of one sentence, filled in by the cues."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        self.reported = [False] * self.n
+        self.flips = [0] * self.n
+        self.hedged = [False] * self.n
+        self.supposed = [False] * self.n
+        self.cue = [False] * self.n
+        # condition span -> its consequence span (both as ranges), for the grader's check of
+        # what a condition supposes
+        self.conditions: list[tuple[range, range]] = []
+        self.breaks: set[int] = set()  # tokens that open a clause: after a cue, a condition
+
+
+@dataclass(frozen=True)
+class Stances:
+    """The stance of every token of one sentence."""
+
+    clause_start: tuple[int, ...]  # per token: where its clause begins
+    reported: tuple[bool, ...]
+    flips: tuple[int, ...]
+    hedged: tuple[bool, ...]
+    supposed: tuple[bool, ...]
+    cue: tuple[bool, ...]
+    conditions: tuple[tuple[range, range], ...] = ()
+    asks: bool = False  # a real question (or the question pasted), not answered after it
+
+    def frame(self, i: int) -> Frame:
+        if self.cue[i]:
+            return Frame.CUE
+        if self.reported[i]:
+            return Frame.REPORTED
+        if self.supposed[i]:
+            return Frame.SUPPOSED
+        if self.flips[i] % 2:
+            return Frame.DENIED
+        return Frame.HEDGED if self.hedged[i] else Frame.ASSERTED
+
+    def claimed(self, positions: tuple[int, ...] | list[int]) -> bool:
+        """The words are the student's own claim (or condition), not a report or a cue."""
+        return not any(self.reported[i] or self.cue[i] for i in positions)
+
+
+def plain(n: int) -> Stances:
+    """Every token asserted, one clause (a run of tokens no cue reaches)."""
+    return Stances((0,) * n, (False,) * n, (0,) * n, (False,) * n, (False,) * n, (False,) * n)
+
+
+# ---------------------------------------------------------------------------- cue patterns
+BE = r"(?:is|are|was|were|be|been|s|m|am|would be|will be)"
+ADV = (
+    r"(?:(?:completely|totally|simply|just|plainly|clearly|obviously|of course|certainly|"
+    r"absolutely|definitely|actually|really|quite|entirely|utterly|so|very|all|100 %) )*"
+)
+NEG_VERDICT = (
+    r"(?:false|wrong|untrue|incorrect|not true|not correct|not right|not the case|not so|"
+    r"a myth|myth|a lie|nonsense|rubbish|bogus|a fallacy|misleading|mistaken|a misconception|"
+    r"a mistake|an error|a misunderstanding|backwards|the other way (?:round|around)|"
+    r"an urban legend|a legend|not how it works)"
+)
+POS_VERDICT = r"(?:true|right|correct|the case|accurate|spot on)"
+SAY = (
+    r"(?:say|says|said|saying|claim|claims|claimed|claiming|think|thinks|thought|thinking|"
+    r"believe|believes|believed|believing|argue|argues|argued|arguing|assume|assumes|assumed|"
+    r"suggest|suggests|suggested|state|states|stated|insist|insists|insisted|tell|tells|told|"
+    r"hold|holds|expect|expects|expected|maintain|maintains|write|writes|wrote|feel|feels|"
+    r"reckon|reckons|imagine|imagines|suppose|supposes|guess|guesses|assert|asserts)"
+)
+PEOPLE = (
+    r"(?:people|persons|students|folks|others|someone|somebody|anyone|anybody|everyone|"
+    r"everybody|classmates?|friends?|colleagues?|tutors?|teachers?|team|teams|authors?|"
+    r"textbooks?|books?|blogs?|posts?|sources?|critics?|sceptics?|skeptics?|engineers?|"
+    r"researchers?|experts?|websites?|forums?|peers?|partners?|ta|tas|group|beginners?|"
+    r"newcomers?|chatgpt|gpt|llms?)"
+)
+QUANT = r"(?:some|many|most|several|a lot of|lots of|plenty of|certain|other|a few|few)"
+DET = r"(?:(?:the|a|an|my|our|your|his|her|their|this|that|one|some) )"
+MODAL = (
+    r"(?:(?:may|might|could|would|will|often|usually|sometimes|commonly|wrongly|mistakenly|"
+    r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
+    r"tend to|seem to|used to|even|always|really|honestly) )*"
+)
+# "some claim", "a friend told me", "the team argues", "you might think", "they say"
+_OTHERS_SAY = re.compile(
+    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
+    rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
+)
+_GENERIC_SAY = re.compile(
+    rf"\b(?:you|one|we) (?:might|may|could|would|will) {MODAL}{SAY}(?: that)?\b"
+)
+_IT_IS_SAID = re.compile(
+    r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
+    r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
+)
+_ACCORDING = re.compile(
+    rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
+    rf"common belief|rumou?r|folklore|the myth)\b"
+)
+_CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
+# "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
+_I_REPORTED = re.compile(
+    r"\b(?:i|we) (?:(?:first|initially|originally|naively|wrongly) )?(?:expected|assumed|"
+    r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
+    r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
+)
+_NOUN_REPORT = re.compile(
+    r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
+    r"widespread|frequent|usual|typical|naive|old|classic|intuitive|obvious|tempting|standard) )+"
+    r"(?:belief|claim|idea|notion|view|assumption|intuition|argument|opinion|rumou?r|saying|"
+    r"expectation|impression|answer)(?: (?:is|says|goes|holds|would be|here is))?(?: that)?\b"
+    r"|\b(?:the|a|this|their|his|her) (?:team )?(?:claim|belief|argument|notion|assumption|"
+    r"rumou?r|idea|view)(?: is)? that\b"
+)
+_NOUN_DENY = re.compile(
+    r"\b(?:(?:a|an|the|this|that|one) )?(?:(?:common|popular|widespread|frequent|usual|typical|"
+    r"naive|old|classic|persistent|big|great|famous|well known|known|total|complete) )*"
+    r"(?:myth|misconception|misunderstanding|fallacy|urban legend|fairy tale|old wives tale)"
+    r"(?: (?:is|says|goes|holds|claims|has it|would have it|would say|would be))?(?: that)?\b"
+)
+_FALSE_THAT = re.compile(
+    rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
+    rf"(?: to {SAY})?(?: that)\b"
+)
+_WRONG_TO_SAY = re.compile(
+    rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
+    rf"mistaken) to {SAY}(?: that)?\b"
+)
+_IGNORE = re.compile(
+    rf"\b(?:ignore|disregard|dismiss|forget about|forget|(?:do|did|should|must) not "
+    rf"(?:listen to|believe|trust)|never (?:listen to|believe|trust)) (?:anyone|anybody|people|"
+    rf"those|whoever|everyone|everybody|someone|somebody|the people|the claim|the idea|the notion|"
+    rf"the myth|claims|{QUANT} people|what (?:people|{QUANT}|they|others) {SAY})"
+    rf"(?: (?:who|that))?(?: {MODAL}{SAY})?(?: (?:you|me|us))?(?: that)?\b"
+)
+_NOBODY = re.compile(rf"\b(?:nobody|no one|none of us) {MODAL}{SAY}(?: that)?\b")
+_I_DENY = re.compile(
+    rf"\b(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer|m not|am not) "
+    rf"{ADV}(?:believe|believed|think|thought|buy|bought|accept|accepted|agree|agreed|trust|"
+    rf"trusted|go along with)(?: (?:with|in))?(?: (?:that|it|this|the claim|the idea))?"
+    rf"(?: that)?\b"
+    rf"|\b(?:i|we) (?:m|am|are) not {ADV}(?:convinced|sure) (?:that)\b"
+)
+_I_DOUBT = re.compile(
+    r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"
+    r"disagree with|disagree that|m not convinced|am not convinced|m sceptical|am sceptical|"
+    r"m skeptical|am skeptical|m doubtful|am doubtful|find it hard to believe|refuse to believe)"
+    r"(?: (?:that|whether|if|the claim that|the idea that))?\b"
+)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|possibly|presumably|apparently|seemingly|supposedly|"
+    r"(?:more |most )?likely|"
+    r"i (?:think|believe|guess|suppose|reckon|suspect|feel|say|would say|assume|gather|"
+    r"understand|imagine)(?: that)?|it seems(?: like| that| to me)?|seems like|seems to|"
+    r"it looks like|looks like|as far as i (?:can tell|know|understand|see|remember)|"
+    r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
+    r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
+    r"(?: (?:it|this|that|everything|things))?(?: (?:correctly|right|well))?|"
+    r"(?:i (?:am|m) )?not (?:100(?: mod)?|entirely|totally|completely|fully|quite|really) sure"
+    r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
+    r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
+)
+# a whole sentence that judges the previous one
+_VERDICT_SUBJECT = (
+    r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"
+    r"all of (?:this|that|it)|all (?:this|that)|this claim|that claim|the claim|this idea|"
+    r"that idea|the idea|this view|that view|both|both claims|they|these people|those people|"
+    r"such claims|this belief|that belief|that statement|this statement|the team|the myth) )?"
+)
+_NEG_SENTENCE = re.compile(
+    rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
+    rf"either|at all|in fact|here|there))?$"
+    rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer) {ADV}"
+    rf"(?:believe|believed|buy|bought|accept|accepted|agree|agreed|trust|trusted|think so|"
+    rf"thought so)(?: (?:it|that|this|them|any of (?:it|this|that)|a word of (?:it|this|that)|"
+    rf"for a (?:second|minute|moment)|at all|either|anymore|any more|one bit))*$"
+    rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:strongly|really|seriously) )?(?:doubt|disagree|reject|"
+    rf"dispute|deny)(?: (?:it|that|this|them|with (?:it|that|this|them)|strongly|completely))*$"
+    rf"|^(?:(?:but|and) )?(?:they|these people|those people|the team) (?:are |were )?{ADV}"
+    rf"(?:wrong|mistaken)$"
+)
+_POS_SENTENCE = re.compile(
+    rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT}$"
+    r"|^(?:(?:and|but) )?(?:i|we) (?:(?:fully|totally|completely) )?(?:agree|believe it|buy it)$"
+    r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
+)
+# "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
+_NEG_OPENING = re.compile(rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] ")
+_POS_OPENING = re.compile(rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
+# "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before
+_NEG_TAIL = re.compile(
+    rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|but that|but this|and that|and this|"
+    rf"but it|both))? (?:{BE} )?{ADV}{NEG_VERDICT}$"
+    rf"| (?:[,;:(—–-]|but|and) (?:i|we) (?:(?:do|did|can|could|would|will) not|never) {ADV}"
+    rf"(?:believe|believed|buy|bought|accept|agree|think so)(?: (?:it|that|this|them))?$"
+)
+_POS_TAIL = re.compile(
+    rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|and that|and this|they|and they))? "
+    rf"(?:{BE} )?{ADV}{POS_VERDICT}$"
+)
+# ", some say" / ", or so they say": reports the clauses before
+_REPORT_TAIL = re.compile(
+    rf" (?:[,;(—–-]|or so) (?:{QUANT} )?(?:{DET}?{PEOPLE}|{QUANT}|they) {MODAL}{SAY}$"
+)
+
+
+class _Text:
+    """A sentence's words joined by spaces, to find cue phrases with regular expressions."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        self.starts: list[int] = []
+        pos = 0
+        for w in words:
+            self.starts.append(pos)
+            pos += len(w) + 1
+        self.text = " ".join(words)
+
+    def token_span(self, m: re.Match) -> range:
+        """The tokens a match covers (whole tokens only)."""
+        first = bisect_right(self.starts, m.start()) - 1
+        if self.starts[first] < m.start():
+            first += 1
+        last = bisect_right(self.starts, max(m.end() - 1, m.start())) - 1
+        return range(first, last + 1)
+
+
+# ------------------------------------------------------------------------------ clauses
+def _has_verb(words: list[str]) -> bool:
+    return any(w in VERBS for w in words)
+
+
+def clause_starts(words: list[str], breaks: set[int] = frozenset()) -> list[int]:
+    """Per token, the index where its clause begins. A clause ends at punctuation, before a
+    subordinator, and before an "and"/"or" that joins two clauses with verbs of their own (the
+    word after it opening a subject, not a verb: "... can not be cut and d_head would not be
+    whole" is two clauses, "does not add parameters and change shapes" one)."""
+    starts = [0] * len(words)
+    start = 0
+    for i, w in enumerate(words):
+        if w in CLAUSE_PUNCTUATION:
+            start = i + 1
+        elif i in breaks:
+            start = i
+        elif w in SUBORDINATORS and i > start:
+            start = i
+        elif w in ("and", "or") and i > start and i + 1 < len(words):
+            nxt = words[i + 1]
+            right = []
+            for v in words[i + 1 : i + 8]:
+                if v in CLAUSE_PUNCTUATION or v in SUBORDINATORS:
+                    break
+                right.append(v)
+            if (
+                nxt not in VERBS
+                and nxt not in NEGATORS
+                and _has_verb(words[start:i])
+                and _has_verb(right)
+            ):
+                start = i
+        starts[i] = start
+    return starts
+
+
+def _scope_forward(words: list[str], begin: int, conclusion_ends: bool = False) -> range:
+    """From ``begin`` to the end of what a cue governs: the sentence's end, a colon or
+    semicolon (but "; which ..." goes on), or a contrast ("but", "however"). What would happen
+    without the constraint also ends at a conclusion drawn from it ("..., so it has to divide
+    it")."""
+    for i in range(begin, len(words)):
+        w = words[i]
+        if w in CONTRASTS or (w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]):
+            return range(begin, i)
+        if conclusion_ends and w in CONCLUSIONS and NECESSITY & set(words[i + 1 : i + 7]):
+            return range(begin, i)
+    return range(begin, len(words))
+
+
+def _scope_back(words: list[str], end: int) -> range:
+    """From the start of the statement (after the last colon or semicolon, or a contrast)
+    up to ``end``."""
+    for i in range(end - 1, -1, -1):
+        if words[i] in SCOPE_ENDS or words[i] in CONTRASTS:
+            return range(i + 1, end)
+    return range(0, end)
+
+
+# --------------------------------------------------------------------------- conditions
+def _condition_end(words: list[str], begin: int) -> int:
+    """Where a condition that starts at ``begin`` (after "if"/"unless") ends: punctuation,
+    "then", a subordinator, or a new subject after the condition's verb ("if num_heads does not
+    divide d_model the split fails")."""
+    seen_verb = False
+    for i in range(begin, len(words)):
+        w = words[i]
+        if w in CLAUSE_PUNCTUATION or w == "then" or (w in SUBORDINATORS and i > begin):
+            return i
+        if (
+            seen_verb
+            and w in SUBJECTS
+            and i > begin
+            and words[i - 1] not in VERBS
+            and words[i - 1] not in PREPOSITIONS
+            and words[i - 1] not in ("and", "or", "not")
+        ):
+            return i
+        seen_verb = seen_verb or w in VERBS
+    return len(words)
+
+
+def _mark_conditions(words: list[str], marks: _Marks) -> None:
+    i = 0
+    while i < len(words):
+        w = words[i]
+        opens = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | SUBORDINATORS | OPENERS | {"or"}
+        if (w == "otherwise" or (w == "else" and opens)) and not marks.cue[i]:
+            # "otherwise X": what would happen without what was just said, so not X; "the heads
+            # would otherwise get unequal shares": the whole clause
+            marks.cue[i] = True
+            if i > 0 and words[i - 1] == "or":
+                marks.cue[i - 1] = True
+            begin = i + 1 if opens else clause_starts(words)[i]
+            for j in _scope_forward(words, begin, conclusion_ends=True):
+                if not marks.cue[j]:
+                    marks.flips[j] += 1
+            i += 1
+            continue
+        if w not in ("if", "unless") or marks.cue[i]:
+            i += 1
+            continue
+        before = words[i - 1] if i else ""
+        if before in ("even", "as", "only", "what") or words[i + 1 : i + 2] in (["so"], ["any"]):
+            i += 1  # "even if", "only if" (a requirement), "as if", "if so", "if any"
+            continue
+        end = i + 2 if words[i + 1 : i + 2] == ["not"] else _condition_end(words, i + 1)
+        condition = range(i + 1, end)
+        negations = sum(1 for j in condition if words[j] in NEGATORS and not marks.cue[j])
+        denied = (negations + (w == "unless")) % 2 == 1
+        at_start = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION or words[i - 1] in OPENERS
+        if at_start:
+            begin = end + (end < len(words) and words[end] in (",", "then"))
+            consequence = _scope_forward(words, begin, conclusion_ends=denied)
+        else:
+            consequence = _scope_back(words, i)
+        marks.cue[i] = True
+        if condition and words[condition[0]] == "not" and len(condition) == 1:
+            marks.cue[condition[0]] = True  # "if not, ..." is the whole condition
+        marks.breaks.add(end)
+        if end < len(words) and words[end] == "then":
+            marks.cue[end] = True
+        if denied:
+            # "if X is not divisible ..., the split fails": X must be divisible, and the split
+            # works (the counterfactual read reversed); "unless X, ..." the same
+            for j in condition:
+                marks.flips[j] += w == "if"
+            for j in consequence:
+                marks.flips[j] += 1
+        else:
+            for j in condition:
+                marks.supposed[j] = True
+            marks.conditions.append((condition, consequence))
+        i = end if end > i else i + 1
+
+
+# ----------------------------------------------------------------------------- the cues
+def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> None:
+    for m in pattern.finditer(text.text):
+        span = text.token_span(m)
+        if not span or any(marks.cue[i] for i in span):
+            continue
+        for i in span:
+            marks.cue[i] = True
+        marks.breaks.add(span.stop)
+        scope = _scope_forward(text.words, span.stop)
+        if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
+            scope = _scope_back(text.words, span.start)
+        _apply(marks, scope, how)
+
+
+def _apply(marks: _Marks, scope: range, how: str) -> None:
+    for i in scope:
+        if marks.cue[i]:
+            continue
+        if how == "report":
+            marks.reported[i] = True
+        elif how == "deny":
+            marks.flips[i] += 1
+        elif how == "disown":
+            # a verdict on a sentence before: what it reports or asserts is denied; what it
+            # already denies ("a myth says X. I never believed it.") stays denied
+            if marks.reported[i] or marks.flips[i] % 2 == 0:
+                marks.flips[i] += 1
+            marks.reported[i] = False
+        elif how == "endorse":
+            marks.reported[i] = False
+        elif how == "hedge":
+            marks.hedged[i] = True
+
+
+def _mark_tail(text: _Text, marks: _Marks) -> None:
+    for pattern, how in ((_NEG_TAIL, "deny"), (_POS_TAIL, "endorse"), (_REPORT_TAIL, "report")):
+        m = pattern.search(text.text)
+        if m:
+            span = text.token_span(m)
+            for i in span:
+                marks.cue[i] = True
+            _apply(marks, _scope_back(text.words, span.start), "disown" if how == "deny" else how)
+            return
+
+
+def _read(words: list[str]) -> _Marks:
+    marks = _Marks(len(words))
+    text = _Text(words)
+    # hedges first: "if I'm not mistaken" is no condition, its "not" no negation
+    _mark_forward(text, _HEDGE, marks, "hedge")
+    for pattern in (_NEG_OPENING, _POS_OPENING):
+        m = pattern.match(text.text)
+        if m:  # "It's false: ..." judges the sentence before; the rest is the student's own
+            for i in text.token_span(m):
+                marks.cue[i] = True
+    _mark_tail(text, marks)
+    for pattern in (_FALSE_THAT, _WRONG_TO_SAY, _IGNORE, _NOBODY, _I_DENY, _I_DOUBT, _NOUN_DENY):
+        _mark_forward(text, pattern, marks, "deny")
+    for pattern in (_OTHERS_SAY, _GENERIC_SAY, _IT_IS_SAID, _ACCORDING, _I_REPORTED, _NOUN_REPORT):
+        _mark_forward(text, pattern, marks, "report")
+    for m in _CONTRARY.finditer(text.text):
+        # "contrary to what some claim, X": the part before the comma is theirs, X the student's
+        span = text.token_span(m)
+        end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
+        for i in range(span.start, end):
+            marks.cue[i] = True
+    _mark_conditions(words, marks)
+    return marks
+
+
+def interrogative(words: list[str]) -> bool:
+    """A real question: one of its parts (the sentence, or what follows a comma or colon) opens
+    with an auxiliary or a wh-word and asks about something ("Look at Wq: which of its shapes
+    depends on num_heads?"). A tag ("..., isn't it?", "..., right?") asks nothing."""
+    part: list[str] = []
+    for w in [*words, ","]:
+        if w in CLAUSE_PUNCTUATION:
+            if _asks(part):
+                return True
+            part = []
+        elif part or w not in OPENERS:
+            part.append(w)
+    return False
+
+
+PRONOUNS = frozenset("it they he she that this there we you i so".split())
+
+
+def _asks(part: list[str]) -> bool:
+    return (
+        bool(part)
+        and part[0] in WH_OR_AUXILIARY
+        and any(w not in PRONOUNS and w not in NEGATORS for w in part[1:])
+    )
+
+
+def verdict(words: list[str]) -> tuple[str, bool] | None:
+    """("deny" or "endorse", whole) when the sentence judges the one before it: the whole
+    sentence ("That is false.", "I never believed it.", "They're right.") or its opening
+    ("It's false: in my run ...")."""
+    text = " ".join(words)
+    for pattern, how, whole in (
+        (_NEG_SENTENCE, "deny", True),
+        (_POS_SENTENCE, "endorse", True),
+        (_NEG_OPENING, "deny", False),
+        (_POS_OPENING, "endorse", False),
+    ):
+        if pattern.match(text):
+            return how, whole
+    return None
+
+
+def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
+    """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
+    whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
+    claims nothing, unless the next sentence answers it with a bare "No." or "Yes.". A sentence
+    that only judges the one before ("That is false.") claims nothing itself."""
+    words = [[t.word for t in s.tokens] for s in sentences]
+    marks = [_read(w) for w in words]
+    asks = []
+    for k, sentence in enumerate(sentences):
+        if pasted and pasted[k]:
+            asks.append(True)
+            continue
+        if not sentence.question:
+            asks.append(False)
+            continue
+        after = words[k + 1][:1] if k + 1 < len(words) else []
+        asked = interrogative(words[k]) or bool(after and after[0] in YES | NO)
+        asks.append(asked)
+        if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
+            marks[k].hedged = [True] * marks[k].n
+    for k in range(1, len(sentences)):
+        w = words[k]
+        judged = verdict(w)
+        if judged is None and len(w) == 1 and asks[k - 1]:
+            judged = ("deny", True) if w[0] in NO else ("endorse", True) if w[0] in YES else None
+        if judged is None:
+            continue
+        how, whole = judged
+        if whole:
+            marks[k].cue = [True] * len(w)
+        _apply(marks[k - 1], range(marks[k - 1].n), "disown" if how == "deny" else how)
+        asks[k - 1] = False  # a question answered: its words are now claimed, or denied
+    return [
+        Stances(
+            tuple(clause_starts(w, m.breaks)),
+            tuple(m.reported),
+            tuple(m.flips),
+            tuple(m.hedged),
+            tuple(m.supposed),
+            tuple(m.cue),
+            tuple(m.conditions),
+            asked,
+        )
+        for w, m, asked in zip(words, marks, asks, strict=True)
+    ]
