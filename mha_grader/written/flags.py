@@ -18,6 +18,7 @@ KEYWORD_LIST_MAX_FUNCTION_SHARE = 0.12  # prose runs at 0.3-0.5 function words; 
 KEYWORD_ITEM_MAX_WORDS = 4
 KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
+KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
 _SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
 # Verbs in the third person: a bare run of words with one of them is a terse sentence.
@@ -87,8 +88,17 @@ OTHER_LANGUAGE = Flag(
 _NOTE = re.compile(r"\w\s*(?::|=|->|→)\s*\w")
 
 
+# An item that compares ("256 vs 256") or denies ("not new weights", "no private ones") makes
+# a claim, however terse.
+CLAIM_WORDS = frozenset("vs versus than not no never".split())
+
+
 def _is_keyword_item(item: list[str]) -> bool:
-    return len(item) <= KEYWORD_ITEM_MAX_WORDS and not any(w in FUNCTION_WORDS for w in item)
+    return (
+        len(item) <= KEYWORD_ITEM_MAX_WORDS
+        and not any(w in FUNCTION_WORDS for w in item)
+        and not any(w in CLAIM_WORDS for w in item[:2])
+    )
 
 
 def is_keyword_list(text: str) -> bool:
@@ -115,12 +125,13 @@ def is_keyword_list(text: str) -> bool:
     bare = [i for i in items if _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
         return True
-    # one run of bare words, not a sentence: no function word, no verb that agrees with a
-    # subject ("no head owns private weights"), no full stop
+    # one run of bare words, not a sentence: no function word, no full stop, and no verb that
+    # agrees with a subject ("no head owns private weights"), unless the run is too long to be
+    # one terse clause ("different heads different patterns token 2 token 3 token 4 differ")
     return (
         share == 0
         and len(tokens) >= KEYWORD_RUN_MIN_WORDS
-        and not any(t in AGREEING_VERBS for t in tokens)
+        and (len(tokens) >= KEYWORD_RUN_ANY_VERB or not any(t in AGREEING_VERBS for t in tokens))
         and not re.search(r"[.!?]\s*$", text)
     )
 

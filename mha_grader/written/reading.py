@@ -4,7 +4,7 @@ In order: a sentence that copies the question states nothing, nor does a part co
 hand-out (copies.py); each clause gets the student's stance (stance.py), so only what the
 student claims counts; a misconception the answer asserts, in any question, claims its words
 from the concepts (one that yields to a longer right reading of the same words is kept as
-``doubtful``; one a concept already reads as a contradiction is charged once, as that); what
+``doubtful``); what
 follows from a condition that states a wrong idea ("if each head had its own matrices, the count
 would double") is supposed, not claimed; a yes/no question's plain answer said only as a
 possibility, with nothing to back it, is dropped; a bare "No." answers a yes/no question, and one
@@ -46,8 +46,7 @@ def _misconception_matches(
 ) -> tuple[dict[str, list[Match]], set[str]]:
     """Asserted misconceptions and the words they claim, and those that yield: a misconception
     yields to a longer ``reading`` of the same words as a concept (the grader cannot tell which
-    one the answer means, so a teacher is asked). One that a concept's contradiction reads on
-    the same words, at least as long, is that contradiction: charged once, there."""
+    one the answer means, so a teacher is asked)."""
     found: dict[str, list[Match]] = {}
     yielded: set[str] = set()
     for mis in rubric.misconceptions:
@@ -55,10 +54,7 @@ def _misconception_matches(
         for m in best(matches):
             if not m.supports or m.supposed:
                 continue
-            overlapping = [o for o in readings if o.overlaps(m)]
-            if any(not o.supports and len(o.positions) >= len(m.positions) for o in overlapping):
-                continue
-            if any(len(o.positions) > len(m.positions) for o in overlapping):
+            if any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings):
                 yielded.add(mis.id)
             else:
                 found.setdefault(mis.id, []).append(m)

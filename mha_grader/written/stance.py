@@ -520,17 +520,17 @@ def _read(words: list[str]) -> _Marks:
         if m:  # "It's false: ..." judges the sentence before; the rest is the student's own
             for i in text.token_span(m):
                 marks.cue[i] = True
-    _mark_tail(text, marks)
-    for pattern in (_FALSE_THAT, _WRONG_TO_SAY, _IGNORE, _NOBODY, _I_DENY, _I_DOUBT, _NOUN_DENY):
-        _mark_forward(text, pattern, marks, "deny")
-    for pattern in (_OTHERS_SAY, _GENERIC_SAY, _IT_IS_SAID, _ACCORDING, _I_REPORTED, _NOUN_REPORT):
-        _mark_forward(text, pattern, marks, "report")
     for m in _CONTRARY.finditer(text.text):
         # "contrary to what some claim, X": the part before the comma is theirs, X the student's
         span = text.token_span(m)
         end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
+    _mark_tail(text, marks)
+    for pattern in (_FALSE_THAT, _WRONG_TO_SAY, _IGNORE, _NOBODY, _I_DENY, _I_DOUBT, _NOUN_DENY):
+        _mark_forward(text, pattern, marks, "deny")
+    for pattern in (_OTHERS_SAY, _GENERIC_SAY, _IT_IS_SAID, _ACCORDING, _I_REPORTED, _NOUN_REPORT):
+        _mark_forward(text, pattern, marks, "report")
     _mark_conditions(words, marks)
     return marks
 
