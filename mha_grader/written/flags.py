@@ -112,17 +112,17 @@ def is_keyword_list(text: str) -> bool:
     if share > KEYWORD_LIST_MAX_FUNCTION_SHARE:
         return False
     items: list[list[str]] = []
-    notes = 0
+    noted: list[bool] = []  # the item is a note ("1 head: 256", "256 = 256"): a fact stated
     for part in _ITEM_BREAK.split(text):
         item = words(part)
         if items and len(item) == 1 and item[0] in _SYMBOLS:
             items[-1] += item  # "Q, K, V" and "Wq, Wk, Wv" are one item, not three
         elif item:
             items.append(item)
-            notes += bool(_NOTE.search(part))
-    if notes * 2 > len(items):
+            noted.append(bool(_NOTE.search(part)))
+    if sum(noted) * 2 > len(items):
         return False  # notes, one fact a line: terse, but sentences in effect
-    bare = [i for i in items if _is_keyword_item(i)]
+    bare = [i for i, note in zip(items, noted, strict=True) if not note and _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
         return True
     # one run of bare words, not a sentence: no function word, no full stop, and no verb that

@@ -32,6 +32,7 @@ from .text import FAILURES, POSSIBILITY, Sentence, Token
 
 NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
 SUBJECT_NEGATORS = frozenset({"nothing", "none", "nobody"})  # reach only the word right after them
+ARTICLES = frozenset("a an the".split())
 BRACKETS = frozenset("()")  # cost nothing between a phrasing's words: "256 (1 head) vs 256"
 TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
 TYPO_MIN_RATIO = 0.88
@@ -51,7 +52,7 @@ class Match:
     supports: bool
     neutral: bool  # from a phrasing that counts whether affirmed or negated
     possible: bool = False  # said as a possibility ("they might differ"), not as a finding
-    supposed: bool = False  # inside a condition: may support, never contradicts
+    supposed: bool = False  # in a condition or what would follow otherwise: never costs
     guessed: bool = False  # in a hedged clause ("I think", "maybe", "...?"): a claim all the same
 
     @property
@@ -132,7 +133,9 @@ def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[lis
         for i in range(positions[-1] + 1, len(tokens)):
             if tokens[i].is_hard_break and not phrasing.across:
                 return
-            if i in wanted:
+            # an article names a head ("head a") only right after it: "heads agree on where a
+            # token looks" names none
+            if i in wanted and (tokens[i].word not in ARTICLES or i == positions[-1] + 1):
                 extend([*positions, i])
             if phrasing.across and not tokens[i].word[0].isalnum():
                 continue
@@ -205,7 +208,7 @@ def whole_answer(sentences: list[Sentence], stances: list[Stances]) -> tuple[Sen
     return Sentence(tuple(tokens), False), joined
 
 
-FIELDS = ("reported", "flips", "hedged", "supposed", "cue")
+FIELDS = ("reported", "flips", "hedged", "supposed", "otherwise", "cue")
 
 
 def _offsets(parts: list[Stances]) -> list[tuple[int, ...]]:
@@ -259,8 +262,11 @@ def phrasing_matches(
                 negated = not neutral and _negated(tokens, positions, phrasing, stance)
                 supports = asserted != negated
                 supposed = any(stance.supposed[i] for i in positions)
-                if supposed and not supports:
-                    continue  # a condition names what is needed; it claims nothing wrong
+                if any(stance.otherwise[i] for i in positions):
+                    # what would happen otherwise names the idea at stake, whichever way it is
+                    # put ("..., otherwise the features can't be cut equally"), and claims
+                    # nothing wrong
+                    supports, supposed = True, True
                 matches.append(
                     Match(
                         s_index,

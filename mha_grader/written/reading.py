@@ -43,22 +43,26 @@ def _misconception_matches(
     stances: list[Stances],
     hidden: list[frozenset[int]],
     readings: list[Match],
-) -> tuple[dict[str, list[Match]], set[str]]:
+) -> tuple[dict[str, list[Match]], set[str], list[Match]]:
     """Asserted misconceptions and the words they claim, and those that yield: a misconception
     yields to a longer ``reading`` of the same words as a concept (the grader cannot tell which
-    one the answer means, so a teacher is asked)."""
+    one the answer means, so a teacher is asked). The third list: those stated in a condition
+    (not claimed)."""
     found: dict[str, list[Match]] = {}
     yielded: set[str] = set()
+    supposed: list[Match] = []  # stated in a condition: not claimed
     for mis in rubric.misconceptions:
         matches = phrasing_matches(mis.phrasings, sentences, memos, True, False, stances, hidden)
         for m in best(matches):
+            if m.supports and m.supposed:
+                supposed.append(m)
             if not m.supports or m.supposed:
                 continue
             if any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings):
                 yielded.add(mis.id)
             else:
                 found.setdefault(mis.id, []).append(m)
-    return found, yielded - set(found)
+    return found, yielded - set(found), supposed
 
 
 def _supposed_consequences(stances: list[Stances], wrong: list[Match]) -> set[tuple[int, int]]:
@@ -161,13 +165,23 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         for k in guesses:
             matches[k] = [m for m in matches[k] if not m.supports]
     readings = [m for ms in matches.values() for m in ms]
-    wrong, yielded = _misconception_matches(rubric, sentences, memos, stances, hidden, readings)
+    wrong, yielded, supposed_wrong = _misconception_matches(
+        rubric, sentences, memos, stances, hidden, readings
+    )
+    # a condition claims nothing wrong, nor what follows from a wrong one
+    supposed = _supposed_consequences(
+        stances, [m for m in readings if m.supposed and not m.supports] + supposed_wrong
+    )
+    matches = {
+        k: _drop_supposed([m for m in ms if m.supports or not m.supposed], supposed)
+        for k, ms in matches.items()
+    }
+    wrong = {
+        k: kept
+        for k, ms in wrong.items()
+        if (kept := [m for m in ms if not any((m.sentence, i) in supposed for i in m.positions)])
+    }
     claimed = [m for ms in wrong.values() for m in ms]
-    supposed = _supposed_consequences(stances, [m for m in readings if not m.supports] + claimed)
-    if supposed:
-        matches = {k: _drop_supposed(ms, supposed) for k, ms in matches.items()}
-        wrong = {k: kept for k, ms in wrong.items() if (kept := _drop_supposed(ms, supposed))}
-        claimed = [m for ms in wrong.values() for m in ms]
     counted = {k: unclaimed(ms, claimed) for k, ms in matches.items()}
     status = {k: status_of(ms) for k, ms in counted.items()}
     said = _yes_no(sentences)

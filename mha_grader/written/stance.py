@@ -93,6 +93,7 @@ class Frame(Enum):
     HEDGED = "hedged"
     DENIED = "denied"
     SUPPOSED = "supposed"
+    OTHERWISE = "otherwise"  # what would happen without what the student requires
     REPORTED = "reported"  # someone else's, or asked: not claimed either way
     CUE = "cue"  # a word of a stance cue, not content
 
@@ -108,6 +109,7 @@ class _Marks:
         self.flips = [0] * self.n
         self.hedged = [False] * self.n
         self.supposed = [False] * self.n
+        self.otherwise = [False] * self.n
         self.cue = [False] * self.n
         # condition span -> its consequence span (both as ranges), for the grader's check of
         # what a condition supposes
@@ -124,6 +126,7 @@ class Stances:
     flips: tuple[int, ...]
     hedged: tuple[bool, ...]
     supposed: tuple[bool, ...]
+    otherwise: tuple[bool, ...]  # what would happen without what the student requires
     cue: tuple[bool, ...]
     conditions: tuple[tuple[range, range], ...] = ()
     asks: bool = False  # a real question (or the question pasted), not answered after it
@@ -133,6 +136,8 @@ class Stances:
             return Frame.CUE
         if self.reported[i]:
             return Frame.REPORTED
+        if self.otherwise[i]:
+            return Frame.OTHERWISE
         if self.supposed[i]:
             return Frame.SUPPOSED
         if self.flips[i] % 2:
@@ -146,7 +151,9 @@ class Stances:
 
 def plain(n: int) -> Stances:
     """Every token asserted, one clause (a run of tokens no cue reaches)."""
-    return Stances((0,) * n, (False,) * n, (0,) * n, (False,) * n, (False,) * n, (False,) * n)
+    return Stances(
+        (0,) * n, (False,) * n, (0,) * n, (False,) * n, (False,) * n, (False,) * n, (False,) * n
+    )
 
 
 # ---------------------------------------------------------------------------- cue patterns
@@ -423,8 +430,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.cue[i - 1] = True
             begin = i + 1 if opens else clause_starts(words)[i]
             for j in _scope_forward(words, begin, conclusion_ends=True):
-                if not marks.cue[j]:
-                    marks.flips[j] += 1
+                marks.otherwise[j] = not marks.cue[j]
             i += 1
             continue
         if w not in ("if", "unless") or marks.cue[i]:
@@ -456,7 +462,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             for j in condition:
                 marks.flips[j] += w == "if"
             for j in consequence:
-                marks.flips[j] += 1
+                marks.otherwise[j] = not marks.cue[j]
         else:
             for j in condition:
                 marks.supposed[j] = True
@@ -616,6 +622,7 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             tuple(m.flips),
             tuple(m.hedged),
             tuple(m.supposed),
+            tuple(m.otherwise),
             tuple(m.cue),
             tuple(m.conditions),
             asked,
