@@ -34,7 +34,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from enum import Enum
 
-from .text import NEGATORS, Sentence
+from .text import FAILURES, NEGATORS, Sentence
 
 # ------------------------------------------------------------------------------- word classes
 AUXILIARIES = frozenset(
@@ -296,16 +296,18 @@ _POS_SENTENCE = re.compile(
 # "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
 _NEG_OPENING = re.compile(rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] ")
 _POS_OPENING = re.compile(rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
+# where a judgement of what came before ends: the sentence, or a colon or semicolon
+_CLOSES = r"(?= [:;]|$)"
 # "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before
 _NEG_TAIL = re.compile(
     rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|but that|but this|and that|and this|"
-    rf"but it|both))? (?:{BE} )?{ADV}{NEG_VERDICT}$"
+    rf"but it|both))? (?:{BE} )?{ADV}{NEG_VERDICT}{_CLOSES}"
     rf"| (?:[,;:(—–-]|but|and) (?:i|we) (?:(?:do|did|can|could|would|will) not|never) {ADV}"
-    rf"(?:believe|believed|buy|bought|accept|agree|think so)(?: (?:it|that|this|them))?$"
+    rf"(?:believe|believed|buy|bought|accept|agree|think so)(?: (?:it|that|this|them))?{_CLOSES}"
 )
 _POS_TAIL = re.compile(
     rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|and that|and this|they|and they))? "
-    rf"(?:{BE} )?{ADV}{POS_VERDICT}$"
+    rf"(?:{BE} )?{ADV}{POS_VERDICT}{_CLOSES}"
 )
 # ", some say" / ", or so they say": reports the clauses before
 _REPORT_TAIL = re.compile(
@@ -433,6 +435,18 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 1
             continue
+        if (
+            w == "without"
+            and opens
+            and words[i + 1 : i + 2] in (["that"], ["this"], ["it"], ["them"])
+            and words[i + 2 : i + 3] == [","]
+        ):
+            # "Without that, d_head is not an integer": what would happen otherwise
+            marks.cue[i] = marks.cue[i + 1] = True
+            for j in _scope_forward(words, i + 3, conclusion_ends=True):
+                marks.otherwise[j] = not marks.cue[j]
+            i += 3
+            continue
         if w not in ("if", "unless") or marks.cue[i]:
             i += 1
             continue
@@ -442,9 +456,12 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             continue
         end = i + 2 if words[i + 1 : i + 2] == ["not"] else _condition_end(words, i + 1)
         condition = range(i + 1, end)
-        negations = sum(1 for j in condition if words[j] in NEGATORS and not marks.cue[j])
+        # "if it is not divisible", "if that fails": a condition that denies
+        negations = sum(
+            1 for j in condition if words[j] in NEGATORS | FAILURES and not marks.cue[j]
+        )
         denied = (negations + (w == "unless")) % 2 == 1
-        at_start = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION or words[i - 1] in OPENERS
+        at_start = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | OPENERS | SUBORDINATORS
         if at_start:
             begin = end + (end < len(words) and words[end] in (",", "then"))
             consequence = _scope_forward(words, begin, conclusion_ends=denied)
@@ -507,13 +524,13 @@ def _apply(marks: _Marks, scope: range, how: str) -> None:
 
 def _mark_tail(text: _Text, marks: _Marks) -> None:
     for pattern, how in ((_NEG_TAIL, "deny"), (_POS_TAIL, "endorse"), (_REPORT_TAIL, "report")):
-        m = pattern.search(text.text)
-        if m:
+        for m in pattern.finditer(text.text):
             span = text.token_span(m)
+            if any(marks.cue[i] for i in span):
+                continue
             for i in span:
                 marks.cue[i] = True
             _apply(marks, _scope_back(text.words, span.start), "disown" if how == "deny" else how)
-            return
 
 
 def _read(words: list[str]) -> _Marks:
@@ -532,11 +549,12 @@ def _read(words: list[str]) -> _Marks:
         end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
-    _mark_tail(text, marks)
     for pattern in (_FALSE_THAT, _WRONG_TO_SAY, _IGNORE, _NOBODY, _I_DENY, _I_DOUBT, _NOUN_DENY):
         _mark_forward(text, pattern, marks, "deny")
     for pattern in (_OTHERS_SAY, _GENERIC_SAY, _IT_IS_SAID, _ACCORDING, _I_REPORTED, _NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
+    # "..., which is false" / "..., and they're right:" judge what the sentence said before
+    _mark_tail(text, marks)
     _mark_conditions(words, marks)
     return marks
 
@@ -606,8 +624,12 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
     for k in range(1, len(sentences)):
         w = words[k]
         judged = verdict(w)
-        if judged is None and len(w) == 1 and asks[k - 1]:
-            judged = ("deny", True) if w[0] in NO else ("endorse", True) if w[0] in YES else None
+        if judged is None and asks[k - 1] and w and (len(w) == 1 or w[1] in CLAUSE_PUNCTUATION):
+            # "Does it? No." / "Does it? Yes, so ...": the answer judges the question
+            whole = len(w) == 1
+            judged = ("deny", whole) if w[0] in NO else ("endorse", whole) if w[0] in YES else None
+            if judged and not whole:
+                marks[k].cue[0] = True
         if judged is None:
             continue
         how, whole = judged
