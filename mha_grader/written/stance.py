@@ -312,6 +312,7 @@ _POS_TAIL = re.compile(
 # ", some say" / ", or so they say": reports the clauses before
 _REPORT_TAIL = re.compile(
     rf" (?:[,;(—–-]|or so) (?:{QUANT} )?(?:{DET}?{PEOPLE}|{QUANT}|they) {MODAL}{SAY}$"
+    rf"| ,? ?or so (?:[a-z_]+ ){{1,3}}{SAY}$"
 )
 
 
@@ -415,7 +416,7 @@ def _condition_end(words: list[str], begin: int) -> int:
             and words[i - 1] not in ("and", "or", "not")
         ):
             return i
-        seen_verb = seen_verb or w in VERBS
+        seen_verb = seen_verb or w in VERBS or w == "not"
     return len(words)
 
 
@@ -497,6 +498,9 @@ def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> 
             marks.cue[i] = True
         marks.breaks.add(span.stop)
         scope = _scope_forward(text.words, span.stop)
+        # another stance cue ("I doubt X, I think Y") opens a scope of its own
+        stop = next((i for i in scope if marks.cue[i]), scope.stop)
+        scope = range(scope.start, stop)
         if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
             scope = _scope_back(text.words, span.start)
         _apply(marks, scope, how)
@@ -557,6 +561,45 @@ def _read(words: list[str]) -> _Marks:
     _mark_tail(text, marks)
     _mark_conditions(words, marks)
     return marks
+
+
+# "..., they didn't" / "We don't." after a condition: what it supposes is not so
+_NOT_SO = re.compile(
+    r"^(?:(?:but|and|yet) )?(?:they|it|we|that|this|he|she|which|there|you|i) (?:do|does|did|is|"
+    r"are|was|were|has|have|had|can|will|would) not(?: (?:so|that|though))?(?= [:;,]|$)"
+)
+
+
+def _not_so(words: list[str], begin: int) -> range | None:
+    """The tokens of a short denial ("they didn't") starting at ``begin``, after a break."""
+    while begin < len(words) and words[begin] in (";", ":", ",", "—", "–", "-"):
+        begin += 1
+    text = _Text(words[begin:])
+    m = _NOT_SO.match(text.text)
+    if m is None:
+        return None
+    span = text.token_span(m)
+    return range(begin + span.start, begin + span.stop)
+
+
+def _contrary_to_fact(
+    marks: _Marks, words: list[str], nxt: tuple[_Marks, list[str]] | None
+) -> None:
+    """A condition followed by a denial of it ("If the head count changed any shape, the totals
+    would differ; they didn't." / "... we would see more parameters. We don't.") reasons about
+    what is not so: its consequence is supposed, not claimed."""
+    for condition, consequence in marks.conditions:
+        end = max(condition.stop, consequence.stop)
+        denial, where = _not_so(words, end), marks
+        if denial is None and nxt is not None and end >= len(words):
+            where = nxt[0]
+            denial = _not_so(nxt[1], 0)
+        if denial is None:
+            continue
+        for j in consequence:
+            marks.supposed[j] = True
+        for j in denial:
+            where.cue[j] = True
 
 
 def interrogative(words: list[str]) -> bool:
@@ -621,6 +664,9 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         asks.append(asked)
         if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
             marks[k].hedged = [True] * marks[k].n
+    for k in range(len(sentences)):
+        following = (marks[k + 1], words[k + 1]) if k + 1 < len(sentences) else None
+        _contrary_to_fact(marks[k], words[k], following)
     for k in range(1, len(sentences)):
         w = words[k]
         judged = verdict(w)

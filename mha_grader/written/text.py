@@ -101,8 +101,18 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         # "unequal chunks" denies "equal chunks"
         (r"\bun(equal|equally|even|evenly)\b", r"not \1"),
         (r"\bnon-?(integer|whole)\b", r"not \1"),
-        (r"\bwon't\b", "will not"),
+        (r"\bwon't\b|\bwont\b", "will not"),
         (r"n't\b", " not"),
+        # the same typed without the apostrophe: "dont", "doesnt", "cant", "thats", "im"
+        (r"\bcant\b", "can not"),
+        (
+            r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need)nt\b",
+            r"\1 not",
+        ),
+        # "that's not the case": the verb stays (a possessive "'s" goes, below)
+        (r"\b(that|it|there|what|here|this|which|who)(?:'s|s)\s+(?=not\b)", r"\1 is "),
+        (r"\bthat'?s\b", "that is"),
+        (r"\bim\b", "i am"),
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
