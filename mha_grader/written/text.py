@@ -222,14 +222,20 @@ class Normaliser:
                     table[key] = canonical
         self._phrases = table
         self._canonical = frozenset(phrases)
-        self._longest = max((len(k) for k in table), default=1)
+        # the phrase lengths that start with each word, longest first: most words start none
+        sizes: dict[str, set[int]] = {}
+        for key in table:
+            sizes.setdefault(key[0], set()).add(len(key))
+        self._sizes = {w: sorted(n, reverse=True) for w, n in sizes.items()}
 
     def tokens(self, text: str, rewritten: bool = False) -> tuple[Token, ...]:
         raw = [t.lower() for t in _TOKEN.findall(text if rewritten else rewrite(text))]
         out: list[Token] = []
         i = 0
         while i < len(raw):
-            for size in range(min(self._longest, len(raw) - i), 0, -1):
+            for size in self._sizes.get(raw[i], ()):
+                if i + size > len(raw):
+                    continue
                 canonical = self._phrases.get(tuple(raw[i : i + size]))
                 if canonical is not None:
                     out.append(Token(canonical, canonical, True))
