@@ -32,6 +32,16 @@ AGREEING_VERBS = frozenset(
 )
 
 
+# A comparison: "it's like ...", "think of ...", "imagine ...", "like cutting a pizza".
+_ANALOGY = re.compile(
+    r"\b(?:it(?:'s| is) like|is like|are like|think of|imagine|picture|as if|analogy|metaphor|"
+    r"like (?:a|an|one|two|eight|having|cutting|sharing|giving|replacing|reading|slicing|"
+    r"splitting|asking|using))\b",
+    re.IGNORECASE,
+)
+ANALOGY_MIN_WORDS = 12
+ANALOGY_READ_BELOW = 0.75  # of the points: an analogy read well enough stands alone
+
 # An answer that states a wrong idea and still keeps more than this share of the points after
 # its penalty says enough that is right for a teacher to weigh the two; below it, the wrong
 # idea is what the answer says, and its penalty stands.
@@ -74,6 +84,13 @@ TOO_LONG = Flag(
     0.5,
     "This answer is far longer than the two to four sentences asked for; a teacher will read it "
     "and set the final score. A short answer that states the idea is what is wanted.",
+)
+ANALOGY = Flag(
+    "analogy",
+    0.5,
+    "Your answer explains by a comparison, which the automatic grading cannot map to the ideas "
+    "this question asks about; a teacher will read it and set the final score. Saying which part "
+    "of the layer each part of your picture stands for makes it clear to any reader.",
 )
 OTHER_LANGUAGE = Flag(
     "other-language",
@@ -156,4 +173,14 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
         found.append(KEYWORD_LIST)
     if len(words(text)) > rubric.max_words:
         found.append(TOO_LONG)
+    # a picture ("one big cake baked once, a slice per head") may say all of it in words no
+    # rubric holds: a teacher reads one that earns little, unless it states a wrong idea
+    if (
+        not found
+        and not reading.misconceptions
+        and earned < ANALOGY_READ_BELOW * rubric.total_weight
+        and len(words(text)) >= ANALOGY_MIN_WORDS
+        and _ANALOGY.search(text)
+    ):
+        found.append(ANALOGY)
     return found
