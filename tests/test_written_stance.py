@@ -347,3 +347,47 @@ def test_a_negation_does_not_reach_into_the_next_clause_with_a_subject_of_its_ow
         "and d_head would not be a whole number."
     )
     assert _graded("q5", text)[0] == 1
+
+
+def test_what_someone_else_says_ends_where_a_clause_of_the_students_own_begins():
+    (frames,) = _frames(
+        "It's wrong to think any number of heads works, num_heads must divide d_model."
+    )
+    assert frames["works"] is Frame.DENIED and frames["divides"] is Frame.ASSERTED
+    # a comma inside the reported idea does not end it
+    (frames,) = _frames(
+        "A myth says the count stays the same, 256 for both, since it is a reshape.", "q2"
+    )
+    assert frames["reshape"] is Frame.DENIED
+
+
+def test_or_after_a_requirement_is_what_would_happen_otherwise():
+    (frames,) = _frames("num_heads has to divide d_model or the heads won't get equal chunks.")
+    assert frames["chunks"] is Frame.OTHERWISE and frames["divides"] is Frame.ASSERTED
+    (frames,) = _frames("The heads share Wq or Wk.")
+    assert frames["wk"] is Frame.ASSERTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the head count changed a shape, the totals would differ; they didn't.",
+        "If the head count changed a shape, the totals would differ. It doesn't.",
+    ],
+)
+def test_a_condition_denied_after_it_supposes_its_consequence(text):
+    assert _frames(text, "q2")[0]["differ"] is Frame.SUPPOSED
+
+
+def test_a_belief_given_up_is_reported():
+    (frames,) = _frames("At first I thought each head has separate matrices, but they share Wq.")
+    assert frames["separate"] is Frame.REPORTED and frames["share"] is Frame.ASSERTED
+
+
+def test_a_negation_does_not_reach_into_an_embedded_question():
+    text = (
+        "The parameter count is identical, but that number doesn't capture how many independent "
+        "patterns a token can have."
+    )
+    output = grade_answer("challenge", text).output
+    assert "Re-check" not in output

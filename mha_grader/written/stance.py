@@ -75,6 +75,9 @@ SUBORDINATORS = frozenset(
     """but while whereas although though because since so yet instead if unless otherwise else
     however""".split()
 )
+# words that open an embedded clause: "that number doesn't capture how many independent
+# patterns a token can have" does not deny the patterns
+EMBEDDED = frozenset("how what whether where why who".split())
 # words that end what a cue reports or denies: the student's own voice resumes
 CONTRASTS = frozenset("but however yet whereas instead although though actually".split())
 SCOPE_ENDS = frozenset(": ;".split())
@@ -212,6 +215,8 @@ _I_REPORTED = re.compile(
     r"\b(?:i|we) (?:(?:first|initially|originally|naively|wrongly) )?(?:expected|assumed|"
     r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
     r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
+    r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
+    r"expected)(?: that)?\b"
 )
 _NOUN_REPORT = re.compile(
     r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
@@ -354,7 +359,7 @@ def clause_starts(words: list[str], breaks: set[int] = frozenset()) -> list[int]
             start = i + 1
         elif i in breaks:
             start = i
-        elif w in SUBORDINATORS and i > start:
+        elif (w in SUBORDINATORS or w in EMBEDDED) and i > start:
             start = i
         elif w in ("and", "or") and i > start and i + 1 < len(words):
             nxt = words[i + 1]
@@ -374,18 +379,38 @@ def clause_starts(words: list[str], breaks: set[int] = frozenset()) -> list[int]
     return starts
 
 
-def _scope_forward(words: list[str], begin: int, conclusion_ends: bool = False) -> range:
+def _scope_forward(
+    words: list[str], begin: int, conclusion_ends: bool = False, clause_ends: bool = False
+) -> range:
     """From ``begin`` to the end of what a cue governs: the sentence's end, a colon or
     semicolon (but "; which ..." goes on), or a contrast ("but", "however"). What would happen
     without the constraint also ends at a conclusion drawn from it ("..., so it has to divide
-    it")."""
+    it"); what someone else says, at a comma that opens a clause of the student's own ("it's
+    wrong to think any number works, d_model has to be divisible by it")."""
     for i in range(begin, len(words)):
         w = words[i]
         if w in CONTRASTS or (w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]):
             return range(begin, i)
         if conclusion_ends and w in CONCLUSIONS and NECESSITY & set(words[i + 1 : i + 7]):
             return range(begin, i)
+        if clause_ends and w == "," and _opens_clause(words, i + 1) and _has_verb(words[begin:i]):
+            return range(begin, i)
     return range(begin, len(words))
+
+
+CONTINUATIONS = SUBORDINATORS | frozenset("and or which that who whose as like".split())
+
+
+def _opens_clause(words: list[str], at: int) -> bool:
+    """A clause with a verb of its own starts at ``at`` (not "256 for both", not "since ...")."""
+    if at >= len(words) or words[at] in CONTINUATIONS:
+        return False
+    part = []
+    for w in words[at:]:
+        if w in CLAUSE_PUNCTUATION:
+            break
+        part.append(w)
+    return _has_verb(part)
 
 
 def _scope_back(words: list[str], end: int) -> range:
@@ -425,7 +450,11 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
     while i < len(words):
         w = words[i]
         opens = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | SUBORDINATORS | OPENERS | {"or"}
-        if (w == "otherwise" or (w == "else" and opens)) and not marks.cue[i]:
+        # "d_model has to be divisible by num_heads or the heads won't get equal chunks": "or"
+        # after a requirement, opening a clause of its own, means "otherwise"
+        required = w == "or" and words[i + 1 : i + 2] != ["else"] and _opens_clause(words, i + 1)
+        required = required and bool(NECESSITY & set(words[clause_starts(words)[i - 1] : i]))
+        if (w == "otherwise" or (w == "else" and opens) or required) and not marks.cue[i]:
             # "otherwise X": what would happen without what was just said, so not X; "the heads
             # would otherwise get unequal shares": the whole clause
             marks.cue[i] = True
@@ -497,7 +526,7 @@ def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> 
         for i in span:
             marks.cue[i] = True
         marks.breaks.add(span.stop)
-        scope = _scope_forward(text.words, span.stop)
+        scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
         # another stance cue ("I doubt X, I think Y") opens a scope of its own
         stop = next((i for i in scope if marks.cue[i]), scope.stop)
         scope = range(scope.start, stop)
