@@ -155,3 +155,11 @@ def test_a_sheet_of_disowned_or_copied_ideas_earns_a_quarter_at_most_or_is_flagg
         graded = grade_sheet(sheet)
         assert graded.passes, (graded.kind, graded.score)
         assert graded.score <= SHEET_AT_MOST * graded.total or graded.unflagged_over_quarter == 0
+
+
+def test_the_held_out_set_flags_a_fifth_at_most_and_gives_no_wrong_answer_half_marks():
+    # its figures only: the set is never tuned on (its first line says so)
+    figures = summary(grade_labelled(load_labelled(HELD_OUT)))
+    assert figures["flagged_share"] <= 0.20
+    assert figures["zero_above_half"] == 0
+    assert figures["max_wrong_share"] <= 0.5
