@@ -34,59 +34,48 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from enum import Enum
 
+from .cues import (
+    ACCORDING,
+    CLAUSE_PUNCTUATION,
+    CONCLUSIONS,
+    CONTINUATIONS,
+    CONTRARY,
+    CONTRASTS,
+    EMBEDDED,
+    FALSE_THAT,
+    GENERIC_SAY,
+    HEDGE,
+    I_DENY,
+    I_DOUBT,
+    I_REPORTED,
+    IGNORE,
+    IT_IS_SAID,
+    NECESSITY,
+    NEG_OPENING,
+    NEG_SENTENCE,
+    NEG_TAIL,
+    NO,
+    NOBODY,
+    NOT_SO,
+    NOUN_DENY,
+    NOUN_REPORT,
+    OPENERS,
+    OTHERS_SAY,
+    POS_OPENING,
+    POS_SENTENCE,
+    POS_TAIL,
+    PREPOSITIONS,
+    PRONOUNS,
+    REPORT_TAIL,
+    SCOPE_ENDS,
+    SUBJECTS,
+    SUBORDINATORS,
+    VERBS,
+    WH_OR_AUXILIARY,
+    WRONG_TO_SAY,
+    YES,
+)
 from .text import FAILURES, NEGATORS, Sentence
-
-# ------------------------------------------------------------------------------- word classes
-AUXILIARIES = frozenset(
-    """is are was were be been being am do does did has have had can could will would shall
-    should may might must""".split()
-)
-# verbs students use in these answers (any form): with the auxiliaries, what makes a run of words
-# a clause of its own
-VERBS = AUXILIARIES | frozenset(
-    """= get gets got give gives gave given take takes took taken make makes made see sees saw
-    seen use uses used need needs needed work works worked fail fails failed split splits cut
-    cuts attend attends attended look looks looked compute computes computed add adds added
-    change changes changed stay stays stayed remain remains remained differ differs differed
-    produce produces produced share shares shared learn learns learned learnt own owns owned
-    receive receives received project projects projected apply applies applied put puts spread
-    spreads go goes went gone come comes came keep keeps kept lose loses lost become becomes
-    became mean means meant equal equals divide divides divided reshape reshapes reshaped
-    multiply multiplies multiplied run runs ran focus focuses focused match matches matched
-    collapse collapses collapsed average averages averaged serve serves served mix mixes mixed
-    depend depends depended happen happens happened grow grows grew increase increases increased
-    decrease decreases decreased shrink shrinks shrank double doubles doubled cost costs show
-    shows showed shown print prints printed return returns returned raise raises raised complain
-    complains break breaks broke handle handles handled process processes processed read reads
-    hold holds held exist exists sit sits sat end ends ended point points pointed blend blends
-    blended capture captures captured represent represents represented allow allows allowed
-    contain contains contained reuse reuses reused slice slices sliced""".split()
-)
-PREPOSITIONS = frozenset(
-    """of to into in on by for with from at over between among across per than as about through
-    onto via under within without""".split()
-)
-# words that open a clause with a subject of its own
-SUBJECTS = frozenset("the they it we you i this these those there each every all".split())
-# punctuation that ends a clause
-CLAUSE_PUNCTUATION = frozenset(", ; : ( ) — – -".split())
-# words that open a clause of their own
-SUBORDINATORS = frozenset(
-    """but while whereas although though because since so yet instead if unless otherwise else
-    however""".split()
-)
-# words that open an embedded clause: "that number doesn't capture how many independent
-# patterns a token can have" does not deny the patterns
-EMBEDDED = frozenset("how what whether where why who".split())
-# words that end what a cue reports or denies: the student's own voice resumes
-CONTRASTS = frozenset("but however yet whereas instead although though actually".split())
-SCOPE_ENDS = frozenset(": ;".split())
-CONCLUSIONS = frozenset("so therefore hence thus".split())
-NECESSITY = frozenset("must has have need needs should required requires necessary".split())
-WH_OR_AUXILIARY = AUXILIARIES | frozenset("what where when why how which who whom whose".split())
-OPENERS = frozenset("so and but well ok okay then now also".split())
-YES = frozenset("yes yep yeah yup true correct right exactly indeed".split())
-NO = frozenset("no nope nah".split())
 
 
 class Frame(Enum):
@@ -157,168 +146,6 @@ def plain(n: int) -> Stances:
     return Stances(
         (0,) * n, (False,) * n, (0,) * n, (False,) * n, (False,) * n, (False,) * n, (False,) * n
     )
-
-
-# ---------------------------------------------------------------------------- cue patterns
-BE = r"(?:is|are|was|were|be|been|s|m|am|would be|will be)"
-ADV = (
-    r"(?:(?:completely|totally|simply|just|plainly|clearly|obviously|of course|certainly|"
-    r"absolutely|definitely|actually|really|quite|entirely|utterly|so|very|all|100 %) )*"
-)
-NEG_VERDICT = (
-    r"(?:false|wrong|untrue|incorrect|not true|not correct|not right|not the case|not so|"
-    r"a myth|myth|a lie|nonsense|rubbish|bogus|a fallacy|misleading|mistaken|a misconception|"
-    r"a mistake|an error|a misunderstanding|backwards|the other way (?:round|around)|"
-    r"an urban legend|a legend|not how it works)"
-)
-POS_VERDICT = r"(?:true|right|correct|the case|accurate|spot on)"
-SAY = (
-    r"(?:say|says|said|saying|claim|claims|claimed|claiming|think|thinks|thought|thinking|"
-    r"believe|believes|believed|believing|argue|argues|argued|arguing|assume|assumes|assumed|"
-    r"suggest|suggests|suggested|state|states|stated|insist|insists|insisted|tell|tells|told|"
-    r"hold|holds|expect|expects|expected|maintain|maintains|write|writes|wrote|feel|feels|"
-    r"reckon|reckons|imagine|imagines|suppose|supposes|guess|guesses|assert|asserts)"
-)
-PEOPLE = (
-    r"(?:people|persons|students|folks|others|someone|somebody|anyone|anybody|everyone|"
-    r"everybody|classmates?|friends?|colleagues?|tutors?|teachers?|team|teams|authors?|"
-    r"textbooks?|books?|blogs?|posts?|sources?|critics?|sceptics?|skeptics?|engineers?|"
-    r"researchers?|experts?|websites?|forums?|peers?|partners?|ta|tas|group|beginners?|"
-    r"newcomers?|chatgpt|gpt|llms?)"
-)
-QUANT = r"(?:some|many|most|several|a lot of|lots of|plenty of|certain|other|a few|few)"
-DET = r"(?:(?:the|a|an|my|our|your|his|her|their|this|that|one|some) )"
-MODAL = (
-    r"(?:(?:may|might|could|would|will|often|usually|sometimes|commonly|wrongly|mistakenly|"
-    r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
-    r"tend to|seem to|used to|even|always|really|honestly) )*"
-)
-# "some claim", "a friend told me", "the team argues", "you might think", "they say"
-_OTHERS_SAY = re.compile(
-    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
-    rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
-)
-_GENERIC_SAY = re.compile(
-    rf"\b(?:you|one|we) (?:might|may|could|would|will) {MODAL}{SAY}(?: that)?\b"
-)
-_IT_IS_SAID = re.compile(
-    r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
-    r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
-)
-_ACCORDING = re.compile(
-    rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
-    rf"common belief|rumou?r|folklore|the myth)\b"
-)
-_CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
-# "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
-_I_REPORTED = re.compile(
-    r"\b(?:i|we) (?:(?:first|initially|originally|naively|wrongly) )?(?:expected|assumed|"
-    r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
-    r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
-    r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
-    r"expected)(?: that)?\b"
-)
-_NOUN_REPORT = re.compile(
-    r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
-    r"widespread|frequent|usual|typical|naive|old|classic|intuitive|obvious|tempting|standard) )+"
-    r"(?:belief|claim|idea|notion|view|assumption|intuition|argument|opinion|rumou?r|saying|"
-    r"expectation|impression|answer)(?: (?:is|says|goes|holds|would be|here is))?(?: that)?\b"
-    r"|\b(?:the|a|this|their|his|her) (?:team )?(?:claim|belief|argument|notion|assumption|"
-    r"rumou?r|idea|view)(?: is)? that\b"
-)
-_NOUN_DENY = re.compile(
-    r"\b(?:(?:a|an|the|this|that|one) )?(?:(?:common|popular|widespread|frequent|usual|typical|"
-    r"naive|old|classic|persistent|big|great|famous|well known|known|total|complete) )*"
-    r"(?:myth|misconception|misunderstanding|fallacy|urban legend|fairy tale|old wives tale)"
-    r"(?: (?:is|says|goes|holds|claims|has it|would have it|would say|would be))?(?: that)?\b"
-)
-_FALSE_THAT = re.compile(
-    rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
-    rf"(?: to {SAY})?(?: that)\b"
-)
-_WRONG_TO_SAY = re.compile(
-    rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
-    rf"mistaken) to {SAY}(?: that)?\b"
-)
-_IGNORE = re.compile(
-    rf"\b(?:ignore|disregard|dismiss|forget about|forget|(?:do|did|should|must) not "
-    rf"(?:listen to|believe|trust)|never (?:listen to|believe|trust)) (?:anyone|anybody|people|"
-    rf"those|whoever|everyone|everybody|someone|somebody|the people|the claim|the idea|the notion|"
-    rf"the myth|claims|{QUANT} people|what (?:people|{QUANT}|they|others) {SAY})"
-    rf"(?: (?:who|that))?(?: {MODAL}{SAY})?(?: (?:you|me|us))?(?: that)?\b"
-)
-_NOBODY = re.compile(rf"\b(?:nobody|no one|none of us) {MODAL}{SAY}(?: that)?\b")
-_I_DENY = re.compile(
-    rf"\b(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer|m not|am not) "
-    rf"{ADV}(?:believe|believed|think|thought|buy|bought|accept|accepted|agree|agreed|trust|"
-    rf"trusted|go along with)(?: (?:with|in))?(?: (?:that|it|this|the claim|the idea))?"
-    rf"(?: that)?\b"
-    rf"|\b(?:i|we) (?:m|am|are) not {ADV}(?:convinced|sure) (?:that)\b"
-)
-_I_DOUBT = re.compile(
-    r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"
-    r"disagree with|disagree that|m not convinced|am not convinced|m sceptical|am sceptical|"
-    r"m skeptical|am skeptical|m doubtful|am doubtful|find it hard to believe|refuse to believe)"
-    r"(?: (?:that|whether|if|the claim that|the idea that))?\b"
-)
-_HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|probably|possibly|presumably|apparently|seemingly|supposedly|"
-    r"(?:more |most )?likely|"
-    r"i (?:think|believe|guess|suppose|reckon|suspect|feel|say|would say|assume|gather|"
-    r"understand|imagine)(?: that)?|it seems(?: like| that| to me)?|seems like|seems to|"
-    r"it looks like|looks like|as far as i (?:can tell|know|understand|see|remember)|"
-    r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
-    r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
-    r"(?: (?:it|this|that|everything|things))?(?: (?:correctly|right|well))?|"
-    r"(?:i (?:am|m) )?not (?:100(?: mod)?|entirely|totally|completely|fully|quite|really) sure"
-    r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
-    r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
-)
-# a whole sentence that judges the previous one
-_VERDICT_SUBJECT = (
-    r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"
-    r"all of (?:this|that|it)|all (?:this|that)|this claim|that claim|the claim|this idea|"
-    r"that idea|the idea|this view|that view|both|both claims|they|these people|those people|"
-    r"such claims|this belief|that belief|that statement|this statement|the team|the myth) )?"
-)
-_NEG_SENTENCE = re.compile(
-    rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
-    rf"either|at all|in fact|here|there))?$"
-    rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer) {ADV}"
-    rf"(?:believe|believed|buy|bought|accept|accepted|agree|agreed|trust|trusted|think so|"
-    rf"thought so)(?: (?:it|that|this|them|any of (?:it|this|that)|a word of (?:it|this|that)|"
-    rf"for a (?:second|minute|moment)|at all|either|anymore|any more|one bit))*$"
-    rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:strongly|really|seriously) )?(?:doubt|disagree|reject|"
-    rf"dispute|deny)(?: (?:it|that|this|them|with (?:it|that|this|them)|strongly|completely))*$"
-    rf"|^(?:(?:but|and) )?(?:they|these people|those people|the team) (?:are |were )?{ADV}"
-    rf"(?:wrong|mistaken)$"
-)
-_POS_SENTENCE = re.compile(
-    rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT}$"
-    r"|^(?:(?:and|but) )?(?:i|we) (?:(?:fully|totally|completely) )?(?:agree|believe it|buy it)$"
-    r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
-)
-# "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
-_NEG_OPENING = re.compile(rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] ")
-_POS_OPENING = re.compile(rf"^{_VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
-# where a judgement of what came before ends: the sentence, or a colon or semicolon
-_CLOSES = r"(?= [:;]|$)"
-# "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before
-_NEG_TAIL = re.compile(
-    rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|but that|but this|and that|and this|"
-    rf"but it|both))? (?:{BE} )?{ADV}{NEG_VERDICT}{_CLOSES}"
-    rf"| (?:[,;:(—–-]|but|and) (?:i|we) (?:(?:do|did|can|could|would|will) not|never) {ADV}"
-    rf"(?:believe|believed|buy|bought|accept|agree|think so)(?: (?:it|that|this|them))?{_CLOSES}"
-)
-_POS_TAIL = re.compile(
-    rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|and that|and this|they|and they))? "
-    rf"(?:{BE} )?{ADV}{POS_VERDICT}{_CLOSES}"
-)
-# ", some say" / ", or so they say": reports the clauses before
-_REPORT_TAIL = re.compile(
-    rf" (?:[,;(—–-]|or so) (?:{QUANT} )?(?:{DET}?{PEOPLE}|{QUANT}|they) {MODAL}{SAY}$"
-    rf"| ,? ?or so (?:[a-z_]+ ){{1,3}}{SAY}$"
-)
 
 
 class _Text:
@@ -396,9 +223,6 @@ def _scope_forward(
         if clause_ends and w == "," and _opens_clause(words, i + 1) and _has_verb(words[begin:i]):
             return range(begin, i)
     return range(begin, len(words))
-
-
-CONTINUATIONS = SUBORDINATORS | frozenset("and or which that who whose as like".split())
 
 
 def _opens_clause(words: list[str], at: int) -> bool:
@@ -556,7 +380,7 @@ def _apply(marks: _Marks, scope: range, how: str) -> None:
 
 
 def _mark_tail(text: _Text, marks: _Marks) -> None:
-    for pattern, how in ((_NEG_TAIL, "deny"), (_POS_TAIL, "endorse"), (_REPORT_TAIL, "report")):
+    for pattern, how in ((NEG_TAIL, "deny"), (POS_TAIL, "endorse"), (REPORT_TAIL, "report")):
         for m in pattern.finditer(text.text):
             span = text.token_span(m)
             if any(marks.cue[i] for i in span):
@@ -570,21 +394,21 @@ def _read(words: list[str]) -> _Marks:
     marks = _Marks(len(words))
     text = _Text(words)
     # hedges first: "if I'm not mistaken" is no condition, its "not" no negation
-    _mark_forward(text, _HEDGE, marks, "hedge")
-    for pattern in (_NEG_OPENING, _POS_OPENING):
+    _mark_forward(text, HEDGE, marks, "hedge")
+    for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
         if m:  # "It's false: ..." judges the sentence before; the rest is the student's own
             for i in text.token_span(m):
                 marks.cue[i] = True
-    for m in _CONTRARY.finditer(text.text):
+    for m in CONTRARY.finditer(text.text):
         # "contrary to what some claim, X": the part before the comma is theirs, X the student's
         span = text.token_span(m)
         end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
-    for pattern in (_FALSE_THAT, _WRONG_TO_SAY, _IGNORE, _NOBODY, _I_DENY, _I_DOUBT, _NOUN_DENY):
+    for pattern in (FALSE_THAT, WRONG_TO_SAY, IGNORE, NOBODY, I_DENY, I_DOUBT, NOUN_DENY):
         _mark_forward(text, pattern, marks, "deny")
-    for pattern in (_OTHERS_SAY, _GENERIC_SAY, _IT_IS_SAID, _ACCORDING, _I_REPORTED, _NOUN_REPORT):
+    for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
     _mark_tail(text, marks)
@@ -592,19 +416,12 @@ def _read(words: list[str]) -> _Marks:
     return marks
 
 
-# "..., they didn't" / "We don't." after a condition: what it supposes is not so
-_NOT_SO = re.compile(
-    r"^(?:(?:but|and|yet) )?(?:they|it|we|that|this|he|she|which|there|you|i) (?:do|does|did|is|"
-    r"are|was|were|has|have|had|can|will|would) not(?: (?:so|that|though))?(?= [:;,]|$)"
-)
-
-
 def _not_so(words: list[str], begin: int) -> range | None:
     """The tokens of a short denial ("they didn't") starting at ``begin``, after a break."""
     while begin < len(words) and words[begin] in (";", ":", ",", "—", "–", "-"):
         begin += 1
     text = _Text(words[begin:])
-    m = _NOT_SO.match(text.text)
+    m = NOT_SO.match(text.text)
     if m is None:
         return None
     span = text.token_span(m)
@@ -646,9 +463,6 @@ def interrogative(words: list[str]) -> bool:
     return False
 
 
-PRONOUNS = frozenset("it they he she that this there we you i so".split())
-
-
 def _asks(part: list[str]) -> bool:
     return (
         bool(part)
@@ -663,10 +477,10 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
     ("It's false: in my run ...")."""
     text = " ".join(words)
     for pattern, how, whole in (
-        (_NEG_SENTENCE, "deny", True),
-        (_POS_SENTENCE, "endorse", True),
-        (_NEG_OPENING, "deny", False),
-        (_POS_OPENING, "endorse", False),
+        (NEG_SENTENCE, "deny", True),
+        (POS_SENTENCE, "endorse", True),
+        (NEG_OPENING, "deny", False),
+        (POS_OPENING, "endorse", False),
     ):
         if pattern.match(text):
             return how, whole
