@@ -23,8 +23,12 @@ that ends at a clause or a contrast):
   the next sentence answers it with a bare "No." or "Yes.".
 
 A negation's scope is its clause: clauses end at punctuation, at subordinators ("because",
-"if", "otherwise"...) and at an "and" that joins two clauses with verbs of their own. Words of a
-cue ("I don't think", "if I'm not mistaken") are not read as content or as negations.
+"if", "otherwise"...), at an embedded question ("how many ...") and at an "and" that joins two
+clauses with verbs of their own. Words of a cue ("I don't think", "if I'm not mistaken") are not
+read as content or as negations. The cue phrases and word classes are in cues.py. No package on
+PyPI fits better on this machine: spaCy, stanza and benepar parse only with a model downloaded at
+run time, NLTK's taggers need data downloads, and the NegEx/ConText ports (negspacy, pyConTextNLP)
+need spaCy or are unmaintained; this grammar is a few hundred lines and a millisecond a sheet.
 """
 
 from __future__ import annotations
