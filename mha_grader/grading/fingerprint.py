@@ -10,14 +10,15 @@ from .submission import Submission
 
 
 def grader_fingerprint() -> str:
-    """A hash of the hidden tests, rubrics, points and reference solutions: change any of them
-    and the next batch regrades everyone. (After upgrading the grader's code, use --regrade.)"""
+    """A hash of the hidden tests, rubrics (and the hand-outs snapshot they read copies
+    against), points and reference solutions: change any of them and the next batch regrades
+    everyone. (After upgrading the grader's code, use --regrade.)"""
     h = hashlib.sha256()
     for folder in (AUTOGRADER, SOLUTIONS):
         for path in sorted(folder.rglob("*")):
             if (
                 path.is_file()
-                and path.suffix in {".py", ".toml"}
+                and path.suffix in {".py", ".toml", ".json"}
                 and "__pycache__" not in path.parts
             ):
                 h.update(path.relative_to(ROOT).as_posix().encode() + b"\0")

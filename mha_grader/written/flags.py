@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .match import Reading, Status
+from .match import Status
+from .reading import Reading
 from .rubric import Rubric
 from .text import FUNCTION_WORDS, words
 
@@ -17,6 +18,7 @@ KEYWORD_LIST_MAX_FUNCTION_SHARE = 0.12  # prose runs at 0.3-0.5 function words; 
 KEYWORD_ITEM_MAX_WORDS = 4
 KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
+KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
 _SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
 # Verbs in the third person: a bare run of words with one of them is a terse sentence.
@@ -29,6 +31,16 @@ AGREEING_VERBS = frozenset(
     remain""".split()
 )
 
+
+# A comparison: "it's like ...", "think of ...", "imagine ...", "like cutting a pizza".
+_ANALOGY = re.compile(
+    r"\b(?:it(?:'s| is) like|is like|are like|think of|imagine|picture|as if|analogy|metaphor|"
+    r"like (?:a|an|one|two|eight|having|cutting|sharing|giving|replacing|reading|slicing|"
+    r"splitting|asking|using))\b",
+    re.IGNORECASE,
+)
+ANALOGY_MIN_WORDS = 12
+ANALOGY_READ_BELOW = 0.75  # of the points: an analogy read well enough stands alone
 
 # An answer that states a wrong idea and still keeps more than this share of the points after
 # its penalty says enough that is right for a teacher to weigh the two; below it, the wrong
@@ -73,6 +85,13 @@ TOO_LONG = Flag(
     "This answer is far longer than the two to four sentences asked for; a teacher will read it "
     "and set the final score. A short answer that states the idea is what is wanted.",
 )
+ANALOGY = Flag(
+    "analogy",
+    0.5,
+    "Your answer explains by a comparison, which the automatic grading cannot map to the ideas "
+    "this question asks about; a teacher will read it and set the final score. Saying which part "
+    "of the layer each part of your picture stands for makes it clear to any reader.",
+)
 OTHER_LANGUAGE = Flag(
     "other-language",
     0.5,
@@ -86,8 +105,17 @@ OTHER_LANGUAGE = Flag(
 _NOTE = re.compile(r"\w\s*(?::|=|->|→)\s*\w")
 
 
+# An item that compares ("256 vs 256") or denies ("not new weights", "no private ones") makes
+# a claim, however terse.
+CLAIM_WORDS = frozenset("vs versus than not no never".split())
+
+
 def _is_keyword_item(item: list[str]) -> bool:
-    return len(item) <= KEYWORD_ITEM_MAX_WORDS and not any(w in FUNCTION_WORDS for w in item)
+    return (
+        len(item) <= KEYWORD_ITEM_MAX_WORDS
+        and not any(w in FUNCTION_WORDS for w in item)
+        and not any(w in CLAIM_WORDS for w in item[:2])
+    )
 
 
 def is_keyword_list(text: str) -> bool:
@@ -101,25 +129,26 @@ def is_keyword_list(text: str) -> bool:
     if share > KEYWORD_LIST_MAX_FUNCTION_SHARE:
         return False
     items: list[list[str]] = []
-    notes = 0
+    noted: list[bool] = []  # the item is a note ("1 head: 256", "256 = 256"): a fact stated
     for part in _ITEM_BREAK.split(text):
         item = words(part)
         if items and len(item) == 1 and item[0] in _SYMBOLS:
             items[-1] += item  # "Q, K, V" and "Wq, Wk, Wv" are one item, not three
         elif item:
             items.append(item)
-            notes += bool(_NOTE.search(part))
-    if notes * 2 > len(items):
+            noted.append(bool(_NOTE.search(part)))
+    if sum(noted) * 2 > len(items):
         return False  # notes, one fact a line: terse, but sentences in effect
-    bare = [i for i in items if _is_keyword_item(i)]
+    bare = [i for i, note in zip(items, noted, strict=True) if not note and _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
         return True
-    # one run of bare words, not a sentence: no function word, no verb that agrees with a
-    # subject ("no head owns private weights"), no full stop
+    # one run of bare words, not a sentence: no function word, no full stop, and no verb that
+    # agrees with a subject ("no head owns private weights"), unless the run is too long to be
+    # one terse clause ("different heads different patterns token 2 token 3 token 4 differ")
     return (
         share == 0
         and len(tokens) >= KEYWORD_RUN_MIN_WORDS
-        and not any(t in AGREEING_VERBS for t in tokens)
+        and (len(tokens) >= KEYWORD_RUN_ANY_VERB or not any(t in AGREEING_VERBS for t in tokens))
         and not re.search(r"[.!?]\s*$", text)
     )
 
@@ -144,4 +173,14 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
         found.append(KEYWORD_LIST)
     if len(words(text)) > rubric.max_words:
         found.append(TOO_LONG)
+    # a picture ("one big cake baked once, a slice per head") may say all of it in words no
+    # rubric holds: a teacher reads one that earns little, unless it states a wrong idea
+    if (
+        not found
+        and not reading.misconceptions
+        and earned < ANALOGY_READ_BELOW * rubric.total_weight
+        and len(words(text)) >= ANALOGY_MIN_WORDS
+        and _ANALOGY.search(text)
+    ):
+        found.append(ANALOGY)
     return found

@@ -12,7 +12,8 @@ from ..outcomes import Tag, TestResult
 from ..points import POINTS
 from .flags import OTHER_LANGUAGE, flags_for
 from .language import other_language
-from .match import Reading, Status, read_concepts
+from .match import Status
+from .reading import Reading, read_concepts
 from .rubric import Rubric, load_rubrics
 
 NEEDS_REVIEW = Tag.NEEDS_REVIEW
@@ -61,6 +62,17 @@ def _feedback(rubric: Rubric, reading: Reading) -> list[str]:
         )
     if recognised and not missing and not wrong:
         lines.append("Every idea this question asks about is there.")
+    for source, excerpt in dict.fromkeys(reading.copied):
+        lines.append(
+            f'"{excerpt}" is copied from {source}: copied text earns nothing. Say in your own '
+            "words what you found and why."
+        )
+    guessed = [c.idea for c in rubric.concepts if c.id in reading.guessed]
+    if guessed:
+        lines.append(
+            "You give " + "; ".join(guessed) + ' as a guess ("maybe", "I think", a question '
+            "mark). It counts; your own results let you state it as a finding."
+        )
     return lines
 
 

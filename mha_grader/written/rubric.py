@@ -18,7 +18,7 @@ from pathlib import Path
 from mha_check.questions import WRITTEN_QUESTIONS
 
 from ..paths import RUBRICS
-from .text import CLAUSE_NEGATORS, FILLERS, NEGATORS, Normaliser, Token, stem
+from .text import FILLERS, NEGATORS, Normaliser, Token, stem
 
 CLAUSE_PUNCTUATION = frozenset(",;:")
 
@@ -212,9 +212,7 @@ def compile_phrasing(
         if all(a.word in NEGATORS for a in alts.values()):
             # a negation written into a phrasing is any negation: "not change" reads "No
             # change." and "It never changes." too
-            alts = {
-                stem(w): Alternative(w, stem(w), False) for w in sorted(NEGATORS - CLAUSE_NEGATORS)
-            }
+            alts = {stem(w): Alternative(w, stem(w), False) for w in sorted(NEGATORS)}
         slots.append(tuple(alts.values()))
     if not slots:
         raise RubricError(f"{where}: phrasing {text!r} has no words that can be matched")
@@ -334,11 +332,18 @@ def load_rubric(path: Path, common: Mapping | None = None) -> Rubric:
             raise RubricError(f"{path.name} concept {c.id!r}: names unknown concepts {unknown}")
     if not concepts or sum(c.points for c in concepts) <= 0:
         raise RubricError(f"{path.name}: no concept with points")
+    # a shared misconception that this rubric's concepts already read as a contradiction
+    # ("each head has its own Wq" in Q1) is charged once, as that contradiction
+    reads = set(raw.get("reads", []))
+    shared = common.get("misconception", [])
+    unknown = reads - {m.get("id") for m in shared}
+    if unknown:
+        raise RubricError(f"{path.name}: reads unknown shared misconceptions {sorted(unknown)}")
     misconceptions = [
         # the shared ones accept the shared synonyms only: a question's wide groups
         # ("token" ~ "relationship" in the challenge) would make them claim right answers
         *_misconceptions(
-            common.get("misconception", []),
+            [m for m in shared if m.get("id") not in reads],
             normaliser,
             _synonym_groups(common.get("synonyms", {})),
             default_gap,

@@ -23,14 +23,14 @@ FILLERS = frozenset(
     to that this these those it its they them their there just also only really simply still
     will would can could may might shall need needs needed has got gets get of""".split()
 )
-# Words that reverse the claim that follows them in the same clause ("otherwise X can not be
-# split" says X can be split).
-NEGATORS = frozenset(
-    "not no never none nothing nobody neither nor without cannot otherwise".split()
-)
-CLAUSE_NEGATORS = frozenset({"otherwise"})  # reverse the whole clause they open
-# Words that make a claim a guess ("they might differ").
-HEDGES = frozenset("might may maybe perhaps possibly could".split())
+# Words that reverse the claim that follows them in the same clause. ("Otherwise X can not be
+# split" says X can be split: stance.py reads "otherwise" and "else".)
+NEGATORS = frozenset("not no never none nothing nobody neither nor without cannot".split())
+# Words that say a thing is possible, not that it was found ("they might differ").
+POSSIBILITY = frozenset("might may possibly could".split())
+# Predicates that deny what they are said of: "the split into equal heads fails" is "the
+# split does not work"; counted as a negation after a claim, in its clause.
+FAILURES = frozenset("fail fails failed failing breaks broke crash crashes crashed".split())
 # Tokens that end a clause: negation does not reach across them.
 CLAUSE_BREAKS = frozenset(
     ", ; : ( ) — – - but while whereas although though because since so yet instead".split()
@@ -98,8 +98,21 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
         (r"\s*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
-        (r"\bwon't\b", "will not"),
+        # "unequal chunks" denies "equal chunks"
+        (r"\bun(equal|equally|even|evenly)\b", r"not \1"),
+        (r"\bnon-?(integer|whole)\b", r"not \1"),
+        (r"\bwon't\b|\bwont\b", "will not"),
         (r"n't\b", " not"),
+        # the same typed without the apostrophe: "dont", "doesnt", "cant", "thats", "im"
+        (r"\bcant\b", "can not"),
+        (
+            r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need)nt\b",
+            r"\1 not",
+        ),
+        # "that's not the case": the verb stays (a possessive "'s" goes, below)
+        (r"\b(that|it|there|what|here|this|which|who)(?:'s|s)\s+(?=not\b)", r"\1 is "),
+        (r"\bthat'?s\b", "that is"),
+        (r"\bim\b", "i am"),
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
@@ -209,14 +222,20 @@ class Normaliser:
                     table[key] = canonical
         self._phrases = table
         self._canonical = frozenset(phrases)
-        self._longest = max((len(k) for k in table), default=1)
+        # the phrase lengths that start with each word, longest first: most words start none
+        sizes: dict[str, set[int]] = {}
+        for key in table:
+            sizes.setdefault(key[0], set()).add(len(key))
+        self._sizes = {w: sorted(n, reverse=True) for w, n in sizes.items()}
 
     def tokens(self, text: str, rewritten: bool = False) -> tuple[Token, ...]:
         raw = [t.lower() for t in _TOKEN.findall(text if rewritten else rewrite(text))]
         out: list[Token] = []
         i = 0
         while i < len(raw):
-            for size in range(min(self._longest, len(raw) - i), 0, -1):
+            for size in self._sizes.get(raw[i], ()):
+                if i + size > len(raw):
+                    continue
                 canonical = self._phrases.get(tuple(raw[i : i + size]))
                 if canonical is not None:
                     out.append(Token(canonical, canonical, True))

@@ -1,0 +1,121 @@
+"""Find the parts of an answer copied from the hand-outs (sources.py), small edits allowed.
+
+Both sides are read as the rubric reads them (the same rewriting, phrase folding and stems),
+filler words dropped, so "the projections are d_model x d_model" and "projections d_model by
+d_model" meet. An answer's word counts as copied when it lies in a run of ``SHINGLE`` words that
+also occurs in a hand-out. A sentence most of whose words are copied is copied whole (a word
+changed here and there leaves most of its runs intact); in a longer sentence of the student's
+own, only a long copied stretch is. Short common phrases ("d_model must be divisible by
+num_heads") are never long enough to count.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .rubric import Rubric
+from .sources import Handout, load_handouts
+from .text import Sentence
+
+SHINGLE = 4  # words in a run compared with the hand-outs
+COPIED_SHARE = 0.6  # of a sentence's words, from which the whole sentence is copied
+MIN_SENTENCE = 6  # words: a shorter sentence is never called a copy
+MIN_STRETCH = 12  # copied words in a row that are a copy inside a sentence of one's own
+# copied words that are not notation or numbers: "every projection is d_model x d_model
+# whatever the head count" is notation the whole module shares, not a copied explanation
+MIN_PLAIN = 5
+
+
+@dataclass(frozen=True)
+class Copy:
+    sentence: int
+    positions: frozenset[int]  # the sentence's tokens that are copied
+    source: str  # the hand-out's name, for feedback
+
+
+def _content(sentence: Sentence) -> list[tuple[int, str]]:
+    return [
+        (i, t.stem)
+        for i, t in enumerate(sentence.tokens)
+        if t.word[:1].isalnum() and not t.is_filler
+    ]
+
+
+def _plain(sentence: Sentence, positions: list[int]) -> int:
+    """How many of these tokens are ordinary words (not notation, phrase tokens or numbers)."""
+    tokens = sentence.tokens
+    return sum(
+        1
+        for i in positions
+        if not tokens[i].canonical and len(tokens[i].word) > 1 and tokens[i].word.isalpha()
+    )
+
+
+_INDEX: dict[tuple[int, str], dict[tuple[str, ...], int]] = {}
+
+
+def _shingles(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, ...], int]:
+    """Runs of SHINGLE stems in the hand-outs (their statements, not their questions) -> the
+    index of a hand-out they occur in; built once per rubric."""
+    key = (id(handouts), rubric.question)
+    found = _INDEX.get(key)
+    if found is None:
+        found = {}
+        for h, handout in enumerate(handouts):
+            for sentence in rubric.normaliser.sentences(handout.text):
+                if sentence.question:
+                    continue
+                stems = [s for _, s in _content(sentence)]
+                for k in range(len(stems) - SHINGLE + 1):
+                    found.setdefault(tuple(stems[k : k + SHINGLE]), h)
+        _INDEX[key] = found
+    return found
+
+
+def find_copies(
+    rubric: Rubric, sentences: list[Sentence], handouts: tuple[Handout, ...] | None = None
+) -> list[Copy]:
+    """The copied parts of each sentence of an answer."""
+    handouts = load_handouts() if handouts is None else handouts
+    if not handouts:
+        return []
+    shingles = _shingles(rubric, handouts)
+    copies = []
+    for s_index, sentence in enumerate(sentences):
+        content = _content(sentence)
+        covered = [False] * len(content)
+        sources: Counter[int] = Counter()
+        for k in range(len(content) - SHINGLE + 1):
+            h = shingles.get(tuple(stem for _, stem in content[k : k + SHINGLE]))
+            if h is not None:
+                covered[k : k + SHINGLE] = [True] * SHINGLE
+                sources[h] += 1
+        if not sources:
+            continue
+        copied = [i for (i, _), c in zip(content, covered, strict=True) if c]
+        if _plain(sentence, copied) < MIN_PLAIN:
+            continue
+        if len(content) >= MIN_SENTENCE and len(copied) >= COPIED_SHARE * len(content):
+            positions = frozenset(range(len(sentence.tokens)))
+        else:
+            positions = frozenset(_stretches(content, covered))
+        if positions:
+            source = handouts[sources.most_common(1)[0][0]].name
+            copies.append(Copy(s_index, positions, source))
+    return copies
+
+
+def _stretches(content: list[tuple[int, str]], covered: list[bool]) -> set[int]:
+    """Token positions of every run of at least MIN_STRETCH copied words (and what lies
+    between them: punctuation, filler words)."""
+    found: set[int] = set()
+    run: list[int] = []
+    for (i, _), copied in zip([*content, (-1, "")], [*covered, False], strict=True):
+        if copied:
+            run.append(i)
+            continue
+        if len(run) >= MIN_STRETCH:
+            found.update(range(run[0], run[-1] + 1))
+        run = []
+    return found

@@ -1,0 +1,231 @@
+"""The words stance.py reads: word classes, and the cue phrases of each stance.
+
+Cue phrases are regular expressions over a sentence's words as the grader tokenises them (lower
+case, contractions spelled out: "it's" is "it is", "don't" is "do not", a possessive "'s" is
+dropped), joined by single spaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ------------------------------------------------------------------------------- word classes
+AUXILIARIES = frozenset(
+    """is are was were be been being am do does did has have had can could will would shall
+    should may might must""".split()
+)
+# verbs students use in these answers (any form): with the auxiliaries, what makes a run of words
+# a clause of its own
+VERBS = AUXILIARIES | frozenset(
+    """= get gets got give gives gave given take takes took taken make makes made see sees saw
+    seen use uses used need needs needed work works worked fail fails failed split splits cut
+    cuts attend attends attended look looks looked compute computes computed add adds added
+    change changes changed stay stays stayed remain remains remained differ differs differed
+    produce produces produced share shares shared learn learns learned learnt own owns owned
+    receive receives received project projects projected apply applies applied put puts spread
+    spreads go goes went gone come comes came keep keeps kept lose loses lost become becomes
+    became mean means meant equal equals divide divides divided reshape reshapes reshaped
+    multiply multiplies multiplied run runs ran focus focuses focused match matches matched
+    collapse collapses collapsed average averages averaged serve serves served mix mixes mixed
+    depend depends depended happen happens happened grow grows grew increase increases increased
+    decrease decreases decreased shrink shrinks shrank double doubles doubled cost costs show
+    shows showed shown print prints printed return returns returned raise raises raised complain
+    complains break breaks broke handle handles handled process processes processed read reads
+    hold holds held exist exists sit sits sat end ends ended point points pointed blend blends
+    blended capture captures captured represent represents represented allow allows allowed
+    contain contains contained reuse reuses reused slice slices sliced""".split()
+)
+PREPOSITIONS = frozenset(
+    """of to into in on by for with from at over between among across per than as about through
+    onto via under within without""".split()
+)
+# words that open a clause with a subject of its own
+SUBJECTS = frozenset("the they it we you i this these those there each every all".split())
+# punctuation that ends a clause
+CLAUSE_PUNCTUATION = frozenset(", ; : ( ) — – -".split())
+# words that open a clause of their own
+SUBORDINATORS = frozenset(
+    """but while whereas although though because since so yet instead if unless otherwise else
+    however""".split()
+)
+# words that open an embedded clause: "that number doesn't capture how many independent
+# patterns a token can have" does not deny the patterns
+EMBEDDED = frozenset("how what whether where why who".split())
+# words that end what a cue reports or denies: the student's own voice resumes
+CONTRASTS = frozenset("but however yet whereas instead although though actually".split())
+SCOPE_ENDS = frozenset(": ;".split())
+CONCLUSIONS = frozenset("so therefore hence thus".split())
+NECESSITY = frozenset("must has have need needs should required requires necessary".split())
+WH_OR_AUXILIARY = AUXILIARIES | frozenset("what where when why how which who whom whose".split())
+OPENERS = frozenset("so and but well ok okay then now also".split())
+YES = frozenset("yes yep yeah yup true correct right exactly indeed".split())
+NO = frozenset("no nope nah".split())
+CONTINUATIONS = SUBORDINATORS | frozenset("and or which that who whose as like".split())
+PRONOUNS = frozenset("it they he she that this there we you i so".split())
+
+
+# ---------------------------------------------------------------------------- cue patterns
+BE = r"(?:is|are|was|were|be|been|s|m|am|would be|will be)"
+ADV = (
+    r"(?:(?:completely|totally|simply|just|plainly|clearly|obviously|of course|certainly|"
+    r"absolutely|definitely|actually|really|quite|entirely|utterly|so|very|all|100 %) )*"
+)
+NEG_VERDICT = (
+    r"(?:false|wrong|untrue|incorrect|not true|not correct|not right|not the case|not so|"
+    r"a myth|myth|a lie|nonsense|rubbish|bogus|a fallacy|misleading|mistaken|a misconception|"
+    r"a mistake|an error|a misunderstanding|backwards|the other way (?:round|around)|"
+    r"an urban legend|a legend|not how it works)"
+)
+POS_VERDICT = r"(?:true|right|correct|the case|accurate|spot on)"
+SAY = (
+    r"(?:say|says|said|saying|claim|claims|claimed|claiming|think|thinks|thought|thinking|"
+    r"believe|believes|believed|believing|argue|argues|argued|arguing|assume|assumes|assumed|"
+    r"suggest|suggests|suggested|state|states|stated|insist|insists|insisted|tell|tells|told|"
+    r"hold|holds|expect|expects|expected|maintain|maintains|write|writes|wrote|feel|feels|"
+    r"reckon|reckons|imagine|imagines|suppose|supposes|guess|guesses|assert|asserts)"
+)
+PEOPLE = (
+    r"(?:people|persons|students|folks|others|someone|somebody|anyone|anybody|everyone|"
+    r"everybody|classmates?|friends?|colleagues?|tutors?|teachers?|team|teams|authors?|"
+    r"textbooks?|books?|blogs?|posts?|sources?|critics?|sceptics?|skeptics?|engineers?|"
+    r"researchers?|experts?|websites?|forums?|peers?|partners?|ta|tas|group|beginners?|"
+    r"newcomers?|chatgpt|gpt|llms?)"
+)
+QUANT = r"(?:some|many|most|several|a lot of|lots of|plenty of|certain|other|a few|few)"
+DET = r"(?:(?:the|a|an|my|our|your|his|her|their|this|that|one|some) )"
+MODAL = (
+    r"(?:(?:may|might|could|would|will|often|usually|sometimes|commonly|wrongly|mistakenly|"
+    r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
+    r"tend to|seem to|used to|even|always|really|honestly) )*"
+)
+# "some claim", "a friend told me", "the team argues", "you might think", "they say"
+OTHERS_SAY = re.compile(
+    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
+    rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
+)
+GENERIC_SAY = re.compile(
+    rf"\b(?:you|one|we) (?:might|may|could|would|will) {MODAL}{SAY}(?: that)?\b"
+)
+IT_IS_SAID = re.compile(
+    r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
+    r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
+)
+ACCORDING = re.compile(
+    rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
+    rf"common belief|rumou?r|folklore|the myth)\b"
+)
+CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
+# "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
+I_REPORTED = re.compile(
+    r"\b(?:i|we) (?:(?:first|initially|originally|naively|wrongly) )?(?:expected|assumed|"
+    r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
+    r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
+    r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
+    r"expected)(?: that)?\b"
+)
+NOUN_REPORT = re.compile(
+    r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
+    r"widespread|frequent|usual|typical|naive|old|classic|intuitive|obvious|tempting|standard) )+"
+    r"(?:belief|claim|idea|notion|view|assumption|intuition|argument|opinion|rumou?r|saying|"
+    r"expectation|impression|answer)(?: (?:is|says|goes|holds|would be|here is))?(?: that)?\b"
+    r"|\b(?:the|a|this|their|his|her) (?:team )?(?:claim|belief|argument|notion|assumption|"
+    r"rumou?r|idea|view)(?: is)? that\b"
+)
+NOUN_DENY = re.compile(
+    r"\b(?:(?:a|an|the|this|that|one) )?(?:(?:common|popular|widespread|frequent|usual|typical|"
+    r"naive|old|classic|persistent|big|great|famous|well known|known|total|complete) )*"
+    r"(?:myth|misconception|misunderstanding|fallacy|urban legend|fairy tale|old wives tale)"
+    r"(?: (?:is|says|goes|holds|claims|has it|would have it|would say|would be))?(?: that)?\b"
+)
+FALSE_THAT = re.compile(
+    rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
+    rf"(?: to {SAY})?(?: that)\b"
+)
+WRONG_TO_SAY = re.compile(
+    rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
+    rf"mistaken) to {SAY}(?: that)?\b"
+)
+IGNORE = re.compile(
+    rf"\b(?:ignore|disregard|dismiss|forget about|forget|(?:do|did|should|must) not "
+    rf"(?:listen to|believe|trust)|never (?:listen to|believe|trust)) (?:anyone|anybody|people|"
+    rf"those|whoever|everyone|everybody|someone|somebody|the people|the claim|the idea|the notion|"
+    rf"the myth|claims|{QUANT} people|what (?:people|{QUANT}|they|others) {SAY})"
+    rf"(?: (?:who|that))?(?: {MODAL}{SAY})?(?: (?:you|me|us))?(?: that)?\b"
+)
+NOBODY = re.compile(rf"\b(?:nobody|no one|none of us) {MODAL}{SAY}(?: that)?\b")
+I_DENY = re.compile(
+    rf"\b(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer|m not|am not) "
+    rf"{ADV}(?:believe|believed|think|thought|buy|bought|accept|accepted|agree|agreed|trust|"
+    rf"trusted|go along with)(?: (?:with|in))?(?: (?:that|it|this|the claim|the idea))?"
+    rf"(?: that)?\b"
+    rf"|\b(?:i|we) (?:m|am|are) not {ADV}(?:convinced|sure) (?:that)\b"
+)
+I_DOUBT = re.compile(
+    r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"
+    r"disagree with|disagree that|m not convinced|am not convinced|m sceptical|am sceptical|"
+    r"m skeptical|am skeptical|m doubtful|am doubtful|find it hard to believe|refuse to believe)"
+    r"(?: (?:that|whether|if|the claim that|the idea that))?\b"
+)
+HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|possibly|presumably|apparently|seemingly|supposedly|"
+    r"(?:more |most )?likely|"
+    r"i (?:think|believe|guess|suppose|reckon|suspect|feel|say|would say|assume|gather|"
+    r"understand|imagine)(?: that)?|it seems(?: like| that| to me)?|seems like|seems to|"
+    r"it looks like|looks like|as far as i (?:can tell|know|understand|see|remember)|"
+    r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
+    r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
+    r"(?: (?:it|this|that|everything|things))?(?: (?:correctly|right|well))?|"
+    r"(?:i (?:am|m) )?not (?:100(?: mod)?|entirely|totally|completely|fully|quite|really) sure"
+    r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
+    r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
+)
+# a whole sentence that judges the previous one
+VERDICT_SUBJECT = (
+    r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"
+    r"all of (?:this|that|it)|all (?:this|that)|this claim|that claim|the claim|this idea|"
+    r"that idea|the idea|this view|that view|both|both claims|they|these people|those people|"
+    r"such claims|this belief|that belief|that statement|this statement|the team|the myth) )?"
+)
+NEG_SENTENCE = re.compile(
+    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
+    rf"either|at all|in fact|here|there))?$"
+    rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer) {ADV}"
+    rf"(?:believe|believed|buy|bought|accept|accepted|agree|agreed|trust|trusted|think so|"
+    rf"thought so)(?: (?:it|that|this|them|any of (?:it|this|that)|a word of (?:it|this|that)|"
+    rf"for a (?:second|minute|moment)|at all|either|anymore|any more|one bit))*$"
+    rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:strongly|really|seriously) )?(?:doubt|disagree|reject|"
+    rf"dispute|deny)(?: (?:it|that|this|them|with (?:it|that|this|them)|strongly|completely))*$"
+    rf"|^(?:(?:but|and) )?(?:they|these people|those people|the team) (?:are |were )?{ADV}"
+    rf"(?:wrong|mistaken)$"
+)
+POS_SENTENCE = re.compile(
+    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT}$"
+    r"|^(?:(?:and|but) )?(?:i|we) (?:(?:fully|totally|completely) )?(?:agree|believe it|buy it)$"
+    r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
+)
+# "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
+NEG_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] ")
+POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
+# where a judgement of what came before ends: the sentence, or a colon or semicolon
+CLOSES = r"(?= [:;]|$)"
+# "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before
+NEG_TAIL = re.compile(
+    rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|but that|but this|and that|and this|"
+    rf"but it|both))? (?:{BE} )?{ADV}{NEG_VERDICT}{CLOSES}"
+    rf"| (?:[,;:(—–-]|but|and) (?:i|we) (?:(?:do|did|can|could|would|will) not|never) {ADV}"
+    rf"(?:believe|believed|buy|bought|accept|agree|think so)(?: (?:it|that|this|them))?{CLOSES}"
+)
+POS_TAIL = re.compile(
+    rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|and that|and this|they|and they))? "
+    rf"(?:{BE} )?{ADV}{POS_VERDICT}{CLOSES}"
+)
+# ", some say" / ", or so they say": reports the clauses before
+REPORT_TAIL = re.compile(
+    rf" (?:[,;(—–-]|or so) (?:{QUANT} )?(?:{DET}?{PEOPLE}|{QUANT}|they) {MODAL}{SAY}$"
+    rf"| ,? ?or so (?:[a-z_]+ ){{1,3}}{SAY}$"
+)
+# "..., they didn't" / "We don't." after a condition: what it supposes is not so
+NOT_SO = re.compile(
+    r"^(?:(?:but|and|yet) )?(?:they|it|we|that|this|he|she|which|there|you|i) (?:do|does|did|is|"
+    r"are|was|were|has|have|had|can|will|would) not(?: (?:so|that|though))?(?= [:;,]|$)"
+)

@@ -1,0 +1,232 @@
+"""Read an answer as a whole: what it claims about each of a rubric's concepts.
+
+In order: a sentence that copies the question states nothing, nor does a part copied from a
+hand-out (copies.py); each clause gets the student's stance (stance.py), so only what the
+student claims counts; a misconception the answer asserts, in any question, claims its words
+from the concepts (one that yields to a longer right reading of the same words is kept as
+``doubtful``); what
+follows from a condition that states a wrong idea ("if each head had its own matrices, the count
+would double") is supposed, not claimed; a yes/no question's plain answer said only as a
+possibility, with nothing to back it, is dropped; a bare "No." answers a yes/no question, and one
+the rest of the answer contradicts makes the concept both said and denied; an idea implied by
+others counts; one that requires another counts only with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
+
+from .copies import find_copies
+from .match import Match, Status, all_matches, best, phrasing_matches, status_of, unclaimed
+from .rubric import Misconception, Rubric
+from .stance import Stances, read_stances
+from .text import Sentence, split_sentences
+
+
+@dataclass(frozen=True)
+class Reading:
+    status: dict[str, Status]  # each concept's
+    misconceptions: tuple[Misconception, ...]  # the wrong ideas the answer asserts
+    held: frozenset[str]  # recognised, but not counted: a concept they require is missing
+    # wrong ideas whose words also read, at greater length, as a right one ("head 0 only sees
+    # the first tokens, head 1 the last" is a sequence split and evidence that heads differ)
+    doubtful: tuple[Misconception, ...] = ()
+    copied: tuple[tuple[str, str], ...] = ()  # (hand-out, the answer's copied words), in order
+    guessed: frozenset[str] = frozenset()  # recognised only in hedged clauses ("maybe", "?")
+
+
+def _misconception_matches(
+    rubric: Rubric,
+    sentences: list[Sentence],
+    memos: list[dict],
+    stances: list[Stances],
+    hidden: list[frozenset[int]],
+    readings: list[Match],
+) -> tuple[dict[str, list[Match]], set[str], list[Match]]:
+    """Asserted misconceptions and the words they claim, and those that yield: a misconception
+    yields to a longer ``reading`` of the same words as a concept (the grader cannot tell which
+    one the answer means, so a teacher is asked). The third list: those stated in a condition
+    (not claimed)."""
+    found: dict[str, list[Match]] = {}
+    yielded: set[str] = set()
+    supposed: list[Match] = []  # stated in a condition: not claimed
+    for mis in rubric.misconceptions:
+        matches = phrasing_matches(mis.phrasings, sentences, memos, True, False, stances, hidden)
+        for m in best(matches):
+            if m.supports and m.supposed:
+                supposed.append(m)
+            if not m.supports or m.supposed:
+                continue
+            if any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings):
+                yielded.add(mis.id)
+            else:
+                found.setdefault(mis.id, []).append(m)
+    return found, yielded - set(found), supposed
+
+
+def _supposed_consequences(stances: list[Stances], wrong: list[Match]) -> set[tuple[int, int]]:
+    """(sentence, token) of what follows from a condition that states a wrong idea: "if each
+    head had its own matrices, the count would double" reasons from a supposition the student
+    does not hold, so the doubling is not claimed either."""
+    found = set()
+    for m in wrong:
+        for condition, consequence in (
+            stances[m.sentence].conditions if m.sentence < len(stances) else ()
+        ):
+            if m.positions[0] in condition:
+                found.update((m.sentence, i) for i in consequence)
+    return found
+
+
+def _drop_supposed(matches: list[Match], supposed: set[tuple[int, int]]) -> list[Match]:
+    return [
+        m
+        for m in matches
+        if m.supports or not any((m.sentence, i) in supposed for i in m.positions)
+    ]
+
+
+YES = frozenset("yes yep yeah yup".split())
+NO = frozenset("no nope nah".split())
+
+
+def _yes_no(sentences: list[Sentence]) -> str | None:
+    """The answer's bare yes or no, when it opens with one ("No. ...", "Nope, ..."; not "No head
+    has ...", where "no" belongs to the claim)."""
+    first = next((s for s in sentences if not s.question and s.tokens), None)
+    if first is None or (len(first.tokens) > 1 and not first.tokens[1].is_break):
+        return None
+    word = first.tokens[0].word
+    return "yes" if word in YES else "no" if word in NO else None
+
+
+COPY_MIN_WORDS = 4  # shorter sentences ("what did you find") are too common to call a copy
+COPY_CLAUSE_SHARE = 0.9  # of a clause of the question, from its first word, to be a copy of it
+COPY_OTHER_SHARE = 0.2  # of the sentence's words may come from outside the question
+
+
+def copies_prompt(sentence: Sentence, clauses: tuple[tuple[str, ...], ...]) -> bool:
+    """The sentence is the question copied, question mark or not: it holds a whole clause of
+    the question from its first word ("does each head have its own projection matrices"), and
+    little else. "Each head has its own projection matrices" is a claim: the question's
+    clause begins with "does". A negation the question does not have makes it a claim too."""
+    if any(t.is_negator for t in sentence.tokens):
+        return False
+    words = [t.stem for t in sentence.tokens if t.word[0].isalnum()]
+    if len(words) < COPY_MIN_WORDS:
+        return False
+    vocabulary = {w for clause in clauses for w in clause}
+    if sum(w not in vocabulary for w in words) > COPY_OTHER_SHARE * len(words):
+        return False  # most sentences: too many words the question does not have
+    covered = [False] * len(words)
+    whole = False
+    for clause in clauses:
+        blocks = SequenceMatcher(None, words, clause, autojunk=False).get_matching_blocks()
+        if sum(b.size for b in blocks) >= COPY_CLAUSE_SHARE * len(clause) and any(
+            b.b == 0 and b.size for b in blocks
+        ):
+            whole = True
+        for b in blocks:
+            covered[b.a : b.a + b.size] = [True] * b.size
+    return whole and covered.count(False) <= COPY_OTHER_SHARE * len(words)
+
+
+COPIED_EXCERPT_WORDS = 8  # of a copied part, quoted back in the feedback
+
+
+def read_concepts(rubric: Rubric, text: str) -> Reading:
+    """What the answer says about each concept. A concept implied by others it names counts as
+    recognised; one whose ``requires`` are not all recognised counts as absent (evidence for a
+    claim the answer does not make is no evidence)."""
+    sentences = rubric.normaliser.sentences(text)
+    pasted = [copies_prompt(s, rubric.prompt_clauses) for s in sentences]
+    stances = read_stances(sentences, pasted)
+    # a question asked back (or the question pasted) asserts nothing, unless answered after it
+    sentences = [replace(s, question=st.asks) for s, st in zip(sentences, stances, strict=True)]
+    copies = find_copies(rubric, sentences)
+    hidden = [frozenset()] * len(sentences)
+    for c in copies:
+        hidden[c.sentence] = hidden[c.sentence] | c.positions
+    # word look-ups shared by every phrasing of the rubric, one memo per sentence
+    memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in range(len(sentences) + 1)]
+    matches = {c.id: all_matches(c, sentences, memos, stances, hidden) for c in rubric.concepts}
+    # The plain answer to a yes/no question said only as a possibility, with nothing else to
+    # back it ("they might differ"), is no answer; a belief ("I think they differ", "maybe
+    # they differ?") is the student's claim, and so is a possibility beside ideas the answer
+    # states ("maybe from one projection shared by all heads").
+    guesses = [
+        c.id
+        for c in rubric.concepts
+        if c.yes_no and all(m.possible for m in matches[c.id] if m.supports)
+    ]
+    backed = any(m.supports for k, ms in matches.items() if k not in guesses for m in ms)
+    if not backed:
+        for k in guesses:
+            matches[k] = [m for m in matches[k] if not m.supports]
+    readings = [m for ms in matches.values() for m in ms]
+    wrong, yielded, supposed_wrong = _misconception_matches(
+        rubric, sentences, memos, stances, hidden, readings
+    )
+    # a condition claims nothing wrong, nor what follows from a wrong one
+    supposed = _supposed_consequences(
+        stances, [m for m in readings if m.supposed and not m.supports] + supposed_wrong
+    )
+    matches = {
+        k: _drop_supposed([m for m in ms if m.supports or not m.supposed], supposed)
+        for k, ms in matches.items()
+    }
+    wrong = {
+        k: kept
+        for k, ms in wrong.items()
+        if (kept := [m for m in ms if not any((m.sentence, i) in supposed for i in m.positions)])
+    }
+    claimed = [m for ms in wrong.values() for m in ms]
+    counted = {k: unclaimed(ms, claimed) for k, ms in matches.items()}
+    status = {k: status_of(ms) for k, ms in counted.items()}
+    said = _yes_no(sentences)
+    for c in rubric.concepts:
+        if not (c.yes_no and said):
+            continue
+        if status[c.id] is Status.ABSENT:
+            status[c.id] = Status.RECOGNISED if said == c.yes_no else Status.CONTRADICTED
+        elif (status[c.id] is Status.RECOGNISED) != (said == c.yes_no):
+            # "Yes, they differ": the bare answer and the rest of it disagree
+            status[c.id] = Status.BOTH
+    for c in rubric.concepts:
+        if status[c.id] is Status.ABSENT and any(
+            all(status[i] is Status.RECOGNISED for i in group) for group in c.implied_by
+        ):
+            status[c.id] = Status.RECOGNISED
+    held = set()
+    for c in rubric.concepts:
+        if status[c.id] is Status.RECOGNISED and any(
+            status[r] is not Status.RECOGNISED for r in c.requires
+        ):
+            status[c.id] = Status.ABSENT
+            held.add(c.id)
+    guessed = frozenset(
+        k
+        for k, ms in counted.items()
+        if status[k] is Status.RECOGNISED and ms and all(m.guessed for m in ms if m.supports)
+    )
+    return Reading(
+        status,
+        tuple(m for m in rubric.misconceptions if m.id in wrong),
+        frozenset(held),
+        tuple(m for m in rubric.misconceptions if m.id in yielded),
+        tuple(_excerpt(text, sentences, c.sentence, c.source) for c in copies),
+        guessed,
+    )
+
+
+def _excerpt(text: str, sentences: list[Sentence], index: int, source: str) -> tuple[str, str]:
+    """The hand-out, and the first words of the answer's sentence that copies it, as written
+    (the normalised tokens when a run-on sentence was read in pieces)."""
+    raw = split_sentences(text)
+    if len(raw) == len(sentences):
+        words = raw[index].split()
+    else:
+        words = [t.word for t in sentences[index].tokens]
+    excerpt = " ".join(words[:COPIED_EXCERPT_WORDS])
+    return source, excerpt + (" ..." if len(words) > COPIED_EXCERPT_WORDS else "")

@@ -1,0 +1,546 @@
+"""Who claims what: the student's stance towards each clause of an answer.
+
+Only what the student asserts is graded. A small grammar over the words of each sentence (no
+parser, no model) cuts it into clauses and lets cue phrases set the stance of the words they
+govern, in the manner of the NegEx/ConText family of algorithms (a cue, a direction, a scope
+that ends at a clause or a contrast):
+
+- **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
+  "you might think", "it is often said that", "according to some"): neither earned nor charged;
+- **denied**: the student disowns it ("a myth says", "it is false that", "wrong to say",
+  "ignore anyone who says", "I doubt that", "I don't think", "I never believed it", a sentence
+  "That is false." after a claim, "..., which is false"): read as its negation, so a disowned
+  right idea contradicts the concept and a disowned wrong one states the right idea;
+- **supposed**: a condition ("if each head had its own matrices, ..."): it may earn (a condition
+  on what works names what is needed) but never costs. A condition that is denied ("if not",
+  "if d_model is not divisible by num_heads", "unless ...") states a requirement, and what it
+  leads to is counterfactual, like what follows "otherwise" or "else": both read reversed, so
+  "d_model must be divisible by num_heads, otherwise the features can't be cut equally" gives the
+  constraint and its reason. A consequence of a condition that is not denied is asserted;
+- **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
+  claim (credited), noted as a guess;
+- **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
+  the next sentence answers it with a bare "No." or "Yes.".
+
+A negation's scope is its clause: clauses end at punctuation, at subordinators ("because",
+"if", "otherwise"...), at an embedded question ("how many ...") and at an "and" that joins two
+clauses with verbs of their own. Words of a cue ("I don't think", "if I'm not mistaken") are not
+read as content or as negations. The cue phrases and word classes are in cues.py. No package on
+PyPI fits better on this machine: spaCy, stanza and benepar parse only with a model downloaded at
+run time, NLTK's taggers need data downloads, and the NegEx/ConText ports (negspacy, pyConTextNLP)
+need spaCy or are unmaintained; this grammar is a few hundred lines and a millisecond a sheet.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from enum import Enum
+
+from .cues import (
+    ACCORDING,
+    CLAUSE_PUNCTUATION,
+    CONCLUSIONS,
+    CONTINUATIONS,
+    CONTRARY,
+    CONTRASTS,
+    EMBEDDED,
+    FALSE_THAT,
+    GENERIC_SAY,
+    HEDGE,
+    I_DENY,
+    I_DOUBT,
+    I_REPORTED,
+    IGNORE,
+    IT_IS_SAID,
+    NECESSITY,
+    NEG_OPENING,
+    NEG_SENTENCE,
+    NEG_TAIL,
+    NO,
+    NOBODY,
+    NOT_SO,
+    NOUN_DENY,
+    NOUN_REPORT,
+    OPENERS,
+    OTHERS_SAY,
+    POS_OPENING,
+    POS_SENTENCE,
+    POS_TAIL,
+    PREPOSITIONS,
+    PRONOUNS,
+    REPORT_TAIL,
+    SCOPE_ENDS,
+    SUBJECTS,
+    SUBORDINATORS,
+    VERBS,
+    WH_OR_AUXILIARY,
+    WRONG_TO_SAY,
+    YES,
+)
+from .text import FAILURES, NEGATORS, Sentence
+
+
+class Frame(Enum):
+    """What the student does with a word's clause (for tests and debugging)."""
+
+    ASSERTED = "asserted"
+    HEDGED = "hedged"
+    DENIED = "denied"
+    SUPPOSED = "supposed"
+    OTHERWISE = "otherwise"  # what would happen without what the student requires
+    REPORTED = "reported"  # someone else's, or asked: not claimed either way
+    CUE = "cue"  # a word of a stance cue, not content
+
+
+@dataclass
+class _Marks:
+    """Per-token marks of one sentence, filled in by the cues."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        self.reported = [False] * self.n
+        self.flips = [0] * self.n
+        self.hedged = [False] * self.n
+        self.supposed = [False] * self.n
+        self.otherwise = [False] * self.n
+        self.cue = [False] * self.n
+        # condition span -> its consequence span (both as ranges), for the grader's check of
+        # what a condition supposes
+        self.conditions: list[tuple[range, range]] = []
+        self.breaks: set[int] = set()  # tokens that open a clause: after a cue, a condition
+
+
+@dataclass(frozen=True)
+class Stances:
+    """The stance of every token of one sentence."""
+
+    clause_start: tuple[int, ...]  # per token: where its clause begins
+    reported: tuple[bool, ...]
+    flips: tuple[int, ...]
+    hedged: tuple[bool, ...]
+    supposed: tuple[bool, ...]
+    otherwise: tuple[bool, ...]  # what would happen without what the student requires
+    cue: tuple[bool, ...]
+    conditions: tuple[tuple[range, range], ...] = ()
+    asks: bool = False  # a real question (or the question pasted), not answered after it
+
+    def frame(self, i: int) -> Frame:
+        if self.cue[i]:
+            return Frame.CUE
+        if self.reported[i]:
+            return Frame.REPORTED
+        if self.otherwise[i]:
+            return Frame.OTHERWISE
+        if self.supposed[i]:
+            return Frame.SUPPOSED
+        if self.flips[i] % 2:
+            return Frame.DENIED
+        return Frame.HEDGED if self.hedged[i] else Frame.ASSERTED
+
+    def claimed(self, positions: tuple[int, ...] | list[int]) -> bool:
+        """The words are the student's own claim (or condition), not a report or a cue."""
+        return not any(self.reported[i] or self.cue[i] for i in positions)
+
+
+def plain(n: int) -> Stances:
+    """Every token asserted, one clause (a run of tokens no cue reaches)."""
+    return Stances(
+        (0,) * n, (False,) * n, (0,) * n, (False,) * n, (False,) * n, (False,) * n, (False,) * n
+    )
+
+
+class _Text:
+    """A sentence's words joined by spaces, to find cue phrases with regular expressions."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        self.starts: list[int] = []
+        pos = 0
+        for w in words:
+            self.starts.append(pos)
+            pos += len(w) + 1
+        self.text = " ".join(words)
+
+    def token_span(self, m: re.Match) -> range:
+        """The tokens a match covers (whole tokens only)."""
+        first = bisect_right(self.starts, m.start()) - 1
+        if self.starts[first] < m.start():
+            first += 1
+        last = bisect_right(self.starts, max(m.end() - 1, m.start())) - 1
+        return range(first, last + 1)
+
+
+# ------------------------------------------------------------------------------ clauses
+def _has_verb(words: list[str]) -> bool:
+    return any(w in VERBS for w in words)
+
+
+def clause_starts(words: list[str], breaks: set[int] = frozenset()) -> list[int]:
+    """Per token, the index where its clause begins. A clause ends at punctuation, before a
+    subordinator, and before an "and"/"or" that joins two clauses with verbs of their own (the
+    word after it opening a subject, not a verb: "... can not be cut and d_head would not be
+    whole" is two clauses, "does not add parameters and change shapes" one)."""
+    starts = [0] * len(words)
+    start = 0
+    for i, w in enumerate(words):
+        if w in CLAUSE_PUNCTUATION:
+            start = i + 1
+        elif i in breaks:
+            start = i
+        elif (w in SUBORDINATORS or w in EMBEDDED) and i > start:
+            start = i
+        elif w in ("and", "or") and i > start and i + 1 < len(words):
+            nxt = words[i + 1]
+            right = []
+            for v in words[i + 1 : i + 8]:
+                if v in CLAUSE_PUNCTUATION or v in SUBORDINATORS:
+                    break
+                right.append(v)
+            if (
+                nxt not in VERBS
+                and nxt not in NEGATORS
+                and _has_verb(words[start:i])
+                and _has_verb(right)
+            ):
+                start = i
+        starts[i] = start
+    return starts
+
+
+def _scope_forward(
+    words: list[str], begin: int, conclusion_ends: bool = False, clause_ends: bool = False
+) -> range:
+    """From ``begin`` to the end of what a cue governs: the sentence's end, a colon or
+    semicolon (but "; which ..." goes on), or a contrast ("but", "however"). What would happen
+    without the constraint also ends at a conclusion drawn from it ("..., so it has to divide
+    it"); what someone else says, at a comma that opens a clause of the student's own ("it's
+    wrong to think any number works, d_model has to be divisible by it")."""
+    for i in range(begin, len(words)):
+        w = words[i]
+        if w in CONTRASTS or (w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]):
+            return range(begin, i)
+        if conclusion_ends and w in CONCLUSIONS and NECESSITY & set(words[i + 1 : i + 7]):
+            return range(begin, i)
+        if clause_ends and w == "," and _opens_clause(words, i + 1) and _has_verb(words[begin:i]):
+            return range(begin, i)
+    return range(begin, len(words))
+
+
+def _opens_clause(words: list[str], at: int) -> bool:
+    """A clause with a verb of its own starts at ``at`` (not "256 for both", not "since ...")."""
+    if at >= len(words) or words[at] in CONTINUATIONS:
+        return False
+    part = []
+    for w in words[at:]:
+        if w in CLAUSE_PUNCTUATION:
+            break
+        part.append(w)
+    return _has_verb(part)
+
+
+def _scope_back(words: list[str], end: int) -> range:
+    """From the start of the statement (after the last colon or semicolon, or a contrast)
+    up to ``end``."""
+    for i in range(end - 1, -1, -1):
+        if words[i] in SCOPE_ENDS or words[i] in CONTRASTS:
+            return range(i + 1, end)
+    return range(0, end)
+
+
+# --------------------------------------------------------------------------- conditions
+def _condition_end(words: list[str], begin: int) -> int:
+    """Where a condition that starts at ``begin`` (after "if"/"unless") ends: punctuation,
+    "then", a subordinator, or a new subject after the condition's verb ("if num_heads does not
+    divide d_model the split fails")."""
+    seen_verb = False
+    for i in range(begin, len(words)):
+        w = words[i]
+        if w in CLAUSE_PUNCTUATION or w == "then" or (w in SUBORDINATORS and i > begin):
+            return i
+        if (
+            seen_verb
+            and w in SUBJECTS
+            and i > begin
+            and words[i - 1] not in VERBS
+            and words[i - 1] not in PREPOSITIONS
+            and words[i - 1] not in ("and", "or", "not")
+        ):
+            return i
+        seen_verb = seen_verb or w in VERBS or w == "not"
+    return len(words)
+
+
+def _mark_conditions(words: list[str], marks: _Marks) -> None:
+    i = 0
+    while i < len(words):
+        w = words[i]
+        opens = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | SUBORDINATORS | OPENERS | {"or"}
+        # "d_model has to be divisible by num_heads or the heads won't get equal chunks": "or"
+        # after a requirement, opening a clause of its own, means "otherwise"
+        required = w == "or" and words[i + 1 : i + 2] != ["else"] and _opens_clause(words, i + 1)
+        required = required and bool(NECESSITY & set(words[clause_starts(words)[i - 1] : i]))
+        if (w == "otherwise" or (w == "else" and opens) or required) and not marks.cue[i]:
+            # "otherwise X": what would happen without what was just said, so not X; "the heads
+            # would otherwise get unequal shares": the whole clause
+            marks.cue[i] = True
+            if i > 0 and words[i - 1] == "or":
+                marks.cue[i - 1] = True
+            begin = i + 1 if opens else clause_starts(words)[i]
+            for j in _scope_forward(words, begin, conclusion_ends=True):
+                marks.otherwise[j] = not marks.cue[j]
+            i += 1
+            continue
+        if (
+            w == "without"
+            and opens
+            and words[i + 1 : i + 2] in (["that"], ["this"], ["it"], ["them"])
+            and words[i + 2 : i + 3] == [","]
+        ):
+            # "Without that, d_head is not an integer": what would happen otherwise
+            marks.cue[i] = marks.cue[i + 1] = True
+            for j in _scope_forward(words, i + 3, conclusion_ends=True):
+                marks.otherwise[j] = not marks.cue[j]
+            i += 3
+            continue
+        if w not in ("if", "unless") or marks.cue[i]:
+            i += 1
+            continue
+        before = words[i - 1] if i else ""
+        if before in ("even", "as", "only", "what") or words[i + 1 : i + 2] in (["so"], ["any"]):
+            i += 1  # "even if", "only if" (a requirement), "as if", "if so", "if any"
+            continue
+        end = i + 2 if words[i + 1 : i + 2] == ["not"] else _condition_end(words, i + 1)
+        condition = range(i + 1, end)
+        # "if it is not divisible", "if that fails": a condition that denies
+        negations = sum(
+            1 for j in condition if words[j] in NEGATORS | FAILURES and not marks.cue[j]
+        )
+        denied = (negations + (w == "unless")) % 2 == 1
+        at_start = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | OPENERS | SUBORDINATORS
+        if at_start:
+            begin = end + (end < len(words) and words[end] in (",", "then"))
+            consequence = _scope_forward(words, begin, conclusion_ends=denied)
+        else:
+            consequence = _scope_back(words, i)
+        marks.cue[i] = True
+        if condition and words[condition[0]] == "not" and len(condition) == 1:
+            marks.cue[condition[0]] = True  # "if not, ..." is the whole condition
+        marks.breaks.add(end)
+        if end < len(words) and words[end] == "then":
+            marks.cue[end] = True
+        if denied:
+            # "if X is not divisible ..., the split fails": X must be divisible, and the split
+            # works (the counterfactual read reversed); "unless X, ..." the same
+            for j in condition:
+                marks.flips[j] += w == "if"
+            for j in consequence:
+                marks.otherwise[j] = not marks.cue[j]
+        else:
+            for j in condition:
+                marks.supposed[j] = True
+            marks.conditions.append((condition, consequence))
+        i = end if end > i else i + 1
+
+
+# ----------------------------------------------------------------------------- the cues
+def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> None:
+    for m in pattern.finditer(text.text):
+        span = text.token_span(m)
+        if not span or any(marks.cue[i] for i in span):
+            continue
+        for i in span:
+            marks.cue[i] = True
+        marks.breaks.add(span.stop)
+        scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
+        # another stance cue ("I doubt X, I think Y") opens a scope of its own
+        stop = next((i for i in scope if marks.cue[i]), scope.stop)
+        scope = range(scope.start, stop)
+        if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
+            scope = _scope_back(text.words, span.start)
+        _apply(marks, scope, how)
+
+
+def _apply(marks: _Marks, scope: range, how: str) -> None:
+    for i in scope:
+        if marks.cue[i]:
+            continue
+        if how == "report":
+            marks.reported[i] = True
+        elif how == "deny":
+            marks.flips[i] += 1
+        elif how == "disown":
+            # a verdict on a sentence before: what it reports or asserts is denied; what it
+            # already denies ("a myth says X. I never believed it.") stays denied
+            if marks.reported[i] or marks.flips[i] % 2 == 0:
+                marks.flips[i] += 1
+            marks.reported[i] = False
+        elif how == "endorse":
+            marks.reported[i] = False
+        elif how == "hedge":
+            marks.hedged[i] = True
+
+
+def _mark_tail(text: _Text, marks: _Marks) -> None:
+    for pattern, how in ((NEG_TAIL, "deny"), (POS_TAIL, "endorse"), (REPORT_TAIL, "report")):
+        for m in pattern.finditer(text.text):
+            span = text.token_span(m)
+            if any(marks.cue[i] for i in span):
+                continue
+            for i in span:
+                marks.cue[i] = True
+            _apply(marks, _scope_back(text.words, span.start), "disown" if how == "deny" else how)
+
+
+def _read(words: list[str]) -> _Marks:
+    marks = _Marks(len(words))
+    text = _Text(words)
+    # hedges first: "if I'm not mistaken" is no condition, its "not" no negation
+    _mark_forward(text, HEDGE, marks, "hedge")
+    for pattern in (NEG_OPENING, POS_OPENING):
+        m = pattern.match(text.text)
+        if m:  # "It's false: ..." judges the sentence before; the rest is the student's own
+            for i in text.token_span(m):
+                marks.cue[i] = True
+    for m in CONTRARY.finditer(text.text):
+        # "contrary to what some claim, X": the part before the comma is theirs, X the student's
+        span = text.token_span(m)
+        end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
+        for i in range(span.start, end):
+            marks.cue[i] = True
+    for pattern in (FALSE_THAT, WRONG_TO_SAY, IGNORE, NOBODY, I_DENY, I_DOUBT, NOUN_DENY):
+        _mark_forward(text, pattern, marks, "deny")
+    for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
+        _mark_forward(text, pattern, marks, "report")
+    # "..., which is false" / "..., and they're right:" judge what the sentence said before
+    _mark_tail(text, marks)
+    _mark_conditions(words, marks)
+    return marks
+
+
+def _not_so(words: list[str], begin: int) -> range | None:
+    """The tokens of a short denial ("they didn't") starting at ``begin``, after a break."""
+    while begin < len(words) and words[begin] in (";", ":", ",", "—", "–", "-"):
+        begin += 1
+    text = _Text(words[begin:])
+    m = NOT_SO.match(text.text)
+    if m is None:
+        return None
+    span = text.token_span(m)
+    return range(begin + span.start, begin + span.stop)
+
+
+def _contrary_to_fact(
+    marks: _Marks, words: list[str], nxt: tuple[_Marks, list[str]] | None
+) -> None:
+    """A condition followed by a denial of it ("If the head count changed any shape, the totals
+    would differ; they didn't." / "... we would see more parameters. We don't.") reasons about
+    what is not so: its consequence is supposed, not claimed."""
+    for condition, consequence in marks.conditions:
+        end = max(condition.stop, consequence.stop)
+        denial, where = _not_so(words, end), marks
+        if denial is None and nxt is not None and end >= len(words):
+            where = nxt[0]
+            denial = _not_so(nxt[1], 0)
+        if denial is None:
+            continue
+        for j in consequence:
+            marks.supposed[j] = True
+        for j in denial:
+            where.cue[j] = True
+
+
+def interrogative(words: list[str]) -> bool:
+    """A real question: one of its parts (the sentence, or what follows a comma or colon) opens
+    with an auxiliary or a wh-word and asks about something ("Look at Wq: which of its shapes
+    depends on num_heads?"). A tag ("..., isn't it?", "..., right?") asks nothing."""
+    part: list[str] = []
+    for w in [*words, ","]:
+        if w in CLAUSE_PUNCTUATION:
+            if _asks(part):
+                return True
+            part = []
+        elif part or w not in OPENERS:
+            part.append(w)
+    return False
+
+
+def _asks(part: list[str]) -> bool:
+    return (
+        bool(part)
+        and part[0] in WH_OR_AUXILIARY
+        and any(w not in PRONOUNS and w not in NEGATORS for w in part[1:])
+    )
+
+
+def verdict(words: list[str]) -> tuple[str, bool] | None:
+    """("deny" or "endorse", whole) when the sentence judges the one before it: the whole
+    sentence ("That is false.", "I never believed it.", "They're right.") or its opening
+    ("It's false: in my run ...")."""
+    text = " ".join(words)
+    for pattern, how, whole in (
+        (NEG_SENTENCE, "deny", True),
+        (POS_SENTENCE, "endorse", True),
+        (NEG_OPENING, "deny", False),
+        (POS_OPENING, "endorse", False),
+    ):
+        if pattern.match(text):
+            return how, whole
+    return None
+
+
+def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
+    """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
+    whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
+    claims nothing, unless the next sentence answers it with a bare "No." or "Yes.". A sentence
+    that only judges the one before ("That is false.") claims nothing itself."""
+    words = [[t.word for t in s.tokens] for s in sentences]
+    marks = [_read(w) for w in words]
+    asks = []
+    for k, sentence in enumerate(sentences):
+        if pasted and pasted[k]:
+            asks.append(True)
+            continue
+        if not sentence.question:
+            asks.append(False)
+            continue
+        after = words[k + 1][:1] if k + 1 < len(words) else []
+        asked = interrogative(words[k]) or bool(after and after[0] in YES | NO)
+        asks.append(asked)
+        if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
+            marks[k].hedged = [True] * marks[k].n
+    for k in range(len(sentences)):
+        following = (marks[k + 1], words[k + 1]) if k + 1 < len(sentences) else None
+        _contrary_to_fact(marks[k], words[k], following)
+    for k in range(1, len(sentences)):
+        w = words[k]
+        judged = verdict(w)
+        if judged is None and asks[k - 1] and w and (len(w) == 1 or w[1] in CLAUSE_PUNCTUATION):
+            # "Does it? No." / "Does it? Yes, so ...": the answer judges the question
+            whole = len(w) == 1
+            judged = ("deny", whole) if w[0] in NO else ("endorse", whole) if w[0] in YES else None
+            if judged and not whole:
+                marks[k].cue[0] = True
+        if judged is None:
+            continue
+        how, whole = judged
+        if whole:
+            marks[k].cue = [True] * len(w)
+        _apply(marks[k - 1], range(marks[k - 1].n), "disown" if how == "deny" else how)
+        asks[k - 1] = False  # a question answered: its words are now claimed, or denied
+    return [
+        Stances(
+            tuple(clause_starts(w, m.breaks)),
+            tuple(m.reported),
+            tuple(m.flips),
+            tuple(m.hedged),
+            tuple(m.supposed),
+            tuple(m.otherwise),
+            tuple(m.cue),
+            tuple(m.conditions),
+            asked,
+        )
+        for w, m, asked in zip(words, marks, asks, strict=True)
+    ]

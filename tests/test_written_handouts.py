@@ -1,0 +1,142 @@
+"""Text copied from what students were handed earns nothing, and the feedback says where it
+came from (issue 21). The grader knows the hand-outs from a snapshot, kept equal to
+exercises/ by a test here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mha_grader.points import POINTS
+from mha_grader.written import NEEDS_REVIEW, grade_answer
+from mha_grader.written.copies import find_copies
+from mha_grader.written.rubric import load_rubrics
+from mha_grader.written.sources import SNAPSHOT, Handout, read_handouts, snapshot_text
+
+
+def _graded(qid: str, text: str) -> tuple[float, bool, str]:
+    result = grade_answer(qid, text)
+    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
+
+
+def test_the_snapshot_holds_what_exercises_hands_out():
+    assert SNAPSHOT.read_text(encoding="utf-8") == snapshot_text(read_handouts()), (
+        "the hand-outs changed: python -m mha_grader.written.sources --write"
+    )
+
+
+def test_every_kind_of_hand_out_is_read():
+    handouts = read_handouts()
+    sources = {h.source for h in handouts}
+    assert {"README.md", "lab.ipynb", "multihead.py", "crosscheck.py"} <= sources
+    assert any(s.startswith("tests/") for s in sources)
+    assert "answers.md" not in sources  # the questions: a rubric's prompt reads them
+    text = {h.source: h.text for h in handouts}
+    # the notebook's markdown and its code's comments, a docstring, a public test's message
+    assert "Same input, same projections" in text["lab.ipynb"]
+    assert "the module's worked example" in text["lab.ipynb"]
+    assert "cuts the feature" in text["multihead.py"]
+    assert "splitting into heads is a reshape" in text["tests/parameter_counts.py"]
+
+
+def test_the_hand_outs_are_read_from_their_folder(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "README.md").write_text("# Title\n\nHeads **share** one projection.\n")
+    (tmp_path / "lab.ipynb").write_text(
+        json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1  # a comment here\n"]}]})
+    )
+    (tmp_path / "tests" / "t.py").write_text('assert x, f"the value {x} is wrong"\n')
+    found = {h.source: h.text for h in read_handouts(tmp_path)}
+    assert "Heads share one projection." in " ".join(found["README.md"].split())
+    assert "*" not in found["README.md"] and "#" not in found["README.md"]
+    assert found["lab.ipynb"] == "a comment here"
+    assert "is wrong" in found["tests/t.py"]
+
+
+@pytest.mark.parametrize(
+    ("qid", "text", "source"),
+    [
+        (
+            "q2",
+            "Splitting into heads happens after the projections, so look at which matrices the "
+            "module holds and whether their shapes depend on the number of heads.",
+            "the lab notebook",
+        ),
+        (
+            "q3",
+            "The module printed token 0's rows: head 0 splits its attention between tokens 2 and "
+            "3, head 1 puts all of it on token 4. Same input, same projections: only the slice of "
+            "features each head sees differs.",
+            "the lab notebook",
+        ),
+        (
+            "q1",
+            "Multi-head attention projects Q, K and V once at full d_model and then cuts the "
+            "feature axis into num_heads equal chunks, one per head.",
+            "multihead.py",
+        ),
+        (
+            "q5",
+            "A head count that does not divide d_model cannot split the features into equal "
+            "chunks.",
+            "the lab notebook",
+        ),
+        (
+            "q4",
+            "confirm that more heads cost no extra parameters and attend to different things",
+            "README",
+        ),
+    ],
+)
+def test_a_pasted_hand_out_earns_nothing_and_the_feedback_names_it(qid, text, source):
+    share, _, output = _graded(qid, text)
+    assert share == 0, output
+    assert "copied from" in output and source in output
+    assert "Recognised" not in output
+
+
+def test_small_edits_do_not_hide_a_copy():
+    text = (
+        "q, k and v are projected once at the full d_model and then the feature axis is cut into "
+        "num_heads equal chunks - one per head."
+    )
+    assert _graded("q1", text)[0] == 0
+
+
+def test_only_the_copied_part_earns_nothing():
+    own = "I found 256 for both, because each head only slices the output of the same matrices."
+    copied = (
+        " Splitting into heads happens after the projections, so look at which matrices the "
+        "module holds and whether their shapes depend on the number of heads."
+    )
+    alone, _, _ = _graded("q2", own)
+    together, _, output = _graded("q2", own + copied)
+    assert together == alone == 1
+    assert "copied from the lab notebook" in output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q5", "d_model must be divisible by num_heads."),
+        ("q2", "The weight matrices are d_model x d_model whatever the number of heads."),
+        (
+            "q3",
+            "That they can be, and in the verified example were, genuinely different: head 0 "
+            "split its attention between tokens 2 and 3, while head 1 put 100% of its weight on "
+            "token 4, for the exact same query token and input.",
+        ),
+    ],
+)
+def test_short_common_phrases_and_own_sentences_are_no_copies(qid, text):
+    rubric = load_rubrics()[qid]
+    assert find_copies(rubric, rubric.normaliser.sentences(text)) == []
+
+
+def test_without_a_snapshot_nothing_is_a_copy():
+    rubric = load_rubrics()["q2"]
+    sentences = rubric.normaliser.sentences("Splitting into heads happens after the projections.")
+    assert find_copies(rubric, sentences, handouts=()) == []
+    handout = Handout("x.md", "x", "Splitting into heads happens after the projections, so look.")
+    assert find_copies(rubric, sentences, handouts=(handout,))
