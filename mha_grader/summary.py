@@ -65,7 +65,14 @@ def _failed_most(tests_of: dict[str, list]) -> dict[str, list[tuple[str, int]]]:
             q = _question({"name": name})
             if q is not None:
                 lost[q][name] += 1
-    return {q: c.most_common(MOST_FAILED) for q, c in lost.items() if c}
+    return {q: _ranked(c)[:MOST_FAILED] for q, c in lost.items() if c}
+
+
+def _ranked(counts: Counter) -> list[tuple[str, int]]:
+    """Most first, ties by name: Counter.most_common breaks ties by insertion order, which
+    here follows set iteration and so Python's per-process string hashing; a merge and a batch
+    (or two runs of one batch) then listed tied cases differently."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _flagged(tests_of: dict[str, list], student: str) -> str:
@@ -186,7 +193,7 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     lines += ["", "## Misconceptions", ""]
     if seen:
         lines += ["| misconception | students | % of class |", "|---|---|---|"]
-        for mid, count in seen.most_common():
+        for mid, count in _ranked(seen):
             lines.append(f"| `{mid}` | {count} | {100 * count / len(rows):.0f}% |")
     else:
         lines.append(
