@@ -292,6 +292,15 @@ def run_batch_grading(
         if on_layer is not None:
             on_layer(layer)
     runinfo.write_sources(out, sources)
+    record = {
+        "fingerprint": fingerprint,
+        "shard": None if shard is None else str(shard),
+        "students": sorted(found),
+        "submissions": str(Path(submissions).resolve()),
+    }
+    # Recorded before grading starts: a run killed outright (SIGKILL, a lost node) then leaves
+    # "not finished" behind for the merge, not an earlier run's "finished" or no record at all.
+    runinfo.write_run(out, _run_record(record, False, [], out, rows))
     finished = False
     try:
         if todo:
@@ -307,21 +316,20 @@ def run_batch_grading(
         done = settle_reviews(out, [rows[sid] for sid in sorted(rows)], "batch")
         report.write_grades_csv(out, done)
         compare_class(out, sources if finished and shard is None else None, prints)
-        runinfo.write_run(
-            out,
-            {
-                "fingerprint": fingerprint,
-                "shard": None if shard is None else str(shard),
-                "students": sorted(found),
-                "finished": finished and len(rows) == len(found),
-                "grader_errors": sorted(failed),
-                "layer": runinfo.containment_layer(out, sorted(rows)),
-                "submissions": str(Path(submissions).resolve()),
-            },
-        )
+        whole = finished and len(rows) == len(found)
+        runinfo.write_run(out, _run_record(record, whole, failed, out, rows))
         if done:
             build_summary(out)
     return BatchResult(len(rows) - skipped, skipped, failed, done)
+
+
+def _run_record(
+    record: dict, finished: bool, failed: list[str], out: Path, rows: dict[str, dict[str, str]]
+) -> dict:
+    """batch.json's content: `record` (fingerprint, shard, students, submissions) with whether
+    the run finished, whom the grader failed on and the layer the graded students ran in."""
+    layer = runinfo.containment_layer(out, sorted(rows))
+    return {**record, "finished": finished, "grader_errors": sorted(failed), "layer": layer}
 
 
 def _reviews_or_none(out: Path):
