@@ -6,6 +6,10 @@ different graders (hidden tests, rubrics, points or reference solutions: the fin
 and a student graded in two places. It then copies every student's reports, writes one
 ``grades.csv`` (the same as one batch of the whole class would), compares the whole class's code
 and writes the summary. Each shard's containment layer is kept in ``OUT/batch.json``.
+
+A missing or unfinished shard is named and the merge refused, unless ``--allow-partial``: then
+the shards that finished are merged, what was left out is listed (stderr, ``batch.json``'s
+``incomplete``, the summary) and the exit status is 3.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from .batch import GRADER_FAILED, compare_class, settle_reviews
 from .submission import safe_id
 
 MERGE_HELP = "join the outputs of sharded batches into one grade sheet and summary"
+PARTIAL = 3  # exit status of a merge that left out a missing or unfinished shard
+RERUN_HINT = (
+    "Run those shards again (the same command resumes where it stopped; for a Slurm job "
+    "array, submit the same array again: the finished tasks stop at once), then merge"
+)
 
 
 class MergeError(Exception):
@@ -29,18 +38,64 @@ class MergeError(Exception):
 def add_merge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shards", type=Path, nargs="+", metavar="OUT_I", help="a shard's output folder")
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder for the class")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="when a shard is missing or did not finish, merge the shards that finished instead "
+        f"of refusing: their students only, the rest listed (exit status {PARTIAL})",
+    )
 
 
-def check_shards(folders: list[Path]) -> dict[Path, dict]:
-    """Each folder's batch.json, once every rule for joining them holds."""
+def check_shards(
+    folders: list[Path], allow_partial: bool = False
+) -> tuple[dict[Path, dict], list[str]]:
+    """The batch.json of each folder to merge, once every rule for joining them holds, and
+    what keeps them from being the whole class (`shard_gaps`): refused unless `allow_partial`,
+    which merges only the finished runs."""
     entries: list[tuple[Path, dict]] = []
     for folder in folders:
         run = runinfo.read_run(folder)
         if run is None or "fingerprint" not in run:
-            raise MergeError(f"{folder}: not the output of mha-grade batch (no batch.json)")
+            raise MergeError(
+                f"{folder}: no batch.json: not the output of mha-grade batch, or its run stopped "
+                "before grading began. Run that shard again, or leave the folder out."
+            )
         entries.append((folder, run))
     _check_entries(entries)
-    return dict(entries)
+    gaps = shard_gaps(entries)
+    if gaps and not allow_partial:
+        raise MergeError(
+            "not one whole, finished class:\n"
+            + "".join(f"  {g}\n" for g in gaps)
+            + f"{RERUN_HINT}; or pass --allow-partial to merge the shards that finished."
+        )
+    finished = {folder: run for folder, run in entries if run.get("finished") is True}
+    if not finished:
+        raise MergeError(f"no run finished, nothing to merge: {'; '.join(gaps)}. {RERUN_HINT}.")
+    return finished, gaps
+
+
+def shard_gaps(runs: list[tuple[Path, dict]]) -> list[str]:
+    """What keeps the runs from being one whole, finished class, a line each: the shards that
+    no folder holds, and each run that did not finish (killed, cancelled, out of time, or still
+    running: batch.json says "not finished" from the moment grading starts)."""
+    gaps = []
+    specs = [r["shard"] for _, r in runs if r.get("shard")]
+    if specs:  # _check_entries made sure they are all I/N with one N
+        count = int(specs[0].split("/")[1])
+        have = {int(s.split("/")[0]) for s in specs}
+        missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in have]
+        if missing:
+            them = "it" if len(missing) == 1 else "them"
+            gaps.append(f"missing {', '.join(missing)}: no folder given holds {them}")
+    for folder, run in runs:
+        if run.get("finished") is not True:
+            which = f"shard {run['shard']}" if run.get("shard") else "a whole batch"
+            gaps.append(
+                f"{folder} ({which}) did not finish: it was stopped (killed, cancelled, out of "
+                "time) or is still running"
+            )
+    return gaps
 
 
 def _check_entries(runs: list[tuple[Path, dict]]) -> None:
@@ -61,21 +116,11 @@ def _check_entries(runs: list[tuple[Path, dict]]) -> None:
             raise MergeError(f"the shards split the class differently: {', '.join(specs)}")
         (count,) = counts
         have = [int(s.split("/")[0]) for s in specs]
-        missing = sorted(set(range(1, count + 1)) - set(have))
         twice = sorted({i for i in have if have.count(i) > 1})
-        if missing or twice:
-            parts = []
-            if missing:
-                parts.append("missing " + ", ".join(f"{i}/{count}" for i in missing))
-            if twice:
-                parts.append("given twice " + ", ".join(f"{i}/{count}" for i in twice))
-            raise MergeError(f"not one whole class: {'; '.join(parts)}")
-    unfinished = [f"{f} ({r.get('shard') or 'batch'})" for f, r in runs if not r["finished"]]
-    if unfinished:
-        raise MergeError(
-            f"these runs did not finish: {', '.join(unfinished)}. Run the same command again "
-            "(it resumes where it stopped), then merge."
-        )
+        if twice:
+            raise MergeError(
+                "not one class: given twice " + ", ".join(f"{i}/{count}" for i in twice)
+            )
     seen: dict[str, Path] = {}
     for folder, run in runs:
         for student in run.get("students", []):
@@ -88,13 +133,16 @@ def _check_entries(runs: list[tuple[Path, dict]]) -> None:
             seen[student] = folder
 
 
-def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:
-    """Join the shards into `out`; returns the class's rows and the merged run record."""
+def merge(
+    folders: list[Path], out: Path, allow_partial: bool = False
+) -> tuple[list[dict[str, str]], dict]:
+    """Join the shards into `out`; returns the class's rows and the merged run record (whose
+    ``incomplete`` lists what `allow_partial` left out)."""
     out = Path(out)
     resolved = {f.resolve() for f in folders}
     if out.resolve() in resolved:
         raise MergeError(f"{out}: the output folder must not be one of the shards")
-    runs = check_shards(folders)
+    runs, gaps = check_shards(folders, allow_partial)
     out.mkdir(parents=True, exist_ok=True)
     try:  # decisions a person made on a shard's own output are kept
         reviews.gather(out, runs)
@@ -125,7 +173,7 @@ def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:
         "fingerprint": first["fingerprint"],
         "shard": None,
         "students": sorted(rows),
-        "finished": True,
+        "finished": not gaps,
         "grader_errors": sorted(e for r in runs.values() for e in r.get("grader_errors", [])),
         "layer": runinfo.containment_layer(out, sorted(rows)),
         "merged_from": [
@@ -133,6 +181,8 @@ def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:
             for f, r in runs.items()
         ],
     }
+    if gaps:
+        merged["incomplete"] = gaps
     runinfo.write_run(out, merged)
     from .summary import build_summary
 
@@ -142,7 +192,7 @@ def merge(folders: list[Path], out: Path) -> tuple[list[dict[str, str]], dict]:
 
 def run_merge(args: argparse.Namespace) -> int:
     try:
-        rows, merged = merge(args.shards, args.out)
+        rows, merged = merge(args.shards, args.out, args.allow_partial)
     except MergeError as e:
         print(f"mha-grade merge: {e}", file=sys.stderr)
         return 2
@@ -155,5 +205,16 @@ def run_merge(args: argparse.Namespace) -> int:
     failed = [r["student"] for r in rows if r.get("status") == GRADER_FAILED]
     if failed:
         print(f"the grader failed on: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+    if merged.get("incomplete"):
+        print(partial_notice(merged["incomplete"]), file=sys.stderr)
+        return PARTIAL
+    return 1 if failed else 0
+
+
+def partial_notice(gaps: list[str]) -> str:
+    """What an instructor reads after ``--allow-partial`` left something out."""
+    left_out = "".join(f"  {g}\n" for g in gaps)
+    return (
+        "mha-grade merge: a partial grade sheet (--allow-partial): the students of these "
+        f"shards are not in it:\n{left_out}{RERUN_HINT} again for the whole class."
+    )

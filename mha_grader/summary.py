@@ -150,6 +150,7 @@ def build_summary(out: Path, *, plots: bool = True) -> Path:
     totals = [float(r["total"]) for r in rows]
     max_total = sum(POINTS.values())
     lines = ["# Class summary", "", f"{len(rows)} submissions graded.", ""]
+    lines += _partial_lines(out)
     if not rows:
         return _write(out, lines)
 
@@ -253,6 +254,23 @@ def _reviews_line(tests_of: dict[str, list]) -> list[str]:
     if open_:
         line += " `mha-grade review OUT` goes through the open ones, worst first."
     return ["", line]
+
+
+def _partial_lines(out: Path) -> list[str]:
+    """After ``mha-grade merge --allow-partial``: what was left out, before any figure."""
+    from . import runinfo
+
+    run = runinfo.read_run(out)
+    gaps = run.get("incomplete") if run else None
+    if not gaps or not isinstance(gaps, list):
+        return []
+    return [
+        "**Partial:** merged with `--allow-partial`; the students of these shards are not in "
+        "the grade sheet, nor in any figure below:",
+        "",
+        *("- " + " ".join(str(g).split()) for g in gaps),
+        "",
+    ]
 
 
 def _similar_section(out: Path, shown: int = 20) -> list[str]:
