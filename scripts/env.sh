@@ -16,11 +16,19 @@ if [ ! -f "$stamp" ]; then
     fi
     rm -f .venv/.installed-* && touch "$stamp"
 fi
+# Debian packages, as root where apt-get is: the package index is updated once per run.
+apt_updated=no
+apt_install() {
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+    if [ "$apt_updated" = no ]; then
+        apt-get update -qq >/dev/null || return 1
+        apt_updated=yes
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 if ! command -v bwrap >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "== installing bubblewrap (the grader's sandbox) =="
-        apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null
-    else
+    echo "== installing bubblewrap (the grader's sandbox) =="
+    if ! apt_install bubblewrap; then
         echo "warning: bubblewrap (bwrap) is not installed; the grader will use weaker limits" >&2
     fi
 fi

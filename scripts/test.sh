@@ -1,6 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite plus ruff (lint and format). Run from anywhere: bash scripts/test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# tests/test_slurm.py runs the Slurm job script on a real single-node Slurm: Debian's daemons,
+# installed here (not in env.sh: grading itself never needs them). Without them that test is
+# skipped, and pytest's summary says why.
+installed() { PATH="$PATH:/usr/sbin:/sbin" command -v "$1" >/dev/null 2>&1; }
+if ! installed slurmctld || ! installed slurmd || ! installed munged || ! installed sbatch; then
+    echo "== installing slurmctld, slurmd and munge (for tests/test_slurm.py) =="
+    if ! apt_install slurmctld slurmd munge 2>/tmp/mha-slurm-apt.log; then
+        tail -5 /tmp/mha-slurm-apt.log >&2
+        echo "warning: Slurm could not be installed (it needs root and apt-get);" \
+            "tests/test_slurm.py will be skipped" >&2
+    fi
+fi
 ruff check .
 ruff format --check .
 set +e

@@ -37,8 +37,6 @@ TOP = (
 NOT_YET = {
     ".venv/",  # made by scripts/env.sh on first use
     "out/",  # what grading writes
-    "scripts/slurm/grade.sbatch",  # being added beside this change; drop once it exists
-    "scripts/k8s/grade-job.yaml",  # likewise
 }
 # Folders that are in the repository but not in the student bundle (README.md,
 # requirements.txt, exercises/, mha_check/, docs/heads.png).

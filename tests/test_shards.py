@@ -4,8 +4,14 @@ Three shards graded separately and merged give the same grades.csv and summary.m
 of the whole class; the merge refuses what cannot be joined.
 """
 
+import itertools
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -180,3 +186,97 @@ def test_mha_grade_merge_prints_each_shards_layer_and_exits_zero(sharded, tmp_pa
     assert (tmp_path / "out" / "grades.csv").read_text() == (whole / "grades.csv").read_text()
     assert cli.main(["merge", str(parts[0]), "-o", str(tmp_path / "out2")]) == 2
     assert "missing 2/3, 3/3" in capsys.readouterr().err
+
+
+# -- a shard that did not finish ------------------------------------------------------------------
+
+
+def slow_student(subs: Path, shard: Shard) -> str:
+    """Add to `subs` a copy of alice's submission whose import takes 4 s more, in `shard`: a
+    run grading it is certainly under way for that long. Returns its id."""
+    sid = next(f"slow{k}" for k in itertools.count() if shard.holds(f"slow{k}"))
+    shutil.copytree(ROOT / "examples" / "submissions" / "alice", subs / sid)
+    code = subs / sid / "multihead.py"
+    code.write_text(code.read_text() + "\n\nimport time  # noqa: E402\n\ntime.sleep(4)\n")
+    return sid
+
+
+def wait_for(condition, what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.05)
+
+
+def test_a_shard_killed_outright_is_named_by_the_merge_and_merges_once_run_again(
+    sharded, tmp_path, capsys
+):
+    from mha_grader import cli
+
+    subs = tmp_path / "subs"
+    shutil.copytree(sharded[0], subs)
+    parts = _copy_parts(sharded[2], tmp_path)  # three finished shards, as before a rerun
+    slow = slow_student(subs, Shard(2, 3))
+    cmd = [sys.executable, "-m", "mha_grader.cli", "batch", str(subs), "-o", str(parts[1])]
+    cmd += ["--shard", "2/3", "-j", "1"]
+    # Its own process group: SIGKILL to the batch and its grading processes at once, as when a
+    # node is lost or the kernel's OOM killer strikes (no handler runs, nothing is written).
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(
+            lambda: slow in OutputFolder(parts[1]).read_run()["students"], "the rerun to start"
+        )
+        assert proc.poll() is None, "the rerun ended before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert not (parts[1] / "students" / slow / "grade.json").exists()  # killed mid-run
+    out = tmp_path / "out"
+    assert cli.main(["merge", *map(str, parts), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{parts[1]} (shard 2/3) did not finish" in err and "--allow-partial" in err
+    assert not (out / "grades.csv").exists()
+
+    again = subprocess.run(cmd, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert cli.main(["merge", *map(str, parts), "-o", str(out)]) == 0
+    rows = OutputFolder(out).read_grades()
+    assert [r["student"] for r in rows] == sorted(
+        OutputFolder(sharded[1]).read_run()["students"] + [slow]
+    )
+    alice = next(r for r in OutputFolder(sharded[1]).read_grades() if r["student"] == "alice")
+    assert next(r for r in rows if r["student"] == slow) == {**alice, "student": slow}
+
+
+def test_allow_partial_merges_the_finished_shards_and_names_what_it_left_out(
+    sharded, tmp_path, capsys
+):
+    from mha_grader import cli
+
+    parts = _copy_parts(sharded[2], tmp_path)
+    _edit_run(parts[1], finished=False)
+    given = [str(parts[0]), str(parts[1])]  # 3/3 missing, 2/3 unfinished
+    out = tmp_path / "out"
+    assert cli.main(["merge", *given, "-o", str(out)]) == 2
+    assert not (out / "grades.csv").exists()
+    capsys.readouterr()
+
+    assert cli.main(["merge", *given, "-o", str(out), "--allow-partial"]) == 3
+    err = capsys.readouterr().err
+    assert "missing 3/3" in err and f"{parts[1]} (shard 2/3) did not finish" in err
+    students = OutputFolder(parts[0]).read_run()["students"]
+    assert [r["student"] for r in OutputFolder(out).read_grades()] == students
+    run = OutputFolder(out).read_run()
+    assert run["finished"] is False and run["students"] == students
+    assert [m["shard"] for m in run["merged_from"]] == ["1/3"]
+    assert len(run["incomplete"]) == 2
+    summary = (out / "summary.md").read_text()
+    assert "**Partial:**" in summary and "missing 3/3" in summary
+    assert f"{len(students)} submissions graded." in summary
+
+    # what a partial merge wrote is not a finished run either: merging it again is refused
+    assert cli.main(["merge", str(out), "-o", str(tmp_path / "again")]) == 2
+    assert "did not finish" in capsys.readouterr().err

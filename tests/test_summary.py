@@ -2,6 +2,9 @@
 
 import csv
 import json
+import os
+import subprocess
+import sys
 
 from mha_check.questions import QUESTION_IDS
 from mha_grader.outputs.summary import build_summary
@@ -164,3 +167,38 @@ def test_plots_are_written(tmp_path):
     assert "![score histogram](plots/score_histogram.png)" in text
     assert (tmp_path / "plots" / "score_histogram.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "question_means.png").stat().st_size > 1000
+
+
+def test_ties_are_listed_by_name_whatever_the_processs_string_hashing(tmp_path):
+    # A merge and the batch it should equal run in different processes, each with its own
+    # string hash seed; set iteration order then differs, and ties must not follow it.
+    names = ["attention: e", "attention: a", "attention: d", "attention: b", "attention: c"]
+    tags = [[f"misconception:{m}"] for m in ("scale-missing", "mask-ignored", "no-softmax")]
+    write_tests(
+        tmp_path,
+        {
+            "ana": [(n, 0, 1, t) for n, t in zip(names, tags + [[], []], strict=True)],
+            "ben": [(n, 0, 1, []) for n in names] + [("q1: x", 0, 1, t) for t in tags],
+        },
+    )
+    script = "import sys; from pathlib import Path; "
+    script += "from mha_grader.outputs.summary import build_summary; "
+    script += "print(build_summary(Path(sys.argv[1]), plots=False).read_text())"
+    texts = set()
+    for seed in ("0", "1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        texts.add(done.stdout)
+    assert len(texts) == 1
+    (text,) = texts
+    cases = text.split("## Cases failed most")[1].split("## Status")[0]
+    assert [line.split(" | ")[1] for line in cases.splitlines() if "| attention |" in line] == [
+        "a",
+        "b",
+        "c",
+    ]
+    seen = text.split("## Misconceptions")[1].split("##")[0]
+    assert seen.index("mask-ignored") < seen.index("no-softmax") < seen.index("scale-missing")

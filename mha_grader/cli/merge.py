@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..outcomes import Status
 from ..outputs.folder import OutputFolder
-from ..runs.merge import MergeError, merge
+from ..runs.merge import PARTIAL, MergeError, merge, partial_notice
 from .common import fail
 
 HELP = "join the outputs of sharded batches into one grade sheet and summary"
@@ -17,12 +17,18 @@ HELP = "join the outputs of sharded batches into one grade sheet and summary"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shards", type=Path, nargs="+", metavar="OUT_I", help="a shard's output folder")
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder for the class")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="when a shard is missing or did not finish, merge the shards that finished instead "
+        f"of refusing: their students only, the rest listed (exit status {PARTIAL})",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     out = OutputFolder(args.out)
     try:
-        rows, merged = merge(args.shards, out)
+        rows, merged = merge(args.shards, out, args.allow_partial)
     except MergeError as e:
         return fail("merge", e)
     for part in merged["merged_from"]:
@@ -34,5 +40,7 @@ def main(args: argparse.Namespace) -> int:
     failed = [r["student"] for r in rows if r.get("status") == Status.GRADER_ERROR]
     if failed:
         print(f"the grader failed on: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+    if merged.get("incomplete"):
+        print(partial_notice(merged["incomplete"]), file=sys.stderr)
+        return PARTIAL
+    return 1 if failed else 0

@@ -79,7 +79,14 @@ def _failed_most(tests_of: dict[str, list]) -> dict[str, list[tuple[str, int]]]:
             q = _question({"name": name})
             if q is not None:
                 lost[q][name] += 1
-    return {q: c.most_common(MOST_FAILED) for q, c in lost.items() if c}
+    return {q: _ranked(c)[:MOST_FAILED] for q, c in lost.items() if c}
+
+
+def _ranked(counts: Counter) -> list[tuple[str, int]]:
+    """Most first, ties by name: Counter.most_common breaks ties by insertion order, which
+    here follows set iteration and so Python's per-process string hashing; a merge and a batch
+    (or two runs of one batch) then listed tied cases differently."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _flagged(tests_of: dict[str, list], student: str) -> str:
@@ -158,6 +165,7 @@ def build_summary(out: OutputFolder | str | Path, *, plots: bool = True) -> Path
     totals = [float(r["total"]) for r in rows]
     max_total = sum(POINTS.values())
     lines = ["# Class summary", "", f"{len(rows)} submissions graded.", ""]
+    lines += _partial_lines(out)
     if not rows:
         return _write(out, lines)
 
@@ -194,14 +202,14 @@ def build_summary(out: OutputFolder | str | Path, *, plots: bool = True) -> Path
         lines.append("No case lost points.")
 
     lines += ["", "## Status", "", "| status | submissions |", "|---|---|"]
-    for status, count in Counter(r["status"] for r in rows).most_common():
+    for status, count in _ranked(Counter(r["status"] for r in rows)):
         lines.append(f"| {status} | {count} |")
 
     seen = _misconceptions(tests_of)
     lines += ["", "## Misconceptions", ""]
     if seen:
         lines += ["| misconception | students | % of class |", "|---|---|---|"]
-        for mid, count in seen.most_common():
+        for mid, count in _ranked(seen):
             lines.append(f"| `{mid}` | {count} | {100 * count / len(rows):.0f}% |")
     else:
         lines.append(
@@ -215,7 +223,7 @@ def build_summary(out: OutputFolder | str | Path, *, plots: bool = True) -> Path
     if layers:
         lines.append(
             "Student code ran in the sandbox layer "
-            + ", ".join(f"`{layer}` ({count})" for layer, count in layers.most_common())
+            + ", ".join(f"`{layer}` ({count})" for layer, count in _ranked(layers))
             + " (docs/containment.md, 'How student code runs': what each layer guarantees)."
         )
     if not_run:
@@ -257,6 +265,21 @@ def _reviews_line(tests_of: dict[str, list]) -> list[str]:
     if open_:
         line += " `mha-grade review OUT` goes through the open ones, worst first."
     return ["", line]
+
+
+def _partial_lines(out: OutputFolder) -> list[str]:
+    """After ``mha-grade merge --allow-partial``: what was left out, before any figure."""
+    run = out.read_run()
+    gaps = run.get("incomplete") if run else None
+    if not gaps or not isinstance(gaps, list):
+        return []
+    return [
+        "**Partial:** merged with `--allow-partial`; the students of these shards are not in "
+        "the grade sheet, nor in any figure below:",
+        "",
+        *("- " + " ".join(str(g).split()) for g in gaps),
+        "",
+    ]
 
 
 def _similar_section(out: OutputFolder, shown: int = 20) -> list[str]:

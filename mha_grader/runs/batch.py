@@ -195,6 +195,15 @@ def run_batch_grading(
         if on_layer is not None:
             on_layer(layer)
     out.write_sources(sources)
+    record = {
+        "fingerprint": fingerprint,
+        "shard": None if shard is None else str(shard),
+        "students": sorted(found),
+        "submissions": str(Path(submissions).resolve()),
+    }
+    # Recorded before grading starts: a run killed outright (SIGKILL, a lost node) then leaves
+    # "not finished" behind for the merge, not an earlier run's "finished" or no record at all.
+    out.write_run(_run_record(record, False, [], out, rows))
     finished = False
     try:
         if todo:
@@ -215,20 +224,20 @@ def run_batch_grading(
         done = settle_reviews(out, [rows[sid] for sid in sorted(rows)], "batch")
         out.write_grades(done)
         compare_class(out, sources if finished and shard is None else None, prints)
-        out.write_run(
-            {
-                "fingerprint": fingerprint,
-                "shard": None if shard is None else str(shard),
-                "students": sorted(found),
-                "finished": finished and len(rows) == len(found),
-                "grader_errors": sorted(failed),
-                "layer": containment_layer(out, sorted(rows)),
-                "submissions": str(Path(submissions).resolve()),
-            },
-        )
+        whole = finished and len(rows) == len(found)
+        out.write_run(_run_record(record, whole, failed, out, rows))
         if done:
             build_summary(out)
     return BatchResult(len(rows) - skipped, skipped, failed, done)
+
+
+def _run_record(
+    record: dict, finished: bool, failed: list[str], out: OutputFolder, rows: dict[str, dict]
+) -> dict:
+    """batch.json's content: `record` (fingerprint, shard, students, submissions) with whether
+    the run finished, whom the grader failed on and the layer the graded students ran in."""
+    layer = containment_layer(out, sorted(rows))
+    return {**record, "finished": finished, "grader_errors": sorted(failed), "layer": layer}
 
 
 def _grade_all(

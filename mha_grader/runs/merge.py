@@ -6,6 +6,10 @@ different graders (hidden tests, rubrics, points or reference solutions: the fin
 and a student graded in two places. It then copies every student's reports, writes one
 ``grades.csv`` (the same as one batch of the whole class would), compares the whole class's code
 and writes the summary. Each shard's containment layer is kept in ``OUT/batch.json``.
+
+A missing or unfinished shard is named and the merge refused, unless ``--allow-partial``: then
+the shards that finished are merged, what was left out is listed (stderr, ``batch.json``'s
+``incomplete``, the summary) and the exit status is 3.
 """
 
 from __future__ import annotations
@@ -19,21 +23,68 @@ from ..outputs.summary import build_summary
 from ..review import decisions
 from .record import compare_class, settle_reviews
 
+PARTIAL = 3  # exit status of a merge that left out a missing or unfinished shard
+RERUN_HINT = (
+    "Run those shards again (the same command resumes where it stopped; for a Slurm job "
+    "array, submit the same array again: the finished tasks stop at once), then merge"
+)
+
 
 class MergeError(Exception):
     """Shards that cannot be joined; the message says why and what to do."""
 
 
-def check_shards(folders: list[Path]) -> dict[Path, dict]:
-    """Each folder's batch.json, once every rule for joining them holds."""
+def check_shards(
+    folders: list[Path], allow_partial: bool = False
+) -> tuple[dict[Path, dict], list[str]]:
+    """The batch.json of each folder to merge, once every rule for joining them holds, and
+    what keeps them from being the whole class (`shard_gaps`): refused unless `allow_partial`,
+    which merges only the finished runs."""
     entries: list[tuple[Path, dict]] = []
     for folder in folders:
         run = OutputFolder(folder).read_run()
         if run is None or "fingerprint" not in run:
-            raise MergeError(f"{folder}: not the output of mha-grade batch (no {OutputFolder.RUN})")
+            raise MergeError(
+                f"{folder}: no {OutputFolder.RUN}: not the output of mha-grade batch, or its run "
+                "stopped "
+                "before grading began. Run that shard again, or leave the folder out."
+            )
         entries.append((folder, run))
     _check_entries(entries)
-    return dict(entries)
+    gaps = shard_gaps(entries)
+    if gaps and not allow_partial:
+        raise MergeError(
+            "not one whole, finished class:\n"
+            + "".join(f"  {g}\n" for g in gaps)
+            + f"{RERUN_HINT}; or pass --allow-partial to merge the shards that finished."
+        )
+    finished = {folder: run for folder, run in entries if run.get("finished") is True}
+    if not finished:
+        raise MergeError(f"no run finished, nothing to merge: {'; '.join(gaps)}. {RERUN_HINT}.")
+    return finished, gaps
+
+
+def shard_gaps(runs: list[tuple[Path, dict]]) -> list[str]:
+    """What keeps the runs from being one whole, finished class, a line each: the shards that
+    no folder holds, and each run that did not finish (killed, cancelled, out of time, or still
+    running: batch.json says "not finished" from the moment grading starts)."""
+    gaps = []
+    specs = [r["shard"] for _, r in runs if r.get("shard")]
+    if specs:  # _check_entries made sure they are all I/N with one N
+        count = int(specs[0].split("/")[1])
+        have = {int(s.split("/")[0]) for s in specs}
+        missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in have]
+        if missing:
+            them = "it" if len(missing) == 1 else "them"
+            gaps.append(f"missing {', '.join(missing)}: no folder given holds {them}")
+    for folder, run in runs:
+        if run.get("finished") is not True:
+            which = f"shard {run['shard']}" if run.get("shard") else "a whole batch"
+            gaps.append(
+                f"{folder} ({which}) did not finish: it was stopped (killed, cancelled, out of "
+                "time) or is still running"
+            )
+    return gaps
 
 
 def _check_entries(runs: list[tuple[Path, dict]]) -> None:
@@ -54,21 +105,11 @@ def _check_entries(runs: list[tuple[Path, dict]]) -> None:
             raise MergeError(f"the shards split the class differently: {', '.join(specs)}")
         (count,) = counts
         have = [int(s.split("/")[0]) for s in specs]
-        missing = sorted(set(range(1, count + 1)) - set(have))
         twice = sorted({i for i in have if have.count(i) > 1})
-        if missing or twice:
-            parts = []
-            if missing:
-                parts.append("missing " + ", ".join(f"{i}/{count}" for i in missing))
-            if twice:
-                parts.append("given twice " + ", ".join(f"{i}/{count}" for i in twice))
-            raise MergeError(f"not one whole class: {'; '.join(parts)}")
-    unfinished = [f"{f} ({r.get('shard') or 'batch'})" for f, r in runs if not r["finished"]]
-    if unfinished:
-        raise MergeError(
-            f"these runs did not finish: {', '.join(unfinished)}. Run the same command again "
-            "(it resumes where it stopped), then merge."
-        )
+        if twice:
+            raise MergeError(
+                "not one class: given twice " + ", ".join(f"{i}/{count}" for i in twice)
+            )
     seen: dict[str, Path] = {}
     for folder, run in runs:
         for student in run.get("students", []):
@@ -82,13 +123,16 @@ def _check_entries(runs: list[tuple[Path, dict]]) -> None:
             seen[student] = folder
 
 
-def merge(folders: list[Path], out: OutputFolder | Path) -> tuple[list[dict[str, str]], dict]:
-    """Join the shards into `out`; returns the class's rows and the merged run record."""
+def merge(
+    folders: list[Path], out: OutputFolder | Path, allow_partial: bool = False
+) -> tuple[list[dict[str, str]], dict]:
+    """Join the shards into `out`; returns the class's rows and the merged run record (whose
+    ``incomplete`` lists what `allow_partial` left out)."""
     out = out if isinstance(out, OutputFolder) else OutputFolder(out)
     resolved = {f.resolve() for f in folders}
     if out.root.resolve() in resolved:
         raise MergeError(f"{out.root}: the output folder must not be one of the shards")
-    runs = check_shards(folders)
+    runs, gaps = check_shards(folders, allow_partial)
     out.make()
     try:  # decisions a person made on a shard's own output are kept
         decisions.gather(out, runs)
@@ -118,7 +162,7 @@ def merge(folders: list[Path], out: OutputFolder | Path) -> tuple[list[dict[str,
         "fingerprint": first["fingerprint"],
         "shard": None,
         "students": sorted(rows),
-        "finished": True,
+        "finished": not gaps,
         "grader_errors": sorted(e for r in runs.values() for e in r.get("grader_errors", [])),
         "layer": containment_layer(out, sorted(rows)),
         "merged_from": [
@@ -126,6 +170,17 @@ def merge(folders: list[Path], out: OutputFolder | Path) -> tuple[list[dict[str,
             for f, r in runs.items()
         ],
     }
+    if gaps:
+        merged["incomplete"] = gaps
     out.write_run(merged)
     build_summary(out)
     return ordered, merged
+
+
+def partial_notice(gaps: list[str]) -> str:
+    """What an instructor reads after ``--allow-partial`` left something out."""
+    left_out = "".join(f"  {g}\n" for g in gaps)
+    return (
+        "mha-grade merge: a partial grade sheet (--allow-partial): the students of these "
+        f"shards are not in it:\n{left_out}{RERUN_HINT} again for the whole class."
+    )
