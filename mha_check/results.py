@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 
@@ -27,6 +27,9 @@ class QuestionResult:
     total: int = 0
     output: str = ""  # what the student's code printed during the checks
     waiting_on: tuple[str, ...] = ()  # WAITING: the callees that fail their own checks
+    # The callees its function called in its failing checks (calls.py), and on what kinds of
+    # input (the number of axes of each array argument).
+    called: dict = field(default_factory=dict)
 
     @property
     def done(self) -> bool:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .calls import Recorder
 from .limits import TimeLimitExceeded, captured_output, time_limit
-from .questions import CODE_QUESTIONS, SIGNATURES
+from .questions import CALLEES, CODE_QUESTIONS, SIGNATURES
 from .results import QuestionResult, Status
 from .tracing import describe, exception_text, student_frame
 
@@ -77,6 +78,15 @@ def _judge(
     return _Outcome(Status.FAILED, f"your code raised {exception_text(e)} at {describe(frame)}.")
 
 
+def _recorder(qid: str, env: dict[str, Any]) -> Recorder:
+    """What one check sees of the calls the question's function makes of its callees."""
+    fn = env.get(qid)
+    targets = {c: env.get(c) for c in CALLEES.get(qid, ())}
+    spaces = [getattr(f, "__globals__", None) for f in (fn, *targets.values())]
+    unique = list({id(s): s for s in spaces if type(s) is dict}.values())
+    return Recorder(targets, unique, getattr(fn, "__closure__", None) or ())
+
+
 def run_question(
     qid: str, test_file: Any, env: dict[str, Any], folder: Path, seconds: float | None
 ) -> QuestionResult:
@@ -89,9 +99,10 @@ def run_question(
         missing = _missing_function(qid, case._get_func_params(), env)
         if missing:
             return QuestionResult(qid, Status.FAILED, missing, total=len(cases))
+        callees = _recorder(qid, env)
         with captured_output() as out:
             try:
-                with time_limit(seconds):
+                with time_limit(seconds), callees:
                     case.call_func(env)
             except KeyboardInterrupt:
                 raise
@@ -100,6 +111,9 @@ def run_question(
             else:
                 outcome = _Outcome(Status.PASSED)
         outputs.append(out.getvalue())
+        if outcome.status is not Status.PASSED:
+            for name, kinds in callees.kinds.items():
+                result.called.setdefault(name, set()).update(kinds)
         if outcome.status is Status.NOT_ATTEMPTED:
             return QuestionResult(qid, Status.NOT_ATTEMPTED, total=len(cases))
         if outcome.status is Status.PASSED:

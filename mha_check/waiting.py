@@ -4,6 +4,10 @@ mha-check has no reference, so when ``attention`` fails its checks while ``softm
 own, it cannot tell whether attention is wrong or only the softmax it calls: grading carries the
 callee's error forward and may give attention full marks. The check must never contradict the
 grade, so it says which callee to fix first, and no hint of its own that might not apply.
+
+Only a callee the composite really called in its failing checks counts (``calls.py``): a
+composite that computes attention inline fails on its own, as grading charges it. (Whether the
+callee was wrong *on the inputs it was given* only grading can tell, with the reference.)
 """
 
 from __future__ import annotations
@@ -28,7 +32,11 @@ def apply(
         if r.qid not in settled:
             blocking = []
             if r.status is Status.FAILED and r.qid in CALLEES:
-                blocking = [c for c in CALLEES[r.qid] if settle(result_of(c)).status in BLOCKING]
+                blocking = [
+                    c
+                    for c in CALLEES[r.qid]
+                    if c in r.called and settle(result_of(c)).status in BLOCKING
+                ]
             settled[r.qid] = _waiting(r, blocking, settled) if blocking else r
         return settled[r.qid]
 

@@ -17,7 +17,7 @@ import torch
 
 from mha_check.questions import CODE_QUESTIONS
 from mha_grader.grading import hidden
-from mha_grader.grading.direct import proxy
+from mha_grader.grading.direct import bind, proxy
 from mha_grader.points import POINTS
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
@@ -28,7 +28,7 @@ FUNCTIONS.update(weights_from_torch=ref_cc.weights_from_torch, cross_check=ref_c
 
 def env_with(**overrides) -> dict:
     """Proxies for every contract function: the reference, except the ones overridden."""
-    return {name: proxy(overrides.get(name, func)) for name, func in {**FUNCTIONS}.items()}
+    return bind({name: proxy(overrides.get(name, func)) for name, func in {**FUNCTIONS}.items()})
 
 
 def grade(qid: str, **overrides) -> list:

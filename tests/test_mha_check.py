@@ -465,3 +465,29 @@ def test_a_wrong_composite_with_right_callees_still_fails(tmp_path):
     )
     lines = lines_by_question(run_check(folder, "--question", "attention")[1])
     assert lines["attention"].startswith("failed"), lines["attention"]
+
+
+def test_a_composite_that_never_calls_its_failing_callee_fails_on_its_own(tmp_path):
+    # minGPT's style: attention typed inline in multi_head_attention, with a causal mask; the
+    # student's attention is wrong too, but it is never called: nothing to wait for.
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def attention(Q, K, V):\n"
+        "    w = softmax(Q @ np.swapaxes(K, -1, -2))\n    return w @ V, w\n\n\n"
+        "def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):\n"
+        "    if X.shape[1] % num_heads:\n        raise ValueError(num_heads)\n"
+        "    n, d = X.shape[0], X.shape[1] // num_heads\n"
+        "    q, k, v = (\n"
+        "        (X @ W).reshape(n, num_heads, d).transpose(1, 0, 2) for W in (Wq, Wk, Wv)\n"
+        "    )\n"
+        "    s = q @ k.transpose(0, 2, 1) / np.sqrt(d)\n"
+        "    s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)\n"
+        "    w = softmax(s)\n"
+        "    return (w @ v).transpose(1, 0, 2).reshape(n, -1) @ Wo, w\n",
+    )
+    status, text = run_check(folder, "--question", "multi_head_attention")
+    lines = lines_by_question(text)
+    assert lines["multi_head_attention"].startswith("failed"), lines["multi_head_attention"]
+    assert "attention first" not in lines["multi_head_attention"]
+    assert status == 1

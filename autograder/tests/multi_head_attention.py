@@ -47,30 +47,6 @@ def _expected(key: tuple, num_heads: int):
     return pair
 
 
-def composed(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge, per_head=False):
-    """The reference multi-head attention with the callees it is given (the student's, in a
-    carried check); ``per_head``: attention called on each head's 2-D slices in turn, as a
-    loop over heads calls it."""
-    d_head = X.shape[-1] // num_heads
-    Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
-    if per_head:
-        pairs = [attention(Qh[h], Kh[h], Vh[h]) for h in range(num_heads)]
-        out_heads, weights = np.stack([o for o, _ in pairs]), np.stack([w for _, w in pairs])
-    else:
-        out_heads, weights = attention(Qh, Kh, Vh)
-    return merge(out_heads) @ Wo, weights
-
-
-def compositions(*inputs) -> list:
-    """The reference composition, then attention called head by head."""
-    return [
-        lambda c, p=per_head: composed(
-            *inputs, c["split_heads"], c["attention"], c["merge_heads"], per_head=p
-        )
-        for per_head in (False, True)
-    ]
-
-
 def check_composite(case, multi_head_attention, callees: dict, inputs: tuple, expected, what, **kw):
     """The student's result on ``inputs`` against ``expected``, an error carried forward from
     the student's ``callees`` (their proxies by name) where one is wrong."""
@@ -94,10 +70,10 @@ def check_composite(case, multi_head_attention, callees: dict, inputs: tuple, ex
     carry.check(
         case,
         "multi_head_attention",
-        lambda: multi_head_attention(*inputs),
+        multi_head_attention,
+        inputs,
         verify,
         expected,
-        compositions(*inputs),
         {name: (callees[name], reference[name]) for name in reference},
     )
 

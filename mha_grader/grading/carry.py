@@ -1,22 +1,30 @@
-"""Error carried forward (docs/contract.md §7): one bug is charged once.
+"""Error carried forward (docs/contract.md §7): one bug is charged once, where it is.
 
-A composite question calls other contract functions, its *callees* (``questions.CALLEES``):
-attention calls softmax; multi_head_attention calls split_heads, attention and merge_heads;
-cross_check calls weights_from_torch and multi_head_attention. A composite's hidden case first
-compares the student's result with the reference's. Where that fails, and the policy
-(points.toml's ``[policy] carry_forward``) says so, the case asks the examiners' question: is
-the result right *given what the student's own callees return*? The reference composition is
-run here, in the trusted process, with the student's callees (proxies into the sandbox) in
-place of the reference ones, on the same inputs: the reference itself never enters the sandbox.
+A composite question calls other contract functions, its *callees* (``CALLEES`` in
+``mha_check/questions.py``): attention calls softmax; multi_head_attention calls split_heads,
+attention and merge_heads. A composite's hidden case calls the student's composite and watches
+which callees it really calls, on which inputs, and what they return (``calls.Observed``). Where
+its result differs from the reference's, and the policy (points.toml's ``[policy]
+carry_forward``) says so, the case asks the examiners' question: is the composite right *given
+right callees*? It calls the composite again, its callee calls answered on this side by the
+reference (``with_callees``: the reference never enters the sandbox, only its results on the
+inputs the student's code chose).
 
-- Right given a callee that returned wrong values: the case keeps its points, and its output
-  names the callee whose mistake was not charged twice (``Carried``).
-- A callee that raised, hung, crashed, returned something of another form than its contract's,
-  or a constant where the reference's result varies: the case could not be checked and earns
-  nothing (``CouldNotCheck``: "your softmax raises; fix softmax first"). Points are earned: a
-  submission that raises everywhere, or whose functions return constants, gets nothing.
-- Callees that return what the reference's return: the mistake is the composite's own; the
-  case fails with its first message.
+- Right given right callees, where a callee it called returned wrong values: the case keeps its
+  points and names the callees whose mistake was not charged twice (``Carried``), once each
+  such value is checked to be what that callee gives on its own, in a worker that has run
+  nothing else (``fresh``): a value that only comes out after the composite ran is the
+  composite's doing (state kept between calls), and charged to it.
+- A callee it called that raised, hung, crashed, returned something of another form than its
+  contract's, or a constant where the reference's result varies: the case could not be checked
+  and earns nothing (``CouldNotCheck``: "your softmax raises on the inputs your attention gives
+  it; fix softmax first"). Points are earned: a submission that raises everywhere, or whose
+  functions return constants, gets nothing.
+- Otherwise the mistake is the composite's own: its first message stands. A composite that calls
+  no callee is judged alone: nothing is said about callees it never called.
+- A composite whose result is right only because a callee's mistake cancels one of its own
+  (right with the student's callees, wrong with right ones) is charged: the two bugs hide each
+  other, and fixing the callee would break it.
 
 Every check takes the hidden case's ``Case`` (``context.Case``): the policy it is graded under,
 and where what it carried forward is noted for the runner (``hidden``).
@@ -24,15 +32,13 @@ and where what it carried forward is noted for the runner (``hidden``).
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
-from ..sandbox.worker import wire
+from .calls import CalleeCall, Observed, answering
 from .context import Carried, Case
 
 
@@ -62,11 +68,6 @@ def failure_words(e: StudentCodeError, qid: str) -> str:
     if isinstance(e, StudentRaised):
         return f"raises {where} ({e})"
     return f"does not return a usable value {where} ({e})"
-
-
-class _Failed(Exception):
-    def __init__(self, callee: str, what: str):
-        self.callee, self.what = callee, what
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -125,195 +126,114 @@ def _close(got: Any, want: Any) -> bool:
     return True
 
 
-class Callee:
-    """A student callee inside a reference composition: each call goes to the student's
-    function (memoised within the case) and is compared with the reference callee's result on
-    the same input, here."""
-
-    def __init__(self, qid: str, name: str, student: Callable, reference: Callable, memo: dict):
-        self.qid, self.name, self.student, self.reference = qid, name, student, reference
-        self.memo = memo
-        self.differs = False
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        want = self.reference(*args, **kwargs)
-        key = _key(self.name, args, kwargs)
-        if key is None or key not in self.memo:
-            try:
-                got: Any = self.student(*args, **kwargs)
-            except StudentCodeError as e:
-                got = e
-            if key is not None:
-                self.memo[key] = got
-        else:
-            got = self.memo[key]
-        if isinstance(got, StudentCodeError):
-            raise _Failed(self.name, failure_words(got, self.qid))
-        where = f"on the inputs {self.qid} gives it"
-        if not _form(got, want):
-            raise _Failed(
-                self.name, f"returns something of another form than its contract's {where}"
-            )
-        degenerate = _degenerate(got, want)
-        if degenerate:
-            raise _Failed(self.name, f"{degenerate} {where}")
-        if not _close(got, want):
-            self.differs = True
-        return got
+def _same(got: Any, want: Any) -> bool:
+    """Whether two results of the student's function are the same (form and values)."""
+    return _form(got, want) and _close(got, want)
 
 
-def _key(name: str, args: tuple, kwargs: dict) -> tuple | None:
-    """A callee call's memo key: its name and a hash of its arguments as the wire sends them."""
+COMPENSATED = (
+    "your {qid} gives the right result here only because {who} {verb} wrong in a way that "
+    "cancels a mistake of {qid}'s own: given a right {callees}, your {qid} would be wrong. "
+    "Check what {qid} passes to {callees} and what it does with the result."
+)
+STATEFUL = (
+    "your {callee} returned other values when your {qid} called it than it returns on its own "
+    "on the same inputs: something your code keeps between calls (a cache, a global setting) "
+    "changes the result. Every call must depend on its inputs alone."
+)
+
+
+def _verdict(qid: str, call: CalleeCall, references: Mapping[str, Callable]) -> tuple[str, Any]:
+    """How one callee call went against the reference on the same inputs: ("right" | "wrong" |
+    "failed" | "unknown", what to say when it failed)."""
+    if not call.known:
+        return "unknown", ""
+    if call.error is not None:
+        return "failed", failure_words(call.error, qid)
     try:
-        return (name, hashlib.sha1(wire.encode((args, kwargs))).digest())
-    except wire.WireError:
-        return None
-
-
-Composition = Callable[[Mapping[str, Callable]], Any]
-
-
-def _prefetch(
-    compose: Composition, callees: Mapping[str, tuple[Callable, Callable]], memo: dict
-) -> None:
-    """Fetch in one exchange the calls a composition makes first to one callee (multi-head
-    attention's three split_heads): their arguments do not depend on any student result, so a
-    dry run with the reference callees gives them. Only fewer round trips to the worker; what
-    the composition then asks is answered from ``memo`` or called as before."""
-    log: list[tuple[str, tuple, dict]] = []
-
-    def recorder(name: str, reference: Callable) -> Callable:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            log.append((name, args, kwargs))
-            return reference(*args, **kwargs)
-
-        return call
-
-    try:
-        compose({n: recorder(n, r) for n, (_, r) in callees.items()})
-    except Exception:  # the reference composition on these inputs: nothing to learn
-        return
-    lead = list(itertools.takewhile(lambda c: c[0] == log[0][0], log)) if log else []
-    student = callees[lead[0][0]][0] if lead else None
-    many = getattr(student, "many", None)
-    if len(lead) < 2 or many is None:
-        return
-    todo = {}
-    for name, args, kwargs in lead:
-        key = _key(name, args, kwargs)
-        if key is None:
-            return
-        if key not in memo:
-            todo[key] = (args, kwargs)
-    if len(todo) < 2:
-        return
-    try:
-        results = many(list(todo.values()))
-    except StudentCodeError:  # the worker failed the whole exchange: call one by one, as before
-        return
-    memo.update(zip(todo, results, strict=True))
+        want = references[call.name](*call.args, **call.kwargs)
+    except Exception:  # the composite passed inputs the contract does not allow
+        return "unknown", ""
+    where = f"on the inputs {qid} gives it"
+    if not _form(call.value, want):
+        return "failed", f"returns something of another form than its contract's {where}"
+    degenerate = _degenerate(call.value, want)
+    if degenerate:
+        return "failed", f"{degenerate} {where}"
+    return ("right" if _close(call.value, want) else "wrong"), ""
 
 
 def check(
     case: Case,
     qid: str,
-    call: Callable[[], Any],
+    composite: Callable,
+    args: tuple,
     verify: Callable[[Any, Any], None],
     expected: Any,
-    compositions: Sequence[Composition],
     callees: Mapping[str, tuple[Callable, Callable]],
 ) -> None:
-    """One composite check of the hidden case ``case``: ``call()`` runs the student's composite,
-    ``verify(result, want)`` raises AssertionError unless ``result`` is ``want``; ``expected``
-    is the reference's result; each composition computes the expected result from the callees
-    it is given (``{name: callable}``), the reference composition first and other ways a
-    student may call them after (e.g. softmax relying on its default axis); ``callees`` maps
-    a name to (the student's proxy, the reference function)."""
+    """One composite check of the hidden case ``case``: the student's ``composite`` (a proxy)
+    on ``args``; ``verify(result, want)`` raises AssertionError unless ``result`` is ``want``;
+    ``expected`` is the reference's result; ``callees`` maps a callee's name to (the student's
+    proxy, the reference function)."""
+    names = tuple(callees)
+    references = {name: ref for name, (_, ref) in callees.items()}
+    observed: Observed = composite.observe(args, {}, names)
+    if isinstance(observed.value, NotAttempted):
+        raise observed.value  # not written yet: that is all there is to say
+    verdicts = [(c, *_verdict(qid, c, references)) for c in observed.calls]
+    failed = next(((c, what) for c, v, what in verdicts if v == "failed"), None)
+    if observed.failed:
+        if failed is not None and case.carry_forward:
+            raise CouldNotCheck(qid, failed[0].name, failed[1])
+        raise observed.value
     try:
-        result = call()
-    except NotAttempted:
-        raise  # not written yet: that is all there is to say
-    except StudentCodeError:
-        if case.carry_forward:
-            _callees_fail(qid, compositions, callees)
-        raise
-    try:
-        verify(result, expected)
-    except AssertionError:
-        if not case.carry_forward:
-            raise
-        carried = _carried(qid, result, verify, compositions, callees)
-        if carried is None:
-            raise
-        case.carry(carried)
-
-
-def _runs(
-    qid: str,
-    compositions: Sequence[Composition],
-    callees: Mapping[str, tuple[Callable, Callable]],
-) -> Iterator[tuple[Any, dict[str, Callee]] | _Failed]:
-    """Each composition with every callee the student's, then with the wrong ones only in
-    some combinations (a student may call some callees and write others inline)."""
-    memo: dict = {}
-    if compositions:
-        _prefetch(compositions[0], callees, memo)
-    for compose in compositions:
-        recorded = {n: Callee(qid, n, s, r, memo) for n, (s, r) in callees.items()}
-        try:
-            value = compose(recorded)
-        except _Failed as f:
-            yield f
-            continue
-        yield value, recorded
-        wrong = [n for n, c in recorded.items() if c.differs]
-        for k in range(len(wrong) - 1, 0, -1):
-            for keep in itertools.combinations(wrong, k):
-                mixed = {
-                    n: Callee(qid, n, s, r, memo) if n in keep else r
-                    for n, (s, r) in callees.items()
-                }
-                try:
-                    yield compose(mixed), {n: mixed[n] for n in keep}
-                except _Failed as f:
-                    yield f
-
-
-def _carried(
-    qid: str,
-    result: Any,
-    verify: Callable[[Any, Any], None],
-    compositions: Sequence[Composition],
-    callees: Mapping[str, tuple[Callable, Callable]],
-) -> Carried | None:
-    failed: _Failed | None = None
-    for run in _runs(qid, compositions, callees):
-        if isinstance(run, _Failed):
-            failed = failed or run
-            continue
-        value, recorded = run
-        wrong = tuple(n for n, c in recorded.items() if isinstance(c, Callee) and c.differs)
-        if not wrong:
-            continue  # this composition is the reference's: nothing to carry
-        try:
-            verify(result, value)
-        except AssertionError:
-            continue
-        return Carried(qid, wrong)
-    if failed is not None:
-        raise CouldNotCheck(qid, failed.callee, failed.what)
-    return None
-
-
-def _callees_fail(
-    qid: str,
-    compositions: Sequence[Composition],
-    callees: Mapping[str, tuple[Callable, Callable]],
-) -> None:
-    """The composite raised: when a callee fails on the inputs the reference composition
-    gives it, the case could not be checked (raises CouldNotCheck); else it is the
-    composite's own failure (returns)."""
-    for run in _runs(qid, compositions[:1], callees):
-        if isinstance(run, _Failed):
-            raise CouldNotCheck(qid, run.callee, run.what)
+        verify(observed.value, expected)
+        passed, failure = True, None
+    except AssertionError as e:
+        passed, failure = False, e
+    if not case.carry_forward:
+        if failure is not None:
+            raise failure
         return
+    if failed is not None and not passed:
+        raise CouldNotCheck(qid, failed[0].name, failed[1])
+    wrong = list(dict.fromkeys(c.name for c, v, _ in verdicts if v == "wrong"))
+    if passed and not wrong:
+        return
+    if not passed and not observed.calls:
+        raise failure  # it called none of its callees: its own result is judged alone
+    try:
+        right_given_right = composite.with_callees(args, {}, answering(references), names)
+        verify(right_given_right, expected)
+        ok = True
+    except (AssertionError, StudentCodeError):
+        ok = False
+    if passed:
+        if ok:
+            return  # the callees' wrong values did not matter here
+        raise AssertionError(_compensated(qid, wrong))
+    if not ok or not wrong:
+        raise failure
+    for c, v, _ in verdicts:  # each carried value must be what the callee gives on its own
+        if v == "wrong":
+            _own_value(qid, c, callees[c.name][0])
+    case.carry(Carried(qid, tuple(wrong)))
+
+
+def _own_value(qid: str, call: CalleeCall, student: Callable) -> None:
+    """Raise AssertionError unless the student's callee, called alone in a fresh worker on the
+    inputs the composite gave it, returns what it returned inside the composite."""
+    try:
+        alone = student.fresh(call.args, call.kwargs)
+    except StudentCodeError:
+        alone = None
+    if alone is None or not _same(alone, call.value):
+        raise AssertionError(STATEFUL.format(callee=call.name, qid=qid))
+
+
+def _compensated(qid: str, wrong: list[str]) -> str:
+    who = " and ".join(f"your {n}" for n in wrong)
+    return COMPENSATED.format(
+        qid=qid, who=who, verb="is" if len(wrong) == 1 else "are", callees=" and ".join(wrong)
+    )

@@ -2,18 +2,24 @@
 
 It gives a plain Python function the exact calling semantics of a sandbox proxy: arguments and
 results cross the wire format (so the callee gets copies and only plain data comes back), and
-exceptions become ``errors.StudentCodeError`` subclasses. It provides no containment: the
-grader never uses it on student code.
+exceptions become ``errors.StudentCodeError`` subclasses; ``observe`` and ``with_callees`` see
+and answer a composite's callee calls with the worker's own ``Callees``. It provides no
+containment: the grader never uses it on student code. Calls are made one at a time (a lock):
+a composite's stand-ins live in its module's namespace while it runs, which another thread's
+call must not meet.
 """
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from .. import errors, shown
 from ..sandbox.worker import inputs, wire
+from ..sandbox.worker.callees import Callees
+from .calls import CalleeCall, Observed
 from .replies import not_plain_data
 
 
@@ -32,12 +38,19 @@ def describe_exception(
     return errors.StudentRaised(type(e).__name__, mro, str(e)[:500], where, place)
 
 
+_one_at_a_time = threading.RLock()
+
+
 def proxy(
     func: Callable, student_files: tuple[str, ...] = ("multihead.py", "crosscheck.py")
 ) -> Callable:
     """Wrap ``func`` so calling it behaves like calling a sandboxed student function."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        with _one_at_a_time:
+            return plain_call(*args, **kwargs)
+
+    def plain_call(*args: Any, **kwargs: Any) -> Any:
         args, kwargs = wire.decode(wire.encode((args, kwargs)), allow_modules=True)
         before = inputs.snapshot(args, kwargs)
         try:
@@ -64,7 +77,82 @@ def proxy(
                 results.append(e)
         return results
 
+    def targets(names: tuple[str, ...]) -> dict[str, Callable]:
+        """The functions the names stand for: the env's (``bind``), else the function's own
+        module's."""
+        found = {}
+        for name in names:
+            sibling = (call.siblings or {}).get(name)
+            f = getattr(sibling, "func", None) if sibling is not None else None
+            f = f if f is not None else func.__globals__.get(name)
+            if callable(f):
+                found[name] = f
+        return found
+
+    def callees(names, ask=None) -> Callees:
+        return Callees(
+            targets(tuple(names)),
+            [func.__globals__],
+            getattr(func, "__closure__", None) or (),
+            _record,
+            ask,
+        )
+
+    def observe(args: tuple, kwargs: dict, names: tuple[str, ...]) -> Observed:
+        watch = callees(names)
+        with _one_at_a_time:
+            try:
+                with watch:
+                    value: Any = call(*args, **kwargs)
+            except errors.StudentCodeError as e:
+                value = e
+        return Observed(value, [_callee_call(c) for c in watch.calls], not watch.overflow)
+
+    def with_callees(args: tuple, kwargs: dict, answer: Callable, names) -> Any:
+        def ask(question: dict) -> dict:
+            reply = answer(question["callee"], question["args"], question["kwargs"])
+            return wire.decode(wire.encode(reply))  # copies, as the channel gives them
+
+        with _one_at_a_time, callees(names, ask):
+            return call(*args, **kwargs)
+
     call.__name__ = getattr(func, "__name__", "proxy")
     call.inputs_modified = False
     call.many = many
+    call.func = func
+    call.siblings = None  # the env it belongs to (``bind``)
+    call.observe = observe
+    call.with_callees = with_callees
+    call.fresh = lambda args, kwargs: call(*args, **kwargs)  # no state to leave behind here
     return call
+
+
+def bind(env: dict[str, Callable]) -> dict[str, Callable]:
+    """Tell each proxy of ``env`` its siblings: the callees a composite's calls are seen by."""
+    for p in env.values():
+        if hasattr(p, "siblings"):
+            p.siblings = env
+    return env
+
+
+def _record(e: BaseException) -> dict:
+    """An exception as the worker's error record (worker/child.py's ``_describe``)."""
+    if isinstance(e, NotImplementedError):
+        return {"kind": "not_attempted", "type": "NotImplementedError", "mro": [], "message": ""}
+    mro = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"]
+    return {"kind": "raised", "type": type(e).__name__, "mro": mro, "message": str(e)[:500]}
+
+
+def _callee_call(record: dict) -> CalleeCall:
+    name = record["name"]
+    if record.get("plain") is False:
+        return CalleeCall(name, None)
+    args, kwargs = record["args"]
+    if record["ok"]:
+        return CalleeCall(name, args, kwargs, value=record["value"])
+    error = record["error"]
+    if error["kind"] == "not_attempted":
+        found: errors.StudentCodeError = errors.NotAttempted("still raises NotImplementedError")
+    else:
+        found = errors.StudentRaised(error["type"], error["mro"], error["message"])
+    return CalleeCall(name, args, kwargs, error=found)

@@ -17,6 +17,7 @@ import selectors
 import socket
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..sandbox import Limits, Zygote
 from ..sandbox.worker import wire
@@ -110,8 +111,12 @@ class WorkerLink:
 
     # -- one exchange ------------------------------------------------------------------------
 
-    def exchange(self, payload: bytes, seq: int, deadline: float, op: str) -> dict:
-        """Send ``payload`` and return the checked reply numbered ``seq`` to request ``op``."""
+    def exchange(
+        self, payload: bytes, seq: int, deadline: float, op: str, answer: Answer | None = None
+    ) -> dict:
+        """Send ``payload`` and return the checked reply numbered ``seq`` to request ``op``.
+        ``answer``: the callees the trusted side answers during this call (worker/callees.py's
+        inject): each callee frame the worker sends meanwhile is checked and answered."""
         try:
             self.sock.setblocking(True)
             self.sock.settimeout(max(0.001, deadline - time.monotonic()))
@@ -144,18 +149,48 @@ class WorkerLink:
                 except FrameTooLarge:  # the worker's own code never sends one
                     raise LinkViolation("a frame over the size limit") from None
                 frame = self.parser.pop()
-                if frame is not None:
-                    self.drain()  # the worker flushed before replying
-                    return _reply(frame, seq, op)
+                if frame is None:
+                    continue
+                message = _decoded(frame)
+                if answer is not None and type(message) is dict and "callee" in message:
+                    self._send_answer(answer, message, seq, deadline)
+                    continue
+                self.drain()  # the worker flushed before replying
+                if not replies.checked(message, seq, op):
+                    raise LinkViolation(f"a reply out of step or malformed for {op!r}")
+                return message
+
+    def _send_answer(self, answer: Answer, question: Any, seq: int, deadline: float) -> None:
+        if not replies.callee_question(question, seq, answer.names):
+            raise LinkViolation("a callee frame out of step or malformed")
+        if answer.count >= replies.MAX_CALLEE_CALLS:
+            raise LinkViolation("more callee frames than one call may send")
+        answer.count += 1
+        reply = answer.reply(question["callee"], question["args"], question["kwargs"])
+        try:
+            self.sock.setblocking(True)
+            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            send_frame(self.sock, wire.encode({"seq": seq, **reply}))
+            self.sock.setblocking(False)
+        except OSError:  # the worker is gone, or not reading
+            self.retire()
+            raise LinkClosed from None
 
 
-def _reply(frame: bytes, seq: int, op: str) -> dict:
+class Answer:
+    """The callees the trusted side answers during one call: ``reply(name, args, kwargs)``
+    gives ``{"ok": True, "value": ...}`` or ``{"ok": False, "error": {"type", "message"}}``."""
+
+    def __init__(self, names: frozenset[str], reply: Callable[[str, list, dict], dict]):
+        self.names = names
+        self.reply = reply
+        self.count = 0
+
+
+def _decoded(frame: bytes) -> Any:
     try:
-        reply = wire.decode(frame, max_header=wire.MAX_REPLY_HEADER)
+        return wire.decode(frame, max_header=wire.MAX_REPLY_HEADER)
     except wire.WireError as e:
         raise LinkViolation(f"a reply that is not plain data ({e})") from None
     except Exception as e:  # a decoder bug must not become the grader's failure either
         raise LinkViolation(f"an unreadable reply ({type(e).__name__})") from None
-    if not replies.checked(reply, seq, op):
-        raise LinkViolation(f"a reply out of step or malformed for {op!r}")
-    return reply

@@ -21,11 +21,16 @@ PROTOCOL_VIOLATION = (
 REPLY_KEYS = {
     "load": frozenset({"seq", "ok", "error"}),
     "import": frozenset({"seq", "ok", "functions", "error"}),
-    "call": frozenset({"seq", "ok", "value", "modified", "reached", "error"}),
+    "call": frozenset(
+        {"seq", "ok", "value", "modified", "reached", "error", "calls", "calls_overflow"}
+        | {"callees"}
+    ),
     "probe": frozenset({"seq", "ok", "errors", "error"}),
     "many": frozenset({"seq", "ok", "results", "error"}),
 }
 MAX_MANY = 64  # calls in one "many" exchange
+MAX_CALLEE_CALLS = 64  # callee calls recorded or answered during one call (worker/callees.py)
+_RECORD_KEYS = frozenset({"name", "args", "ok", "value", "error", "plain"})
 MAX_LIBRARY_NAMES = 8  # libraries a call's reply names (worker/audit.py)
 _ERROR_KINDS = frozenset({"not_attempted", "raised", "bad_result", "missing"})
 _ERROR_KEYS = frozenset({"kind", "type", "mro", "message", "where"})
@@ -80,6 +85,14 @@ def _call_reply(reply: dict, extra: set[str]) -> bool:
         return False
     if "reached" in reply and not _names(reply["reached"]):
         return False
+    if "calls" in reply and not _records(reply["calls"]):
+        return False
+    if "calls_overflow" in reply and reply["calls_overflow"] is not True:
+        return False
+    callees = reply.get("callees", 0)
+    if type(callees) is not int or not 0 <= callees <= MAX_CALLEE_CALLS:
+        return False
+    extra = extra | {"calls", "calls_overflow", "callees"}
     if reply.get("ok") is True:
         if "error" in reply or "value" not in reply:
             return False
@@ -87,6 +100,48 @@ def _call_reply(reply: dict, extra: set[str]) -> bool:
     if reply.get("ok") is not False or reply.keys() - {"ok", "error", "reached"} - extra:
         return False
     return _error_record(reply.get("error"))
+
+
+def _records(value: Any) -> bool:
+    """Whether ``value`` is the list of callee calls the worker records (worker/callees.py)."""
+    if type(value) is not list or len(value) > MAX_CALLEE_CALLS:
+        return False
+    for call in value:
+        if type(call) is not dict or not call.keys() <= _RECORD_KEYS:
+            return False
+        if type(call.get("name")) is not str or type(call.get("ok")) is not bool:
+            return False
+        if call.get("plain", True) is not True:  # not plain data: nothing but that it happened
+            if call.get("plain") is not False or call.get("args") is not None or "value" in call:
+                return False
+        else:
+            args = call.get("args")
+            if type(args) is not tuple or len(args) != 2:
+                return False
+            if type(args[0]) is not tuple or type(args[1]) is not dict:
+                return False
+            if call["ok"] and "value" not in call:
+                return False
+        if call["ok"] and "error" in call:
+            return False
+        if not call["ok"] and ("value" in call or not _error_record(call.get("error"))):
+            return False
+    return True
+
+
+def callee_question(frame: Any, seq: int, names: frozenset[str]) -> bool:
+    """Whether ``frame`` is a callee frame the worker's code sends (worker/callees.py) while
+    serving request ``seq``, for one of the callees the trusted side answers."""
+    return (
+        type(frame) is dict
+        and frame.keys() == {"seq", "callee", "args", "kwargs"}
+        and type(frame["seq"]) is int
+        and frame["seq"] == seq
+        and frame["callee"] in names
+        and type(frame["args"]) is list
+        and type(frame["kwargs"]) is dict
+        and all(type(k) is str for k in frame["kwargs"])
+    )
 
 
 def _names(value: Any) -> bool:

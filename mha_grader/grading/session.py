@@ -23,6 +23,7 @@ message) and the submission's status says so.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,8 @@ from .. import errors, shown
 from ..sandbox import Limits, SandboxError, Zygote
 from ..sandbox.worker import wire
 from . import replies
-from .link import LinkClosed, LinkTimeout, LinkViolation, WorkerLink
+from .calls import CalleeCall, Observed
+from .link import Answer, LinkClosed, LinkTimeout, LinkViolation, WorkerLink
 
 MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
 
@@ -88,6 +90,9 @@ class WorkerSession:
         self.door = shown.Door({f"{m}.py": text for m, text in self.files.items()})
         self._output_phase = "import"
         self._started = False
+        self._clean: WorkerSession | None = None  # for ``fresh`` calls, started when needed
+        self.last_calls: list[CalleeCall] = []  # of the latest observed call
+        self.last_complete = True
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -108,6 +113,9 @@ class WorkerSession:
 
     def close(self) -> None:
         """Kill the worker and its process tree (the zygote finishes that in the background)."""
+        if self._clean is not None:
+            self._clean.close()
+            self._clean = None
         if self._worker is not None:
             try:
                 self._worker.retire(wait=False)
@@ -183,7 +191,14 @@ class WorkerSession:
 
     # -- one exchange --------------------------------------------------------------------------
 
-    def _exchange(self, worker: WorkerLink, request: dict, timeout: float, op: str) -> dict:
+    def _exchange(
+        self,
+        worker: WorkerLink,
+        request: dict,
+        timeout: float,
+        op: str,
+        answer: Answer | None = None,
+    ) -> dict:
         """Send a request, wait for its reply (checked: ``replies.checked``); raises CallTimeout,
         WorkerCrashed, BadResult or ProtocolViolation."""
         if self._budget_left <= 0:
@@ -199,7 +214,7 @@ class WorkerSession:
         timeout = min(timeout, self._budget_left)
         started = time.monotonic()
         try:
-            return worker.exchange(payload, self._seq, started + timeout, op)
+            return worker.exchange(payload, self._seq, started + timeout, op, answer)
         except LinkViolation as e:
             raise self._violation(worker, e.what) from None
         except LinkClosed:
@@ -259,12 +274,20 @@ class WorkerSession:
             return f"{module}.py defines no function `{func}`"
         return None
 
-    def call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+    def call(
+        self,
+        module: str,
+        func: str,
+        args: tuple,
+        kwargs: dict,
+        observe: tuple[str, ...] = (),
+        answer: Answer | None = None,
+    ) -> Any:
         """Call the student's ``module.func`` in the worker; raises errors.StudentCodeError,
         or SandboxError when the grader's own sandbox failed (also kept in ``grader_failure``,
         since a test may swallow it)."""
         try:
-            return self._call(module, func, args, kwargs)
+            return self._call(module, func, args, kwargs, observe, answer)
         except SandboxError as e:
             self.grader_failure = str(e)
             raise
@@ -287,18 +310,93 @@ class WorkerSession:
             raise errors.MissingFunction(reason)
         return worker
 
-    def _call(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+    def _call(
+        self,
+        module: str,
+        func: str,
+        args: tuple,
+        kwargs: dict,
+        observe: tuple[str, ...] = (),
+        answer: Answer | None = None,
+    ) -> Any:
         worker = self._ready(module, func)
         request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
         request["audit"] = func in NUMPY_QUESTIONS
-        reply = self._send_call(worker, module, func, request, "call")
+        if observe:
+            request["observe"] = list(observe)
+        if answer is not None:
+            request["inject"] = sorted(answer.names)
+        reply = self._send_call(worker, module, func, request, "call", answer)
+        self.last_calls = [self._callee_call(c) for c in reply.get("calls", [])]
+        self.last_complete = "calls_overflow" not in reply
         return self._result(module, func, reply)
 
+    def _callee_call(self, record: dict) -> CalleeCall:
+        """A recorded callee call (checked by replies.checked), its error in the grader's words."""
+        name = record["name"]
+        if record.get("plain") is False:
+            return CalleeCall(name, None)
+        args, kwargs = record["args"]
+        if record["ok"]:
+            return CalleeCall(name, args, kwargs, value=record["value"])
+        error = replies.student_error(record["error"], name, self.door)
+        return CalleeCall(name, args, kwargs, error=error)
+
+    def observe(
+        self, module: str, func: str, args: tuple, kwargs: dict, callees: tuple[str, ...]
+    ) -> Observed:
+        """Call ``module.func`` and record the calls it makes of ``callees``; the call's error
+        comes back in the result, not raised (a SandboxError still is)."""
+        self.last_calls, self.last_complete = [], True
+        try:
+            value = self.call(module, func, args, kwargs, observe=callees)
+        except errors.StudentCodeError as e:
+            value = e
+        return Observed(value, list(self.last_calls), self.last_complete)
+
+    def with_callees(
+        self,
+        module: str,
+        func: str,
+        args: tuple,
+        kwargs: dict,
+        callees: frozenset[str],
+        answer: Callable[[str, list, dict], dict],
+    ) -> Any:
+        """Call ``module.func`` with each call it makes of ``callees`` answered by ``answer``
+        (calls.answering) on this side; raises as ``call`` does."""
+        return self.call(module, func, args, kwargs, answer=Answer(frozenset(callees), answer))
+
+    def fresh(self, module: str, func: str, args: tuple, kwargs: dict) -> Any:
+        """Call ``module.func`` in a worker of its own, which has run nothing but such calls:
+        what the function gives on these inputs whatever another call left behind."""
+        if self._clean is None:
+            limits = dataclasses.replace(
+                self.limits, submission_timeout=max(0.0, self._budget_left)
+            )
+            # Its log is its own: what it prints is never shown (nor counted as the student's).
+            self._clean = WorkerSession(self.zygote, self.files, limits, self.broken)
+        try:
+            return self._clean.call(module, func, args, kwargs)
+        except SandboxError as e:  # the grader's failure, whichever worker met it
+            self.grader_failure = str(e)
+            raise
+        finally:
+            if self._clean.ended is not None and self.ended is None:  # the student's doing
+                self.log.protocol_violation = self._clean.log.protocol_violation
+                self.ended = self._clean.ended
+
     def _send_call(
-        self, worker: WorkerLink, module: str, func: str, request: dict, op: str
+        self,
+        worker: WorkerLink,
+        module: str,
+        func: str,
+        request: dict,
+        op: str,
+        answer: Answer | None = None,
     ) -> dict:
         try:
-            return self._exchange(worker, request, self.limits.call_timeout, op)
+            return self._exchange(worker, request, self.limits.call_timeout, op, answer)
         except errors.CallTimeout:
             self.log.timeouts.append(func)
             if self.log.budget_exhausted:  # not this function's fault alone
@@ -425,6 +523,22 @@ class _Proxy:
     def many(self, calls: list[tuple[tuple, dict]]) -> list[Any]:
         """Several calls in one exchange: each result a value or the StudentCodeError raised."""
         return self.session.call_many(self.module, self.__name__, calls)
+
+    def observe(self, args: tuple, kwargs: dict, callees: tuple[str, ...]) -> Observed:
+        """A call, with the calls it made of ``callees`` (calls.Observed)."""
+        return self.session.observe(self.module, self.__name__, args, kwargs, callees)
+
+    def with_callees(
+        self, args: tuple, kwargs: dict, answer: Callable[[str, list, dict], dict], callees
+    ) -> Any:
+        """A call whose calls of ``callees`` are answered by ``answer`` (calls.answering)."""
+        return self.session.with_callees(
+            self.module, self.__name__, args, kwargs, frozenset(callees), answer
+        )
+
+    def fresh(self, args: tuple, kwargs: dict) -> Any:
+        """A call in a worker that has run nothing but such calls (no state of other calls)."""
+        return self.session.fresh(self.module, self.__name__, args, kwargs)
 
     @property
     def inputs_modified(self) -> bool:

@@ -86,10 +86,12 @@ def load_env(sub: Submission) -> dict[str, Callable]:
             del sys.modules["multihead"]
         else:
             sys.modules["multihead"] = saved
-    return {
-        q: direct.proxy(getattr(mh if file == "multihead.py" else cc, q))
-        for q, file in CODE_QUESTIONS.items()
-    }
+    return direct.bind(
+        {
+            q: direct.proxy(getattr(mh if file == "multihead.py" else cc, q))
+            for q, file in CODE_QUESTIONS.items()
+        }
+    )
 
 
 def reference_env(**overrides: Callable) -> dict[str, Callable]:
@@ -113,7 +115,9 @@ def reference_env(**overrides: Callable) -> dict[str, Callable]:
     mh = rebind(multihead, {q: f for q, f in overrides.items() if q in vars(multihead)})
     cc_over = {q: f for q, f in overrides.items() if CODE_QUESTIONS[q] == "crosscheck.py"}
     cc = rebind(crosscheck, {"multi_head_attention": mh["multi_head_attention"], **cc_over})
-    return {
-        q: direct.proxy((mh if file == "multihead.py" else cc)[q])
-        for q, file in CODE_QUESTIONS.items()
-    }
+    return direct.bind(
+        {
+            q: direct.proxy((mh if file == "multihead.py" else cc)[q])
+            for q, file in CODE_QUESTIONS.items()
+        }
+    )

@@ -13,6 +13,10 @@ Requests and replies are ``wire`` messages in frames (``channel``):
   standard library: ``audit.py``)
 - ``{"op": "many", "module", "func", "calls": [{"args", "kwargs"}, ...], "audit"}`` -> ``{"ok":
   True, "results": [reply of each call, without seq]}``: several calls in one exchange
+A call may name ``"observe": [callee, ...]``: its reply then holds ``"calls"``, what the student's
+function called of those and what each returned (``callees.py``); or ``"inject": [callee, ...]``:
+each such call is sent to the trusted side as ``{"seq", "callee", "args", "kwargs"}`` and its
+answer ``{"seq", "ok", "value" | "error"}`` is what the student's function gets.
 Every reply echoes the request's ``seq``; a failure is ``{"ok": False, "error": record}``.
 """
 
@@ -29,6 +33,7 @@ import traceback
 from typing import Any
 
 from . import audit, inputs, wire
+from .callees import Callees, in_modules
 from .channel import ChannelClosed, recv_frame, send_frame
 from .contain import contain
 
@@ -127,6 +132,7 @@ class Server:
         self.files: set[str] = set()
         self.held: dict[str, set[str]] = {}  # module -> libraries it holds (audit.held_by)
         self.reached: dict[str, set[str]] = {}  # function -> libraries its audited calls reached
+        self.seq: Any = None  # the request being served (a callee frame carries it)
 
     def run(self) -> None:
         while True:
@@ -135,6 +141,7 @@ class Server:
             except ChannelClosed:
                 os._exit(0)
             seq = request.get("seq")
+            self.seq = seq
             try:
                 reply = self.handle(request)
             except BaseException as e:  # SystemExit, KeyboardInterrupt... from student code
@@ -168,6 +175,8 @@ class Server:
                 request["args"],
                 request["kwargs"],
                 request.get("audit") is True,
+                request.get("observe") or [],
+                request.get("inject") or [],
             )
         if op == "many":
             return self.many(request)
@@ -218,28 +227,57 @@ class Server:
             results.append(reply)
         return {"ok": True, "results": results}
 
-    def call(self, module: str, func: str, args: Any, kwargs: Any, check: bool = False) -> dict:
+    def call(
+        self,
+        module: str,
+        func: str,
+        args: Any,
+        kwargs: Any,
+        check: bool = False,
+        observe: list | None = None,
+        inject: list | None = None,
+    ) -> dict:
         fn = getattr(sys.modules.get(module), func, None)
         if fn is None:
             return {"ok": False, "error": {"kind": "missing", "message": f"no function {func}"}}
         before = inputs.snapshot(args, kwargs)
         seen: set[str] = set()
         error = None
+        targets, spaces = in_modules(self.files, list(inject or observe or []))
+        callees = Callees(
+            targets,
+            spaces,
+            getattr(fn, "__closure__", None) or (),
+            lambda e: _describe(e, self.files),
+            self.ask if inject else None,
+        )
         try:
-            if check:  # a NumPy question: note the libraries it reaches (audit.py)
-                with audit.Watch(self.held.get(module, set())) as seen:
+            with callees:
+                if check:  # a NumPy question: note the libraries it reaches (audit.py)
+                    with audit.Watch(self.held.get(module, set())) as seen:
+                        value = fn(*args, **kwargs)
+                else:
                     value = fn(*args, **kwargs)
-            else:
-                value = fn(*args, **kwargs)
         except BaseException as e:
             error = _describe(e, self.files)
         reached = self.reached.setdefault(func, set()) if check else set()
         reached |= seen
+        told = callees.reply_fields() if (observe or inject) else {}
         if error is not None:
-            return {"ok": False, "error": error, **self._reached(reached)}
+            return {"ok": False, "error": error, **self._reached(reached), **told}
         changed = inputs.modified(before)  # the contract: inputs are never modified in place
-        reply = {"ok": True, "value": value, **self._reached(reached)}
+        reply = {"ok": True, "value": value, **self._reached(reached), **told}
         return reply | ({"modified": changed} if changed else {})
+
+    def ask(self, question: dict) -> dict:
+        """Send a callee frame for the request being served; return the trusted side's answer."""
+        question["seq"] = self.seq
+        try:
+            send_frame(self.sock, wire.encode(question))
+        except wire.WireError as e:  # the student's code passed something that is not data
+            raise TypeError(f"{question.get('callee')}: {e}") from None
+        answer = wire.decode(recv_frame(self.sock))
+        return answer if type(answer) is dict else {}
 
     @staticmethod
     def _reached(reached: set[str] | None) -> dict:

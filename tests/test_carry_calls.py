@@ -1,0 +1,171 @@
+"""Error carried forward through the calls that happened (grading/carry.py, grading/calls.py):
+a composite is credited for a callee's mistake only where it called that callee and is right
+given right callees; a callee's mistake that cancels the composite's own is charged to both;
+a callee that returns other values inside the composite than on its own (state kept between
+calls) is no excuse.
+
+In-process proxies (direct.proxy) for most cases, the real sandbox for what needs a fresh
+worker; the style of each composite is one real authors use (minGPT's inline attention, a
+lecture's K, Q, V naming, a loop over heads, GPT-2's layer-scoped configuration).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_check.questions import STUDENT_FILES
+from mha_grader.grading import hidden
+from mha_grader.grading.engine import Engine
+from mha_grader.grading.submission import load_submission
+from mha_grader.outcomes import Tag
+from mha_grader.paths import SOLUTIONS
+from mha_grader.points import POINTS
+from mha_grader.sandbox import Limits
+from solutions import multihead as ref
+from tests.mutants.build import reference_env
+
+
+def grade(qid: str, **overrides) -> list:
+    return hidden.run_question(qid, reference_env(**overrides), carry_forward=True)
+
+
+def score(results) -> float:
+    return round(sum(r.score for r in results), 6)
+
+
+def causal(scores: np.ndarray) -> np.ndarray:
+    n, m = scores.shape[-2:]
+    return np.where(np.tril(np.ones((n, m), dtype=bool)), scores, -np.inf)
+
+
+def causal_attention(Q, K, V):
+    scores = causal(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+    w = ref.softmax(scores, axis=-1)
+    return w @ V, w
+
+
+def test_a_composite_computing_attention_inline_is_not_credited_for_a_callee_it_never_called():
+    def inline_causal_mha(X, Wq, Wk, Wv, Wo, num_heads):  # minGPT's forward, typed inline
+        d = X.shape[1] // num_heads
+        q, k, v = ((X @ W).reshape(len(X), num_heads, d).transpose(1, 0, 2) for W in (Wq, Wk, Wv))
+        w = ref.softmax(causal(q @ k.transpose(0, 2, 1) / np.sqrt(d)), axis=-1)
+        return (w @ v).transpose(1, 0, 2).reshape(len(X), -1) @ Wo, w
+
+    results = grade(
+        "multi_head_attention", attention=causal_attention, multi_head_attention=inline_causal_mha
+    )
+    lost = [r for r in results if not r.passed]
+    assert lost, "its own causal mask must cost it"
+    for r in results:
+        assert not any(t.startswith(Tag.CARRIED) for t in r.tags)
+        assert "attention" not in r.output.split("Diagnosis:")[0].replace(
+            "multi_head_attention", ""
+        )
+
+
+def test_a_callee_called_only_on_inputs_where_it_is_right_takes_no_blame():
+    def kt_attention(Q, K, V):  # K.T: right on one head's 2-D slices, wrong on stacked heads
+        w = ref.softmax(Q @ K.T / np.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, w
+
+    def looping_mha(X, Wq, Wk, Wv, Wo, num_heads):  # one head at a time, weights averaged
+        d = X.shape[1] // num_heads
+        Qh, Kh, Vh = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        pairs = [kt_attention(Qh[h], Kh[h], Vh[h]) for h in range(num_heads)]
+        out = ref.merge_heads(np.stack([o for o, _ in pairs]))
+        return out @ Wo, np.mean([w for _, w in pairs], axis=0)
+
+    results = grade(
+        "multi_head_attention", attention=kt_attention, multi_head_attention=looping_mha
+    )
+    assert score(results) < POINTS["multi_head_attention"] / 2
+    for r in results:
+        assert not any(t.startswith(Tag.CARRIED) for t in r.tags)
+        assert "fix attention first" not in r.output
+
+
+def test_mistakes_that_cancel_are_charged_to_the_composite_too():
+    def kq_attention(Q, K, V):  # scores as K Qᵀ: transposed
+        w = ref.softmax(K @ np.swapaxes(Q, -1, -2) / np.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, w
+
+    def swapped_mha(X, Wq, Wk, Wv, Wo, num_heads):  # a lecture's "K, Q, V = split(...)"
+        d = X.shape[1] // num_heads
+        Qh, Kh, Vh = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = kq_attention(Kh, Qh, Vh)
+        return ref.merge_heads(out) @ Wo, w
+
+    results = grade(
+        "multi_head_attention", attention=kq_attention, multi_head_attention=swapped_mha
+    )
+    assert score(results) == 0
+    assert all("cancels a mistake of multi_head_attention's own" in r.output for r in results)
+    # ... and the callee pays for its own mistake in its own question
+    assert score(grade("attention", attention=kq_attention)) < POINTS["attention"]
+
+
+def test_a_composite_right_given_right_callees_is_carried_only_for_the_callees_it_called():
+    def reversed_merge(H):
+        return ref.merge_heads(H[::-1])
+
+    def wrong_split(M, num_heads, d_head):  # wrong, but never called
+        return ref.split_heads(M, num_heads, d_head)[::-1]
+
+    results = grade("multi_head_attention", split_heads=wrong_split, merge_heads=reversed_merge)
+    carried = {t for r in results for t in r.tags if t.startswith(Tag.CARRIED)}
+    # the reference composite calls both: both are named, each where it was wrong
+    assert carried == {Tag.CARRIED + "split_heads", Tag.CARRIED + "merge_heads"}
+    assert score(results) == POINTS["multi_head_attention"]
+
+
+# -- the real sandbox: a value that only comes out after the composite ran --------------------
+
+STATEFUL = """
+
+_layer = {"scale": 1.0}  # GPT-2's scale_attn_by_inverse_layer_idx, kept in a module global
+
+
+def attention(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) * _layer["scale"]
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    w = np.exp(scores)
+    w = w / w.sum(axis=-1, keepdims=True)
+    return w @ V, w
+
+
+def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+    if X.shape[-1] % num_heads:
+        raise ValueError(f"{num_heads} heads do not divide d_model = {X.shape[-1]}")
+    d = X.shape[-1] // num_heads
+    _layer["scale"] = 0.5  # "the layer's own scale", set during its call only
+    try:
+        Qh, Kh, Vh = (split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = attention(Qh, Kh, Vh)
+        return merge_heads(out) @ Wo, w
+    finally:
+        _layer["scale"] = 1.0
+"""
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with Engine(Limits(call_timeout=5.0, submission_timeout=60.0)) as e:
+        yield e
+
+
+def test_a_callee_that_differs_inside_the_composite_is_charged_to_the_composite(engine, tmp_path):
+    folder = tmp_path / "gpt2_layer_state"
+    folder.mkdir()
+    for name in STUDENT_FILES:
+        text = (SOLUTIONS / name).read_text()
+        (folder / name).write_text(text + (STATEFUL if name == "multihead.py" else ""))
+    grade = engine.grade(load_submission(folder))
+    scores = grade.scores()
+    assert scores["attention"] == POINTS["attention"]  # right on its own, graded on its own
+    assert scores["multi_head_attention"] < POINTS["multi_head_attention"] / 2
+    mha = [r for r in grade.results if r.question == "multi_head_attention" and not r.passed]
+    assert mha and not any(t.startswith(Tag.CARRIED) for r in mha for t in r.tags)
+    assert any(
+        "returned other values when your multi_head_attention called it" in r.output for r in mha
+    )
