@@ -11,6 +11,7 @@ from typing import Any
 
 from . import waiting
 from .questions import (
+    CALLEES,
     CODE_QUESTIONS,
     NEEDS_TORCH,
     QUESTION_IDS,
@@ -163,13 +164,16 @@ def _import_libraries(code_qids: list[str]) -> str | None:
 def _code_results(
     qids: list[str], folder: Path, tests: Path, args: argparse.Namespace
 ) -> tuple[list[QuestionResult], list[str]]:
+    from .imports import ImportRule
     from .loading import load_student_files
     from .otter_format import exception_test_file_class
 
     files = sorted({CODE_QUESTIONS[q] for q in qids}, key=["multihead.py", "crosscheck.py"].index)
     if "crosscheck.py" in files and "multihead.py" not in files:
         files.insert(0, "multihead.py")  # crosscheck.py imports it: load it (and report it) first
-    loaded = load_student_files(folder, files, args.time_limit)
+    rule = ImportRule(folder)  # the student's files import as grading lets them (imports.py)
+    with rule:
+        loaded = load_student_files(folder, files, args.time_limit)
     problems = [lf.problem for lf in loaded.values() if lf.problem]
     if args.show_output:
         problems += [
@@ -192,7 +196,8 @@ def _code_results(
             done[q] = _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args)
         return done[q]
 
-    results = waiting.apply([result_of(q) for q in qids], result_of)
+    with rule:
+        results = waiting.apply([result_of(q) for q in qids], result_of)
     return results, problems
 
 
@@ -211,5 +216,10 @@ def _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args) -> Quest
     except Exception as e:  # e.g. a package the test needs is not installed
         message = f"its public test {test_path.name} could not be loaded ({type(e).__name__}: {e})"
         return QuestionResult(q, Status.UNAVAILABLE, message)
+    for callee in CALLEES.get(q, ()):  # a callee in a file that did not load (grading too)
+        other = CODE_QUESTIONS[callee]
+        if other != CODE_QUESTIONS[q] and (loaded.get(other) is None or not loaded[other].module):
+            why = f"{q} calls {callee} from {other}, which could not be loaded."
+            return QuestionResult(q, Status.UNAVAILABLE, why)
     question_env = {**env, **vars(own.module)}  # the question's own file decides its names
     return run_question(q, test_file, question_env, folder, args.time_limit)

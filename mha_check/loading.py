@@ -47,6 +47,8 @@ def _import_problem(
             return f"{name} imports {other}, which could not be loaded (see {other}'s problem)."
         if not (folder / other).is_file():
             return f"{name} imports {other}, which is not in {folder}."
+    if isinstance(e, ImportError) and str(e).startswith(f"{name} imports "):
+        return f"{e}{at}."  # the import rule (imports.py), already in words
     if isinstance(e, ImportError):
         return f"{name} could not import what it needs: {exception_text(e)}{at}."
     if isinstance(e, SystemExit):
@@ -74,10 +76,31 @@ def load_student_files(
     for name in names:
         loaded[name] = _load_one(folder, name, seconds, loaded)
         if loaded[name].module is None:
-            # `import multihead` elsewhere now fails at once (ImportError) instead of running a
-            # broken or hanging file again, or finding some other multihead on sys.path.
-            sys.modules[Path(name).stem] = None  # type: ignore[assignment]
+            # `import multihead` elsewhere now finds a stand-in whose functions fail when called
+            # (as grading's worker has it), instead of running a broken or hanging file again
+            # or finding some other multihead on sys.path: crosscheck.py still loads, and its
+            # functions that do not call multihead.py's are checked.
+            sys.modules[Path(name).stem] = _stand_in(name)
     return loaded
+
+
+def _stand_in(name: str) -> ModuleType:
+    module = ModuleType(Path(name).stem)
+
+    def unavailable(attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+
+        def stub(*args: object, **kwargs: object) -> object:
+            raise ImportError(f"{name} could not be loaded, so {attr} is not available")
+
+        stub.__name__ = attr
+        return stub
+
+    module.__getattr__ = unavailable  # type: ignore[method-assign]
+    module.__file__ = None
+    module.loaded = False  # type: ignore[attr-defined]
+    return module
 
 
 def _load_one(

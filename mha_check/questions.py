@@ -51,3 +51,23 @@ SIGNATURES: dict[str, str] = {
 # Questions whose checks (or whose usual solutions) import torch: torch is imported before the
 # student's code runs, so its 1-2 s import never counts against a check's time limit.
 NEEDS_TORCH: frozenset[str] = frozenset({"parameter_counts", "weights_from_torch", "cross_check"})
+
+# What each student file may import besides the standard library: grading has nothing else, and
+# mha-check applies the same rule, so the student hears it before handing in (torch in
+# multihead.py is for parameter_counts alone: grading flags it anywhere else).
+IMPORTS: dict[str, tuple[str, ...]] = {
+    "multihead.py": ("numpy", "torch"),
+    "crosscheck.py": ("numpy", "torch", "multihead"),
+}
+IMPORT_REFUSED = (
+    "{file} imports {name}, which this exercise does not allow: {file} may import the standard "
+    "library, {allowed} only, and grading has nothing else (a file of your own beside the "
+    "three is not handed in either)"
+)
+
+
+def import_refused(file: str, name: str, table: dict | None = None) -> str:
+    """Why ``file`` may not import the module ``name`` (a sentence for the student)."""
+    allowed = list((table or IMPORTS)[file])
+    listed = ", ".join(allowed[:-1]) + f" and {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+    return IMPORT_REFUSED.format(file=file, name=name, allowed=listed)

@@ -11,7 +11,10 @@ from .shown import exception_kind, raised_text
 
 
 class StudentCodeError(Exception):
-    """Base: the student's code did not return a usable value. ``str(e)`` is for the student."""
+    """Base: the student's code did not return a usable value. ``str(e)`` is for the student;
+    ``inputs`` (set by the session) describes the grader's inputs of the call by shape."""
+
+    inputs: str = ""
 
 
 class NotAttempted(StudentCodeError):

@@ -219,6 +219,22 @@ def _axes(ndim: int) -> str:
     return "1 axis" if ndim == 1 else f"{count(ndim)} axes"
 
 
+def inputs(args: Sequence[Any]) -> str:
+    """The grader's own inputs of a call, by shape: an array's shape (never its values), "a
+    number" for a number, a torch module as such."""
+    parts = []
+    for a in args:
+        if type(a) is np.ndarray:
+            parts.append(f"an array of shape {tuple(int(d) for d in a.shape)}")
+        elif type(a) in (int, float, bool) or isinstance(a, np.generic):
+            parts.append("a number")
+        elif type(a).__name__ == "MultiheadAttention":
+            parts.append("a MultiheadAttention module")
+        else:
+            parts.append(f"a {type(a).__name__}" if type(a) in (list, tuple, dict) else "a value")
+    return ", ".join(parts)
+
+
 def value(v: Any) -> str:
     """What came back, by kind only: type, dtype, number of axes or items; never a value."""
     t = type(v)

@@ -153,7 +153,9 @@ def test_a_file_that_does_not_load_is_reported_once_and_skips_every_experiment(f
     )
     assert f"multihead.py has a syntax error at line {line}" in out
     assert "Skipped the heatmaps." in out
-    assert "crosscheck.py imports multihead.py, which could not be loaded" in out
+    # crosscheck.py loads beside a stand-in for multihead.py, as in mha-check and grading: what
+    # it defines is usable, what calls multihead.py's functions fails with the reason
+    assert "crosscheck.py imports multihead.py" not in out
     assert "Skipped the cross-check." in out
     assert "END False" in out and "Traceback" not in out
 

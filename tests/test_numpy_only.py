@@ -40,9 +40,11 @@ def _refuse(h):
     raise ValueError(f"{h} does not divide d_model")
 """
 
+# Libraries the import rule (worker/imports.py) would refuse, reached around it (code compiled
+# under another file's name): the audit is the second line, and still sees them.
 OTHER_LIBRARY = """
 
-import snowballstemmer  # held at the top level: its use is watched
+exec(compile("import snowballstemmer", "elsewhere.py", "exec"))  # held at the top level
 
 
 def merge_heads(H):
@@ -52,7 +54,7 @@ def merge_heads(H):
 
 
 def split_heads(M, num_heads, d_head):
-    import markdown_it  # imported during the call
+    exec(compile("import markdown_it", "elsewhere.py", "exec"))  # imported during the call
     if M.shape[-1] != num_heads * d_head:
         raise ValueError("bad width")
     return M.reshape(M.shape[0], num_heads, d_head).transpose(1, 0, 2)

@@ -60,7 +60,9 @@ def proxy(
                 "still raises NotImplementedError: not attempted yet"
             ) from None
         except Exception as e:
-            raise describe_exception(e, student_files) from None
+            raised = describe_exception(e, student_files)
+            raised.inputs = shown.inputs(args)  # as the sandbox session tells it
+            raise raised from None
         if inputs.modified(before):
             call.inputs_modified = True  # as a sandbox proxy records it
         try:

@@ -47,11 +47,9 @@ def _load_hidden_tests() -> None:
 
 
 def _unavailable(qid: str, why: str) -> list[TestResult]:
-    """The question's cases at 0 points, each saying why they could not run."""
-    try:
-        return hidden.missing_results(qid, why)
-    except Exception:  # hidden tests unavailable: one line for the whole question
-        return [TestResult(f"{qid}: not graded", qid, 0.0, POINTS[qid], why)]
+    """One line for the whole question, at 0 points: why none of its cases could run (its file
+    is missing or could not be loaded, or the submission was refused)."""
+    return [TestResult(f"{qid}: not graded", qid, 0.0, POINTS[qid], why)]
 
 
 def _refused(qid: str, why: str) -> list[TestResult]:
@@ -199,6 +197,14 @@ class Engine:
         why = session.available(module, qid)
         if why is not None:
             return _unavailable(qid, f"not graded: {why}.")
+        for callee in CALLEES.get(qid, ()):  # a callee in a file that did not load (mha-check
+            other = CODE_QUESTIONS[callee]  # says the same: mha_check/cli.py)
+            if other != CODE_QUESTIONS[qid] and other.removesuffix(".py") in session.broken:
+                return _unavailable(
+                    qid,
+                    f"not graded: {qid} calls {callee} from {other}, which could not be "
+                    "loaded (see above).",
+                )
         _settle_process()
         if diagnosis is None:
             diagnosis = DiagnosisSession(env)
@@ -316,6 +322,12 @@ def session_notes(slog: SessionLog, limits: Limits) -> list[str]:
         )
     if slog.crashes:
         notes.append("the worker process stopped in: " + ", ".join(dict.fromkeys(slog.crashes)))
+    if slog.warned:
+        notes.append(
+            "NumPy or Python warned while your code ran the hidden tests (for example of an "
+            "overflow in exp, or an invalid value in a division): the warnings are not shown, "
+            "but they usually mean numbers grew too large or became nan somewhere"
+        )
     if slog.call_output_bytes:
         notes.append(
             "your code printed output during the hidden tests; it is not shown, since it "

@@ -91,6 +91,8 @@ def student_message(e: StudentCodeError) -> str:
     ``str(e)`` is already in the grader's words (the exception's kind and place, never its
     message, which could quote the hidden inputs it was given)."""
     text = str(e)
+    if e.inputs:
+        text += f" (on {e.inputs})"
     if isinstance(e, StudentRaised) and "read-only" in e.message:
         text += READ_ONLY_HINT
     return text

@@ -23,7 +23,7 @@ REPLY_KEYS = {
     "import": frozenset({"seq", "ok", "functions", "error"}),
     "call": frozenset(
         {"seq", "ok", "value", "modified", "reached", "error", "calls", "calls_overflow"}
-        | {"callees"}
+        | {"callees", "warned"}
     ),
     "probe": frozenset({"seq", "ok", "errors", "error"}),
     "many": frozenset({"seq", "ok", "results", "error"}),
@@ -92,7 +92,9 @@ def _call_reply(reply: dict, extra: set[str]) -> bool:
     callees = reply.get("callees", 0)
     if type(callees) is not int or not 0 <= callees <= MAX_CALLEE_CALLS:
         return False
-    extra = extra | {"calls", "calls_overflow", "callees"}
+    if "warned" in reply and reply["warned"] is not True:
+        return False
+    extra = extra | {"calls", "calls_overflow", "callees", "warned"}
     if reply.get("ok") is True:
         if "error" in reply or "value" not in reply:
             return False
@@ -207,4 +209,10 @@ def import_error_text(record: dict, door: shown.Door) -> str:
     message = record.get("message", "")[:500]
     text = f"raised {name}" + (f": {shown.inline_code(message)}" if message.strip() else "")
     place = door.place(record.get("where", ""))
-    return text + (f" ({place})" if place else "")
+    text += f" ({place})" if place else ""
+    if record.get("type") == "ModuleNotFoundError" and "does not allow" not in message:
+        text += (
+            ". Grading has the standard library, NumPy and torch only: the student files may "
+            "import nothing else (mha-check applies the same rule)"
+        )
+    return text

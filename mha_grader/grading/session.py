@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mha_check.questions import CODE_QUESTIONS, NUMPY_QUESTIONS
+from mha_check.questions import CODE_QUESTIONS, IMPORT_REFUSED, IMPORTS, NUMPY_QUESTIONS
 
 from .. import errors, shown
 from ..sandbox import Limits, SandboxError, Zygote
@@ -48,6 +48,7 @@ class SessionLog:
     import_output: str = ""  # shown to the student (truncated)
     import_output_truncated: int = 0  # bytes dropped
     call_output_bytes: int = 0  # printed during hidden-test calls: counted, never shown
+    warned: bool = False  # warnings during hidden-test calls (never shown, nor taken as output)
     timeouts: list[str] = field(default_factory=list)  # "softmax", "import multihead", ...
     crashes: list[str] = field(default_factory=list)
     import_errors: dict[str, str] = field(default_factory=dict)  # module -> message
@@ -91,6 +92,7 @@ class WorkerSession:
         self._output_phase = "import"
         self._started = False
         self._clean: WorkerSession | None = None  # for ``fresh`` calls, started when needed
+        self._inputs_sent = False  # a call has carried the grader's inputs to a worker
         self.last_calls: list[CalleeCall] = []  # of the latest observed call
         self.last_complete = True
 
@@ -138,6 +140,8 @@ class WorkerSession:
         self._output_phase = "call" if self._started else "import"
         self._started = True
         load = {"op": "load", "files": present, "placeholders": placeholders}
+        load["imports"] = {"table": {f: list(a) for f, a in IMPORTS.items()}}
+        load["imports"]["message"] = IMPORT_REFUSED
         try:  # no student code runs before this succeeds: a failure here is the grader's
             reply = self._exchange(worker, load, 10.0, "load")
         except errors.StudentCodeError as e:
@@ -161,7 +165,9 @@ class WorkerSession:
 
     def _import(self, worker: WorkerLink, module: str) -> None:
         label = f"{module}.py"
-        first = self._output_phase == "import"  # no hidden input has reached this worker yet
+        # No input of the grader's has reached any worker of this session yet: the error cannot
+        # carry one, and is told in full.
+        first = not self._inputs_sent
         try:
             reply = self._exchange(
                 worker, {"op": "import", "module": module}, self.limits.import_timeout, "import"
@@ -181,7 +187,7 @@ class WorkerSession:
                 return
             why = replies.import_error_text(reply["error"], self.door)
             self.broken[module] = f"{label} could not be imported: {why}"
-            if not first:  # a restarted worker: its error could carry what earlier ones saw
+            if not first:  # a worker restarted after calls: its error could carry their inputs
                 self.broken[module] = f"{label} could not be imported again after a restart"
         self.log.import_errors[module] = self.broken[module]
         self.functions.pop(module, None)
@@ -209,6 +215,8 @@ class WorkerSession:
             )
         self._seq += 1
         request["seq"] = self._seq
+        if request.get("op") in ("call", "many", "probe"):
+            self._inputs_sent = True
         payload = wire.encode(request)
         by_budget = self._budget_left < timeout
         timeout = min(timeout, self._budget_left)
@@ -329,7 +337,11 @@ class WorkerSession:
         reply = self._send_call(worker, module, func, request, "call", answer)
         self.last_calls = [self._callee_call(c) for c in reply.get("calls", [])]
         self.last_complete = "calls_overflow" not in reply
-        return self._result(module, func, reply)
+        try:
+            return self._result(module, func, reply)
+        except errors.StudentRaised as e:  # which input it failed on, by shape
+            e.inputs = shown.inputs(args)
+            raise
 
     def _callee_call(self, record: dict) -> CalleeCall:
         """A recorded callee call (checked by replies.checked), its error in the grader's words."""
@@ -412,6 +424,8 @@ class WorkerSession:
 
     def _result(self, module: str, func: str, reply: dict) -> Any:
         """A call's value, or its error raised (a call's reply, already checked)."""
+        if reply.get("warned"):
+            self.log.warned = True
         if reply.get("reached"):
             self.reached.setdefault(func, set()).update(reply["reached"])
         if reply["ok"]:
