@@ -245,11 +245,15 @@ def _honest(report, real, probe: Probe) -> bool:
     return _agrees(r_out, real[0], ROUNDING * probe.scale) and _agrees(r_w, real[1], ROUNDING)
 
 
-def _exactly(reported: float, real: float | None) -> bool:
+def _exactly(reported: float, real: float | None, anchor: bool = False) -> bool:
     """A report that is the measured difference itself (a few digits of slack for the order of
-    subtraction), not merely of its size: at rounding level any small number would do."""
+    subtraction), not merely of its size: at rounding level any small number would do. An
+    ``anchor`` (what shows a report was measured at all) must be a difference that is not zero:
+    a relative tolerance on an exact zero is equality, which a constant report can meet."""
     if real is None:
-        return True
+        return not anchor
+    if anchor and not real > 0:
+        return False
     return math.isfinite(reported) and abs(reported - real) <= 1e-6 * real
 
 
@@ -377,6 +381,6 @@ def _exact_somewhere(probes, reports, own: list[Pipelines]) -> bool:
             continue
         for p in mine.own:
             if p.imported and p.diffs is not None:
-                if _exactly(report[0], p.diffs[0]) and _exactly(report[1], p.diffs[1]):
+                if _exactly(report[0], p.diffs[0], anchor=True) and _exactly(report[1], p.diffs[1]):
                     return True
     return False
