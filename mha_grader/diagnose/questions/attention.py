@@ -16,7 +16,7 @@ from .. import probes as pr
 from .. import properties
 from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 
 if TYPE_CHECKING:
@@ -46,14 +46,23 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     attentions += [((i,), f) for i, fs in mut.ATTENTION.items() for f in fs]
     for a_ids, a in attentions[1:]:  # an own mistake, with the reference softmax
         if matches(student, trusted((a,), a, probes)):
-            return s.in_function("attention", a_ids, inline=False)
+            return _with_ranks(s, s.in_function("attention", a_ids, inline=False), student)
     if s.wrong("softmax"):  # an own mistake on top of the student's wrong softmax
         for (a_ids, a), sm in itertools.product(attentions[1:], (own, own_default)):
             if matches(student, run(partial(a, softmax=sm), probes)):
-                return s.with_callees("attention", a_ids, ["softmax"])
+                found = s.with_callees("attention", a_ids, ["softmax"])
+                return _with_ranks(s, found, student)
     for (a_ids, a), (s_ids, sm) in itertools.product(attentions, softmaxes[1:]):
         if matches(student, trusted((a, sm), partial(a, softmax=sm), probes)):  # inline softmax
             return s.in_function("attention", a_ids + s_ids, inline=not a_ids)
+    pairs = [(ids, f) for ids, fs in mut.ATTENTION_COMBINED.items() for f in fs]
+    for a_ids, a in pairs:  # two mistakes of its own at once
+        if matches(student, trusted((a,), a, probes)):
+            return _with_ranks(s, s.in_function("attention", a_ids, inline=False), student)
+    if s.wrong("softmax"):
+        for (a_ids, a), sm in itertools.product(pairs, (own, own_default)):
+            if matches(student, run(partial(a, softmax=sm), probes)):
+                return s.with_callees("attention", a_ids, ["softmax"])
     if all(not o.ok for o in student):
         return s.raised("attention", student, probes)
 
@@ -69,6 +78,28 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain("attention", f"Your attention differs from the reference: {text}.")
+
+
+RANK_SPECIFIC = ("attention-3d-transpose", "attention-fixed-rank")
+
+
+def _with_ranks(s: DiagnosisSession, found: Diagnosis, student) -> Diagnosis:
+    """For a mistake that fits one rank of input, which ranks of our inputs it got right."""
+    if not set(found.misconceptions) & set(RANK_SPECIFIC):
+        return found
+    probes = pr.attention_probes()
+    expected = trusted(("ref", "attention"), mut.attention_ref, probes)
+    right: set[int] = set()
+    wrong: set[int] = set()
+    for got, want, p in zip(student, expected, probes, strict=True):
+        (right if matches([got], [want]) else wrong).add(p.args[0].ndim)
+    if not right or not wrong:
+        return found
+    ranks = " and ".join(f"{r}-D" for r in sorted(right))
+    others = " and ".join(f"{r}-D" for r in sorted(wrong - right))
+    text = f" On our inputs it is right for {ranks} ones"
+    text += f" and fails for {others} ones." if others else ", but not for all of them."
+    return named(found.misconceptions, found.blame, found.message + text, found.question)
 
 
 def _properties(s: DiagnosisSession, got, want, probe) -> list[str]:
