@@ -235,8 +235,8 @@ _ENTRIES = [
         "attention-fixed-rank",
         "attention",
         "Your attention names axes by their position from the front (a transpose of K with a "
-        "fixed list of axes, or a softmax along axis 1 or 2), which fits inputs of one rank "
-        "only: with fewer or more leading axes it raises or mixes axes.",
+        "fixed list of axes, a softmax along axis 1 or 2, or d_k read from axis 1), which fits "
+        "inputs of one rank only: with fewer or more leading axes it raises or mixes axes.",
         "attention must take 2-D inputs and inputs with any number of leading batch or head "
         "axes. Only the last two axes have a fixed meaning (tokens, then features), so they are "
         "the ones to name, counting from the end.",

@@ -41,12 +41,14 @@ TRANSPOSES: dict[str, Callable] = {
 }
 
 
-def _scale(scores: np.ndarray, d_k: int, how: str) -> np.ndarray:
+def _scale(scores: np.ndarray, Q: np.ndarray, how: str) -> np.ndarray:
+    d_k = Q.shape[-1]
     return {
         "sqrt": lambda: scores / math.sqrt(d_k),
         "none": lambda: scores,
         "d": lambda: scores / d_k,
         "times-sqrt": lambda: scores * math.sqrt(d_k),
+        "sqrt-axis1": lambda: scores / math.sqrt(Q.shape[1]),  # d_k only for 2-D input
     }[how]()
 
 
@@ -59,6 +61,8 @@ def _mask(scores: np.ndarray, how: str | None) -> np.ndarray:
     n, m = scores.shape[-2:]
     if how == "causal":  # query i sees keys 0..i, for any n and m
         keep = np.tril(np.ones((n, m)))
+    elif how == "causal-end":  # aligned on the last query and key instead of the first
+        keep = np.tril(np.ones((n, m)), k=m - n)
     elif how == "causal-square":  # an (n, n) mask: cannot broadcast when n != m
         keep = np.tril(np.ones((n, n)))
     else:  # "causal-buffer": a (1, B, B) buffer cut to n, which also adds an axis to 2-D input
@@ -77,22 +81,26 @@ def attend(
     scale: str = "sqrt",
     mask: str | None = None,
     axis: int = -1,
+    product: str = "matmul",
 ):
     """Attention with the given choice in each slot (the defaults are the right ones)."""
     t = TRANSPOSES[transpose]
-    scores = Q @ t(K) if order == "qk" else K @ t(Q)
-    weights = softmax(_mask(_scale(scores, Q.shape[-1], scale), mask), axis=axis)
-    return weights @ V, weights
+    mm = np.matmul if product == "matmul" else np.dot  # np.dot: right for 2-D only
+    scores = mm(Q, t(K)) if order == "qk" else mm(K, t(Q))
+    weights = softmax(_mask(_scale(scores, Q, scale), mask), axis=axis)
+    return mm(weights, V), weights
 
 
-def recipe(name: str, **slots) -> Callable:
-    """A named mutant: ``attend`` with some slots changed."""
+def recipe(name: str, combines: bool = True, **slots) -> Callable:
+    """A named mutant: ``attend`` with some slots changed. ``combines``: also tried together
+    with each mistake of another slot (not when every such pair looks like one mistake alone)."""
 
     def mutant(Q, K, V, softmax=ref.softmax):
         return attend(Q, K, V, softmax, **slots)
 
     mutant.__name__ = mutant.__qualname__ = f"_att_{name}"
-    mutant.slots = slots
+    mutant.changes = slots  # which slots differ from a right attention
+    mutant.combines = combines
     return mutant
 
 
@@ -114,28 +122,35 @@ ATTENTION: dict[str, list[Callable]] = {
     "scale-not-sqrt": [recipe("by_dk", scale="d")],
     "scale-inverted": [recipe("times_sqrt_dk", scale="times-sqrt")],
     "attention-transpose-v": [_att_transpose_v, _att_transpose_v_dot_t],
-    "attention-3d-transpose": [recipe("k_dot_t", transpose="T")],
+    "attention-3d-transpose": [
+        recipe("k_dot_t", transpose="T"),
+        recipe("np_dot_k_t", transpose="T", product="dot"),
+    ],
     "attention-fixed-rank": [
         recipe(f"k_{t}", transpose=t) for t in ("10", "swap01", "021", "swap12", "0132")
     ]
-    + [recipe(f"softmax_axis{a}", axis=a) for a in (1, 2)],
+    + [recipe(f"softmax_axis{a}", axis=a) for a in (1, 2)]
+    # d_k read from axis 1: wrong from 3-D on, where K.T already fails, so never combined
+    + [recipe("scale_by_axis1", combines=False, scale="sqrt-axis1")],
     "attention-scores-kq": [recipe("kq", order="kq")],
     "attention-causal-mask": [
         recipe(f"{m.replace('-', '_')}", mask=m)
-        for m in ("causal", "causal-square", "causal-buffer")
+        for m in ("causal", "causal-end", "causal-square", "causal-buffer")
     ],
 }
 
 
 def _combined() -> dict[tuple[str, ...], list[Callable]]:
     """Every two catalogued mistakes in different slots, as one mutant."""
-    singles = [(mid, f) for mid, fs in ATTENTION.items() for f in fs if getattr(f, "slots", None)]
+    singles = [
+        (mid, f) for mid, fs in ATTENTION.items() for f in fs if getattr(f, "combines", False)
+    ]
     found: dict[tuple[str, ...], list[Callable]] = {}
     for (a, fa), (b, fb) in itertools.combinations(singles, 2):
-        if a == b or set(fa.slots) & set(fb.slots):
+        if a == b or set(fa.changes) & set(fb.changes):
             continue
         name = f"{fa.__name__.removeprefix('_att_')}_{fb.__name__.removeprefix('_att_')}"
-        found.setdefault((a, b), []).append(recipe(name, **fa.slots, **fb.slots))
+        found.setdefault((a, b), []).append(recipe(name, **fa.changes, **fb.changes))
     return found
 
 
