@@ -1,5 +1,6 @@
 """attention: right given the student's softmax (blame it), a catalogued mistake of its own
-(with the reference softmax, the student's, or one written inline), else what is off."""
+(with the reference softmax, the student's, or one written inline), two of its own at once,
+else what is off. A mistake that fits one rank of input says which ranks it got right."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """cross_check: right given the student's pipeline (blame it), a catalogued mistake (averaged
-weights, the layout, a tolerance too strict for float32), else what the report got wrong."""
+weights, the layout, said precisely, a tolerance too strict for float32, tensors taken to NumPy
+without detaching), else what the report got wrong."""
 
 from __future__ import annotations
 

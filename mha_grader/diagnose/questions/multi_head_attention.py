@@ -1,5 +1,6 @@
-"""multi_head_attention: right given (some of) the student's callees (blame them), a
-catalogued mistake of its own or made inline, else what is off."""
+"""multi_head_attention: right given (some of) the student's callees, called on the stacked heads
+or head by head (blame them), a catalogued mistake of its own or made inline, else what is off;
+and the ValueError for num_heads that do not divide d_model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""weights_from_torch: which torch block each returned matrix is (transposed or not), else
-what is off."""
+"""weights_from_torch: which torch block each returned matrix is (transposed or not), the
+dtype, else what is off; and the ValueError for a module it cannot convert."""
 
 from __future__ import annotations
 
