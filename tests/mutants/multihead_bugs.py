@@ -357,13 +357,6 @@ def attention__swapaxes_2_3(Q, K, V):
     return attn_weights @ V, attn_weights
 
 
-@bug("attention-fixed-rank")
-def attention__dk_from_axis1(Q, K, V):
-    d_k = Q.shape[1]  # (tokens, features) in the 2-D tutorial this comes from
-    weights = softmax(np.matmul(Q, np.swapaxes(K, -1, -2)) / np.sqrt(d_k), axis=-1)
-    return np.matmul(weights, V), weights
-
-
 @bug("attention-3d-transpose")
 def attention__np_dot_2d(Q, K, V):
     scores = np.dot(Q, K.T) / np.sqrt(K.shape[-1])
