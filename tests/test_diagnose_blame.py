@@ -22,7 +22,8 @@ def test_attention_right_given_a_wrong_softmax_blames_softmax_and_says_attention
 
 def test_multi_head_attention_blames_every_wrong_callee_by_name():
     env = reference_env(
-        split_heads=mut.SPLIT["split-interleaved"][0], merge_heads=mut._merge_reversed
+        split_heads=mut.SPLIT["split-interleaved"][0],
+        merge_heads=mut.MERGE["merge-reversed-heads"][0],
     )
     d = diagnose("multi_head_attention", env)
     assert d.misconceptions == ("split-interleaved", "merge-reversed-heads")
@@ -38,7 +39,7 @@ def test_a_bug_two_calls_deep_is_blamed_on_the_deepest_function():
 
 def test_an_own_mistake_with_right_callees_says_the_callees_are_right():
     def mha(X, Wq, Wk, Wv, Wo, num_heads):
-        return mut._mha_no_wo(
+        return mut.MHA["mha-no-output-projection"][0](
             X, Wq, Wk, Wv, Wo, num_heads, ref.split_heads, ref.attention, ref.merge_heads
         )
 
@@ -86,14 +87,14 @@ def test_a_wrong_shape_is_reported_as_shapes():
     assert "returned shape (6, 4): the lengths of (4, 6) in another order" in d.message
 
 
-def test_weights_as_float32_get_a_dtype_explanation_and_no_tag():
+def test_weights_as_float32_are_named_and_told_to_become_float64():
     from solutions import crosscheck as ref_cc
 
     def weights_from_torch(mha):
         return tuple(W.astype(np.float32) for W in ref_cc.weights_from_torch(mha))
 
     d = diagnose("weights_from_torch", reference_env(weights_from_torch=weights_from_torch))
-    assert d.misconception is None and "float64" in d.message
+    assert d.misconceptions == ("adapter-float32-weights",) and "float64" in d.message
 
 
 def test_distinct_head_pairs_and_parameter_counts_get_plain_explanations():

@@ -20,6 +20,8 @@ def _cases():
         ("split_heads", mut.SPLIT),
         ("merge_heads", mut.MERGE),
         ("attention", mut.ATTENTION),
+        ("distinct_head_pairs", mut.DISTINCT),
+        ("parameter_counts", mut.COUNTS),
         ("weights_from_torch", mut.ADAPTER),
     ]:
         for mid, fs in catalogue.items():
@@ -47,6 +49,15 @@ def test_diagnosis_mutant_gets_exactly_its_own_id_and_blame(qid, mid, func):
     assert d is not None
     assert d.misconceptions == (mid,) and d.misconception == mid
     assert d.blame == qid and d.tags == [f"misconception:{mid}"]
+
+
+@pytest.mark.parametrize(
+    "ids, func",
+    [pytest.param(ids, f, id=f.__name__) for ids, fs in mut.ATTENTION_COMBINED.items() for f in fs],
+)
+def test_two_attention_mistakes_at_once_get_both_ids(ids, func):
+    d = diagnose("attention", reference_env(attention=func))
+    assert d is not None and d.misconceptions == ids and d.blame == "attention"
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,8 @@
-"""The diagnosis probes separate every pair of catalogued mistakes."""
+"""The diagnosis probes separate every pair of catalogued mistakes.
+
+Two mistakes are told apart by their values on a question's probes, by whether they raise
+ValueError on its refusal probes (the contract's "must raise" inputs), or by the dtype of what
+they return (float32 weights)."""
 
 import itertools
 from functools import partial
@@ -27,6 +31,7 @@ def _wrong_on(probes, reference, family):
 
 def _mha_family():
     whole = _family(mut.MHA, lambda f: partial(f, **REF_CALLEES))
+    inside_as_mha = set(mut.INLINE_AS_MHA)
     inline = [
         (mid, partial(mut.mha_ref, **{**REF_CALLEES, "split": f})) for mid, f in _family(mut.SPLIT)
     ]
@@ -36,6 +41,7 @@ def _mha_family():
     inline += [
         (mid, partial(mut.mha_ref, **{**REF_CALLEES, "attention": f}))
         for mid, f in _family(mut.ATTENTION)
+        if mid not in inside_as_mha  # one of multi_head_attention's own mistakes there
     ]
     inline += [
         (
@@ -52,11 +58,17 @@ def _mha_family():
 
 
 FAMILIES = {
-    "softmax": (pr.softmax_probes, ref.softmax, _family(mut.SOFTMAX)),
-    "split_heads": (pr.split_probes, ref.split_heads, _family(mut.SPLIT)),
-    "merge_heads": (pr.merge_probes, ref.merge_heads, _family(mut.MERGE)),
+    "softmax": (pr.softmax_probes, (), ref.softmax, _family(mut.SOFTMAX)),
+    "split_heads": (
+        pr.split_probes,
+        pr.split_refusal_probes,
+        ref.split_heads,
+        _family(mut.SPLIT),
+    ),
+    "merge_heads": (pr.merge_probes, (), ref.merge_heads, _family(mut.MERGE)),
     "attention": (
         pr.attention_probes,
+        (),
         mut.attention_ref,
         _family(mut.ATTENTION)
         + _wrong_on(
@@ -67,23 +79,80 @@ FAMILIES = {
     ),
     "multi_head_attention": (
         pr.mha_probes,
+        pr.mha_refusal_probes,
         partial(mut.mha_ref, **REF_CALLEES),
         _mha_family(),
     ),
-    "weights_from_torch": (pr.adapter_probes, ref_cc.weights_from_torch, _family(mut.ADAPTER)),
+    "weights_from_torch": (
+        pr.adapter_probes,
+        pr.adapter_refusal_probes,
+        ref_cc.weights_from_torch,
+        _family(mut.ADAPTER),
+    ),
+    "parameter_counts": (
+        pr.count_probes,
+        pr.count_refusal_probes,
+        ref.parameter_counts,
+        _family(mut.COUNTS),
+    ),
 }
+
+
+def _kind(o) -> str:
+    """What a call on a refusal probe did, as the diagnosis tells it apart."""
+    return "value" if o.ok else "ValueError" if isinstance(o.error, ValueError) else "other"
+
+
+def _dtypes(outcomes) -> list:
+    """The dtype of every array returned (float32 weights differ from float64 ones)."""
+    return [
+        getattr(a, "dtype", None)
+        for o in outcomes
+        if o.ok
+        for a in (o.value if isinstance(o.value, tuple | list) else [o.value])
+    ]
+
+
+def _result(f, probes, refusals):
+    values = run(f, probes())
+    return values, [_kind(o) for o in run(f, refusals() if refusals else ())], _dtypes(values)
+
+
+def _same(a, b) -> bool:
+    return matches(a[0], b[0]) and matches(b[0], a[0]) and a[1:] == b[1:]
 
 
 @pytest.mark.parametrize("qid", FAMILIES)
 def test_every_pair_of_different_mistakes_gives_different_results_on_the_probes(qid):
-    probes, reference, family = FAMILIES[qid]
-    results = [(mid, run(f, probes())) for mid, f in family]
-    expected = run(reference, probes())
+    probes, refusals, reference, family = FAMILIES[qid]
+    results = [(mid, _result(f, probes, refusals)) for mid, f in family]
+    expected = _result(reference, probes, refusals)
     for mid, r in results:
-        assert not matches(r, expected), f"{mid} looks right on the {qid} probes"
+        assert not _same(r, expected), f"{mid} looks right on the {qid} probes"
     for (a, ra), (b, rb) in itertools.combinations(results, 2):
         if a != b:
-            assert not matches(ra, rb) and not matches(rb, ra), f"{a} and {b} coincide"
+            assert not _same(ra, rb), f"{a} and {b} coincide"
+
+
+def test_every_question_with_a_refusal_in_the_contract_has_refusal_probes_the_reference_passes():
+    for qid, (_, refusals, reference, _) in FAMILIES.items():
+        if refusals:
+            kinds = [_kind(o) for o in run(reference, refusals())]
+            assert kinds and set(kinds) == {"ValueError"}, qid
+
+
+def test_two_attention_mistakes_at_once_differ_from_every_single_one_and_from_each_other():
+    probes = pr.attention_probes()
+    singles = [(mid, run(f, probes)) for mid, f in _family(mut.ATTENTION)]
+    pairs = [(ids, run(f, probes)) for ids, f in _family(mut.ATTENTION_COMBINED)]
+    expected = run(mut.attention_ref, probes)
+    for ids, r in pairs:
+        assert not matches(r, expected), ids
+        for mid, single in singles:
+            assert not (matches(r, single) and matches(single, r)), (ids, mid)
+    for (a, ra), (b, rb) in itertools.combinations(pairs, 2):
+        if a != b:
+            assert not (matches(ra, rb) and matches(rb, ra)), (a, b)
 
 
 def test_cross_check_mistakes_give_different_reports_on_the_probes():
@@ -94,7 +163,12 @@ def test_cross_check_mistakes_give_different_reports_on_the_probes():
         ]
 
     right = report()
-    variants = [(mid, report(**kw)) for mid, kws in mut.CROSS_CHECK.items() for kw in kws]
+    variants = [
+        (mid, report(**kw))
+        for mid, kws in mut.CROSS_CHECK.items()
+        for kw in kws
+        if not kw.get("grad")  # raises: told by what it raises (next test)
+    ]
     for mid, r in variants:
         assert max(max(x.values()) for x in r) > 1e-2, f"{mid} reports no difference"
         assert r != right
@@ -104,6 +178,13 @@ def test_cross_check_mistakes_give_different_reports_on_the_probes():
             # output wrong only for one layout; averaged weights leave the output right
             assert any(x["output_max_abs_diff"] > 1e-2 for x in r)
             assert all(x["output_max_abs_diff"] < 1e-4 for x in averaged)
+
+
+def test_a_cross_check_that_does_not_detach_raises_torchs_runtime_error_on_every_probe():
+    (kw,) = mut.CROSS_CHECK["adapter-no-detach"]
+    for p in pr.crosscheck_probes():
+        with pytest.raises(RuntimeError, match="requires grad"):
+            mut.cross_check_with(*p.args, ref_cc.weights_from_torch, ref.multi_head_attention, **kw)
 
 
 def test_multi_head_probes_meet_the_design_conditions():

@@ -25,8 +25,8 @@ def _weights_transposed(Q, K, V):
     return w @ V, np.swapaxes(w, -1, -2)
 
 
-def _counts_without_bias(d_model, head_counts, bias=False):
-    return {h: 4 * d_model * d_model for h in head_counts}
+def _counts_out_bias_only(d_model, head_counts, bias=False):  # forgets in_proj_bias
+    return {h: 4 * d_model * d_model + (d_model if bias else 0) for h in head_counts}
 
 
 def _split_then_transpose(M, num_heads, d_head):
@@ -48,7 +48,7 @@ def _mha_values_from_keys(X, Wq, Wk, Wv, Wo, num_heads):
         ("attention", _scale_after_softmax, "its rows do not sum to 1 (they sum to less than 1)"),
         ("attention", _ignores_v, "its out is not its own weights times V"),
         ("attention", _weights_transposed, "right result transposed"),
-        ("parameter_counts", _counts_without_bias, "4 * d_model bias parameters"),
+        ("parameter_counts", _counts_out_bias_only, "has 624 parameters whatever the number"),
         ("split_heads", _split_then_transpose, "right result transposed"),
         ("multi_head_attention", _mha_values_from_keys, "does not change when Wv changes"),
     ],
@@ -61,9 +61,13 @@ def test_an_unknown_mistake_is_explained_by_the_property_it_breaks(qid, override
     assert words in d.message, d.message
 
 
-def test_a_count_that_ignores_bias_names_the_module_count_for_the_shown_input():
-    d = diagnose("parameter_counts", reference_env(parameter_counts=_counts_without_bias))
-    assert "for d_model = 12 that is 624 in all" in d.message, d.message
+def test_a_count_that_ignores_bias_is_the_catalogued_mistake_with_its_bias_parameters():
+    def counts(d_model, head_counts, bias=False):
+        return {h: 4 * d_model * d_model for h in head_counts}
+
+    d = diagnose("parameter_counts", reference_env(parameter_counts=counts))
+    assert d.misconceptions[0] == "counts-ignore-bias"
+    assert "4 * d_model bias parameters" in d.message, d.message
 
 
 def test_a_right_function_hears_no_property_words():

@@ -102,15 +102,17 @@ def test_leading_axes_are_independent(attention):
     except (ValueError, IndexError) as e:
         raise AssertionError(
             f"attention failed on {what} ({type(e).__name__}: {e}). On a 3-D array K.T reverses "
-            "every axis, giving (4, 5, 2); transpose only the last two axes, with "
-            "np.swapaxes(K, -1, -2) or K.transpose(0, 2, 1)."
+            "every axis, giving (4, 5, 2), and a fixed list of axes fits one rank only; swap "
+            "just the last two axes, counted from the end, with np.swapaxes(K, -1, -2): the "
+            "same code then serves 2-D, 3-D and 4-D inputs."
         ) from e
     for h in range(2):
         out_h, weights_h = _call(attention, Q[h], K[h], V[h], f"head {h} alone")
         assert _close(weights[h], weights_h) and _close(out[h], out_h), (
             f"on {what} slice [{h}] of the result must equal attention(Q[{h}], K[{h}], V[{h}]): "
-            "the leading axis is a batch of independent attentions. Transpose only the last two "
-            "axes of K and scale by Q.shape[-1]."
+            "the leading axis is a batch of independent attentions. Name the axes from the end: "
+            "swap only the last two axes of K (np.swapaxes(K, -1, -2)), divide by the square "
+            "root of Q.shape[-1], and take the softmax along axis=-1 (the keys)."
         )
     Q4, K4, V4 = (np.stack([A, A[::-1]]) for A in (Q, K, V))  # two leading axes: (2, 2, ...)
     out4, _ = _call(attention, Q4, K4, V4, "two leading axes: Q (2, 2, 3, 4)")

@@ -209,6 +209,173 @@ _ENTRIES = [
         "of the output the same way.",
     ),
     Misconception(
+        "scale-inverted",
+        "attention",
+        "Your attention multiplies the scores by sqrt(d_k) instead of dividing by it (dividing "
+        "by 1/sqrt(d_k) does the same).",
+        "Dot products of d_k-dimensional vectors grow like sqrt(d_k); dividing by sqrt(d_k) "
+        "brings the scores back to unit scale, while multiplying makes them d_k times too large "
+        "and pushes the softmax towards one-hot weights.",
+        "make the scores smaller, not larger: divide them by the square root of the last axis "
+        "of Q.",
+    ),
+    Misconception(
+        "attention-scores-kq",
+        "attention",
+        "Your attention computes the scores as the keys times the queries (K Qᵀ) instead of "
+        "the queries times the keys: the weights come out transposed, (..., m, n) instead of "
+        "(..., n, m), the softmax runs over the queries, and the product with V fits only when "
+        "n == m.",
+        "Row i of the weights belongs to query i: it compares that query with every key and is "
+        "a distribution over the m keys. With the queries on the left, the rows are queries "
+        "and the last axis holds the keys.",
+        "put Q on the left: the scores are Q times K with K's last two axes swapped.",
+    ),
+    Misconception(
+        "attention-fixed-rank",
+        "attention",
+        "Your attention names axes by their position from the front (a transpose of K with a "
+        "fixed list of axes, a softmax along axis 1 or 2, or d_k read from axis 1), which fits "
+        "inputs of one rank only: with fewer or more leading axes it raises or mixes axes.",
+        "attention must take 2-D inputs and inputs with any number of leading batch or head "
+        "axes. Only the last two axes have a fixed meaning (tokens, then features), so they are "
+        "the ones to name, counting from the end.",
+        "count axes from the end: transpose K by swapping its axes -1 and -2, and normalise the "
+        "scores along axis -1 (the keys).",
+    ),
+    Misconception(
+        "attention-causal-mask",
+        "attention",
+        "Your attention masks the keys after each query's own position (a causal mask, as in "
+        "GPT-style decoders): query i gets weight 0 on keys i+1, i+2, ...",
+        "The attention of this module is unmasked: every query attends to every key, so each "
+        "row of weights is a softmax over all m keys. A causal mask belongs to a decoder that "
+        "generates one token at a time, and nothing in the contract asks for one.",
+        "remove the mask: no score is set to -inf (or to a huge negative number) before the "
+        "softmax.",
+    ),
+    Misconception(
+        "mha-causal-mask",
+        "multi_head_attention",
+        "Your multi_head_attention masks each token's later tokens in every head (a causal "
+        "mask, as in GPT-style decoders), in its own attention code or in a mask it passes on.",
+        "Multi-head self-attention here is unmasked: in every head each token attends to all n "
+        "tokens, those after it included; a causal mask belongs to a decoder that generates "
+        "one token at a time.",
+        "build no mask in multi_head_attention and let every head attend over all the tokens.",
+    ),
+    Misconception(
+        "mha-qk-swapped",
+        "multi_head_attention",
+        "Your multi_head_attention uses the keys as queries and the queries as keys (the "
+        "projection with Wk where the one with Wq belongs, or scores of keys times queries): "
+        "every head's weights come out transposed.",
+        "Row i of a head's weights compares token i's query with every token's key; swapping "
+        "the roles transposes each pattern, so a token gets the weights other tokens would put "
+        "on it.",
+        "pass the queries (X projected with Wq) as attention's first argument and the keys (X "
+        "projected with Wk) as its second.",
+    ),
+    Misconception(
+        "mha-averaged-weights",
+        "multi_head_attention",
+        "Your multi_head_attention returns the weights averaged over the heads, shape (n, n), "
+        "instead of one pattern per head, shape (num_heads, n, n).",
+        "Heads attend differently, and distinct_head_pairs and cross_check compare the weights "
+        "head by head; an average, which is what torch's module gives by default, hides the "
+        "differences between heads.",
+        "keep the weights of every head as attention gives them for the stacked heads, without "
+        "reducing over the head axis.",
+    ),
+    Misconception(
+        "mha-qkv-interleaved",
+        "multi_head_attention",
+        "Your multi_head_attention stacks the three projections side by side and cuts each "
+        "head's block of 3 * d_head features into its queries, keys and values, as if they "
+        "were interleaved head by head: a head's queries, keys and values come from the wrong "
+        "projections (right only with one head).",
+        "The first d_model features of the stacked projection are all queries, the next d_model "
+        "all keys, the last d_model all values; a head's d_head queries are one slice of the "
+        "queries.",
+        "separate the stacked projection into queries, keys and values first (each d_model "
+        "wide), then split each of them into heads.",
+    ),
+    Misconception(
+        "mha-no-valueerror",
+        "multi_head_attention",
+        "Your multi_head_attention does not raise ValueError when num_heads does not divide "
+        "d_model: it checks with assert (an AssertionError), raises another exception, or "
+        "returns a result anyway.",
+        "The contract asks for a ValueError, the exception for an argument with a bad value, "
+        "so that callers can catch it; an assert is for the programmer's own invariants and "
+        "disappears when Python runs with -O.",
+        "test whether num_heads divides d_model yourself, before any work, and raise ValueError "
+        "when it does not.",
+    ),
+    Misconception(
+        "split-no-valueerror",
+        "split_heads",
+        "Your split_heads cuts M into heads (or fails with another exception) when M's last "
+        "axis is not num_heads * d_head wide, instead of raising ValueError: it works the head "
+        "width out from M and never compares it with d_head.",
+        "A width that does not match is the caller's mistake (a wrong num_heads or d_head); "
+        "heads of another width than d_head hide it until something far away breaks.",
+        "compare M's last axis with num_heads * d_head first, and raise ValueError when they "
+        "differ.",
+    ),
+    Misconception(
+        "adapter-float32-weights",
+        "weights_from_torch",
+        "Your weights_from_torch returns the right numbers in the module's own dtype (float32 "
+        "for a float32 module) instead of float64 arrays.",
+        "The contract asks for float64 whatever the module's dtype, so that the NumPy pipeline "
+        "computes in float64 for both kinds of module.",
+        "convert each matrix to float64, in torch before taking it out or in NumPy after.",
+    ),
+    Misconception(
+        "adapter-no-valueerror",
+        "weights_from_torch",
+        "Your weights_from_torch does not raise ValueError for a module it cannot convert (one "
+        "with biases, or with separate query, key and value projections): it returns weights "
+        "that leave the biases out, or fails with another exception.",
+        "multi_head_attention has no biases and one width for queries, keys and values, so no "
+        "four matrices reproduce such a module; refusing with ValueError tells the caller why.",
+        "check the module's bias tensors (in_proj_bias, the output projection's bias, bias_k) "
+        "and whether in_proj_weight exists (it is None with separate projections), and raise "
+        "ValueError for those modules.",
+    ),
+    Misconception(
+        "adapter-no-detach",
+        "cross_check",
+        "Your cross_check raises RuntimeError: it takes NumPy arrays out of torch tensors that "
+        "still require gradients (the module's output and weights computed with autograd on).",
+        "A module's outputs are tensors that remember how they were computed from its "
+        "parameters, for backpropagation; torch refuses to hand such a tensor to NumPy before it "
+        "is detached from that history.",
+        "run the module inside torch's no_grad context, or detach the outputs before "
+        "converting them.",
+    ),
+    Misconception(
+        "counts-ignore-bias",
+        "parameter_counts",
+        "Your parameter_counts gives the count without biases when bias=True.",
+        "With bias=True the module also has 4 * d_model bias parameters: 3 * d_model in "
+        "in_proj_bias and d_model in the output projection's bias.",
+        "build the module with the bias asked for and count its parameters, or count the "
+        "biases too when bias is True.",
+    ),
+    Misconception(
+        "counts-no-valueerror",
+        "parameter_counts",
+        "Your parameter_counts does not raise ValueError for a head count that does not divide "
+        "d_model: it lets torch's own check fail (an AssertionError), raises another exception, "
+        "or returns a count anyway.",
+        "The contract asks for a ValueError that names the head count at fault; torch's module "
+        "raises AssertionError for it, which callers catching ValueError do not expect.",
+        "check every head count against d_model before building anything, and raise ValueError "
+        "naming the one that does not divide it.",
+    ),
+    Misconception(
         "adapter-strict-tolerance",
         "cross_check",
         "Your cross_check reports no match for a float32 module although the differences are "
@@ -234,5 +401,23 @@ _ENTRIES = [
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
 
 # Ids the contract fixes (§6); the rest are this project's additions (docs/instructors.md).
-ADDED_IDS: tuple[str, ...] = ("adapter-strict-tolerance", "pairs-relative-tolerance")
+ADDED_IDS: tuple[str, ...] = (
+    "adapter-strict-tolerance",
+    "pairs-relative-tolerance",
+    "scale-inverted",
+    "attention-scores-kq",
+    "attention-fixed-rank",
+    "attention-causal-mask",
+    "mha-causal-mask",
+    "mha-qk-swapped",
+    "mha-averaged-weights",
+    "mha-qkv-interleaved",
+    "mha-no-valueerror",
+    "split-no-valueerror",
+    "adapter-float32-weights",
+    "adapter-no-valueerror",
+    "adapter-no-detach",
+    "counts-ignore-bias",
+    "counts-no-valueerror",
+)
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -3,8 +3,11 @@
 Chosen so that every catalogued mistake gives a different result (tests/test_diagnose_probes.py
 checks every pair): n >= 2, num_heads >= 2, d_head >= 2, n != d_head, num_heads != d_head
 (so sqrt(d_model) differs from d_head), non-symmetric weights at a moderate scale, plus a
-large-score probe for softmax stability and a few square shapes on which shape-dependent
-mistakes run instead of raising.
+large-score probe for softmax stability, a few square shapes on which shape-dependent
+mistakes run instead of raising, and inputs of every rank attention must take (2-D, 3-D, 4-D).
+
+The ``*_refusal_probes`` are inputs the contract says must raise ValueError: a function that
+returns something there, or raises another exception, misses the check (``*-no-valueerror``).
 """
 
 from __future__ import annotations
@@ -72,6 +75,14 @@ def split_probes() -> tuple[Probe, ...]:
 
 
 @cache
+def split_refusal_probes() -> tuple[Probe, ...]:
+    """Widths other than num_heads * d_head that a reshape with -1, an even split or
+    d_model // num_heads would still cut into heads."""
+    r = _rng(12)
+    return (Probe((r.standard_normal((4, 6)), 2, 2)), Probe((r.standard_normal((3, 8)), 2, 3)))
+
+
+@cache
 def merge_probes() -> tuple[Probe, ...]:
     r = _rng(3)
     return (
@@ -117,17 +128,31 @@ def mha_probes() -> tuple[Probe, ...]:
     return tuple(out)
 
 
-def make_module(d_model: int, num_heads: int, dtype: str, batch_first: bool, seed: int) -> Any:
-    """A bias-free torch MultiheadAttention with seeded, non-symmetric weights."""
+@cache
+def mha_refusal_probes() -> tuple[Probe, ...]:
+    """num_heads that do not divide d_model."""
+    r = _rng(13)
+    out = []
+    for n, d_model, h in [(4, 6, 4), (3, 8, 3)]:
+        out.append(Probe((r.standard_normal((n, d_model)), *_weights(r, d_model), h)))
+    return tuple(out)
+
+
+def make_module(
+    d_model: int, num_heads: int, dtype: str, batch_first: bool, seed: int, **options: Any
+) -> Any:
+    """A torch MultiheadAttention with seeded, non-symmetric weights; bias-free unless
+    ``options`` (the module's own keyword arguments) say otherwise."""
     import torch
 
     r = _rng(seed)
+    options = {"bias": False, **options}
     mha = torch.nn.MultiheadAttention(
-        d_model, num_heads, bias=False, batch_first=batch_first, dtype=getattr(torch, dtype)
+        d_model, num_heads, batch_first=batch_first, dtype=getattr(torch, dtype), **options
     )
     with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.from_numpy(r.standard_normal((3 * d_model, d_model))) * 0.4)
-        mha.out_proj.weight.copy_(torch.from_numpy(r.standard_normal((d_model, d_model))) * 0.4)
+        for p in mha.parameters():
+            p.copy_(torch.from_numpy(r.standard_normal(tuple(p.shape))) * 0.4)
     return mha.eval()
 
 
@@ -136,6 +161,16 @@ def adapter_probes() -> tuple[Probe, ...]:
     return (
         Probe((make_module(6, 2, "float64", False, 6),)),
         Probe((make_module(8, 4, "float32", True, 7),)),
+    )
+
+
+@cache
+def adapter_refusal_probes() -> tuple[Probe, ...]:
+    """Modules weights_from_torch must refuse: biases, bias_k/bias_v, separate projections."""
+    return (
+        Probe((make_module(6, 2, "float64", False, 11, bias=True),)),
+        Probe((make_module(6, 2, "float64", True, 12, add_bias_kv=True),)),
+        Probe((make_module(6, 2, "float64", False, 13, kdim=4, vdim=4),)),
     )
 
 
@@ -170,6 +205,12 @@ def distinct_probes() -> tuple[Probe, ...]:
 @cache
 def count_probes() -> tuple[Probe, ...]:
     return (Probe((8, [1, 2, 4, 8])), Probe((12, [1, 3]), {"bias": True}))
+
+
+@cache
+def count_refusal_probes() -> tuple[Probe, ...]:
+    """Head counts that do not divide d_model, beside ones that do."""
+    return (Probe((12, [2, 5, 3])), Probe((8, [3]), {"bias": True}))
 
 
 def first_probe(qid: str) -> Probe:

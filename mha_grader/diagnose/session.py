@@ -27,6 +27,13 @@ from .questions import MODULES
 from .result import Diagnosis, catalogue_text, named
 
 
+def raised_value_error(e: BaseException | None) -> bool:
+    """A ValueError (or a subclass of it), raised by the student's code or by NumPy in it."""
+    if isinstance(e, errors.StudentRaised):
+        return e.is_a(ValueError)
+    return isinstance(e, ValueError)
+
+
 class GiveUp(BaseException):
     """A call into the student's code timed out or crashed, or the budget is spent: stop
     calling it (a BaseException, so that ``run`` does not record it as an ordinary outcome)."""
@@ -46,6 +53,8 @@ class DiagnosisSession:
         self.spent = 0.0
         self.gave_up = False
         self.memo: dict[str, Diagnosis | None] = {}
+        # a question's diagnosis without its missing ValueError, where that differs (_refusal)
+        self.value_memo: dict[str, Diagnosis | None] = {}
         self.calls: dict[tuple, Outcome] = {}
         self.wrapped: dict[str, Callable] = {}
 
@@ -68,8 +77,15 @@ class DiagnosisSession:
             self.memo[qid] = module.diagnose(self) if module is not None else None
         return self.memo[qid]
 
+    def values(self, qid: str) -> Diagnosis | None:
+        """What is wrong with ``qid``'s results, leaving out a missing ValueError of its own:
+        what its callers' results depend on (and so what they may blame it for)."""
+        found = self.find(qid)
+        return self.value_memo.get(qid, found)
+
     def wrong(self, qid: str) -> bool:
-        return self.find(qid) is not None
+        """``qid`` gives wrong results (a missing ValueError alone does not count)."""
+        return self.values(qid) is not None
 
     # -- calls into the student's code -------------------------------------------------------
 
@@ -137,6 +153,18 @@ class DiagnosisSession:
                 self.calls[keys[i]] = Outcome(error=error) if error else Outcome(value=value)
         return [self._checked(o) for o in run(self.fn(name), probes)]
 
+    def raises_value_error(self, name: str, probes: Sequence[pr.Probe]) -> bool | None:
+        """Whether the student's ``name`` raises ValueError (or a subclass) on every probe;
+        None when that cannot be told (the budget is spent, or a call hung or crashed)."""
+        if self.spent > self.budget:
+            return None
+        try:
+            found = self.student(name, probes)
+        except GiveUp:
+            self.gave_up = True
+            return None
+        return all(raised_value_error(o.error) for o in found)
+
     @staticmethod
     def not_attempted(outcomes: list[Outcome]) -> bool:
         return all(isinstance(o.error, errors.NotAttempted) for o in outcomes)
@@ -145,7 +173,7 @@ class DiagnosisSession:
 
     def blame_callees(self, qid: str, names: tuple[str, ...]) -> Diagnosis:
         """``qid`` is right given its callees ``names``, which are wrong: blame the deepest."""
-        diags = [self.find(n) for n in names]
+        diags = [self.values(n) for n in names]
         ids = tuple(dict.fromkeys(i for d in diags for i in d.misconceptions))
         roots = tuple(dict.fromkeys(r for d in diags for r in d.roots))
         at_fault = [fn for fn, _ in roots]
@@ -179,9 +207,9 @@ class DiagnosisSession:
 
     def with_callees(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
         """An own catalogued mistake on top of wrong callees: both named, blame on ``qid``."""
-        extra = tuple(i for n in wrong for i in self.find(n).misconceptions)
+        extra = tuple(i for n in wrong for i in self.values(n).misconceptions)
         text = catalogue_text(ids) + "".join(
-            f" Also, about your {n}: {self.find(n).message}" for n in wrong
+            f" Also, about your {n}: {self.values(n).message}" for n in wrong
         )
         return named((*ids, *extra), qid, text, qid)
 
@@ -193,7 +221,7 @@ class DiagnosisSession:
         if self.not_attempted(student):
             return None
         for name in CALLEES.get(qid, ()):
-            d = self.find(name)
+            d = self.values(name)
             if d is not None and d.misconception is None and "raised" in d.message:
                 return named(
                     d.misconceptions,

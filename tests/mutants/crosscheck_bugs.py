@@ -147,6 +147,64 @@ def _torch_side(mha, X):
     return out_t.double().numpy(), w_t[0].double().numpy()
 
 
+# --- mistakes found in public authors' code (tests/data/authors/) ------------------------
+
+ADAPTER_ONLY = ("weights_from_torch",)
+
+
+@bug("adapter-float32-weights", affects=ADAPTER_ONLY)  # float32 weights change no product
+def weights_from_torch__module_dtype_split(mha):
+    _check_module(mha)
+    W_KQV = mha.in_proj_weight.detach().numpy().T
+    Wq, Wk, Wv = np.split(W_KQV, 3, axis=1)
+    return Wq, Wk, Wv, mha.out_proj.weight.detach().numpy().T
+
+
+@bug("adapter-float32-weights", affects=ADAPTER_ONLY)
+def weights_from_torch__chunk_numpy(mha):
+    _check_module(mha)
+    W_q, W_k, W_v = mha.in_proj_weight.chunk(3)
+    return tuple(w.detach().numpy().T for w in (W_q, W_k, W_v, mha.out_proj.weight))
+
+
+@bug("adapter-no-valueerror", affects=ADAPTER_ONLY)
+def weights_from_torch__no_checks(mha):
+    c_attn = mha.in_proj_weight.detach().numpy().T.astype(np.float64)  # [n_embd, 3*n_embd]
+    Wq, Wk, Wv = np.split(c_attn, 3, axis=-1)
+    return Wq, Wk, Wv, mha.out_proj.weight.detach().numpy().T.astype(np.float64)
+
+
+@bug("adapter-no-valueerror", affects=ADAPTER_ONLY)
+def weights_from_torch__in_proj_bias_only(mha):
+    if mha.in_proj_bias is not None:
+        raise ValueError("bias=True is not supported")
+    d = mha.embed_dim
+    w = mha.in_proj_weight.detach().double().numpy()
+    return (
+        *(w[i * d : (i + 1) * d].T.copy() for i in range(3)),
+        mha.out_proj.weight.detach().double().numpy().T.copy(),
+    )
+
+
+@bug("adapter-no-detach")
+def cross_check__outside_no_grad(mha, X):
+    x = torch.tensor(X, dtype=mha.in_proj_weight.dtype)
+    x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+    values, attention = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    values = (values[0] if mha.batch_first else values[:, 0]).numpy()
+    return _report(*_ours(mha, X), values, attention[0].numpy(), mha.in_proj_weight.dtype)
+
+
+@bug("adapter-no-detach")
+def cross_check__double_without_detach(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.from_numpy(np.asarray(X)).to(dtype)
+    x = x[None] if mha.batch_first else x[:, None]
+    out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    out_t = out_t.squeeze(0 if mha.batch_first else 1).double().numpy()
+    return _report(*_ours(mha, X), out_t, w_t.squeeze(0).double().numpy(), dtype)
+
+
 # --- outside the catalogue ------------------------------------------------------------
 
 

@@ -296,6 +296,267 @@ def distinct_head_pairs__isclose_all(weights, atol=1e-6):
     return [(i, j) for i in range(h) for j in range(i + 1, h) if not same[i][j]]
 
 
+# --- mistakes found in public authors' code (tests/data/authors/) ------------------------
+# Each written in the style of the code that carries it: GPT-style causal masks, CMU's K Q^T,
+# CS231n's and LLMs-from-scratch's axes fixed for one rank, labml's softmax(axis=1), tiny-vit's
+# inverted scale, uvadlc's interleaved qkv, torch's head-averaged weights, asserts for
+# ValueErrors, heads inferred with -1 or np.split.
+
+ATTENTION_ONLY = ("attention",)
+
+
+@bug("attention-causal-mask")
+def attention__tril_where(Q, K, V):
+    n, m = Q.shape[-2], K.shape[-2]
+    att = (Q @ np.swapaxes(K, -2, -1)) * (1.0 / math.sqrt(K.shape[-1]))
+    att = np.where(np.tril(np.ones((n, m))) == 0, float("-inf"), att)  # only attend to the left
+    att = softmax(att, axis=-1)
+    return att @ V, att
+
+
+@bug("attention-causal-mask")
+def attention__upper_triangle_minus_1e10(Q, K, V):
+    scores = np.einsum("...nd,...md->...nm", Q, K) / np.sqrt(Q.shape[-1])
+    future = np.triu(np.ones(scores.shape[-2:]), k=1)
+    weights = softmax(scores + future * -1e10)
+    return np.einsum("...nm,...mv->...nv", weights, V), weights
+
+
+@bug("attention-scores-kq")
+def attention__keys_times_queries(Q, K, V):
+    attn = softmax(K @ Q.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]))
+    return attn @ V, attn
+
+
+@bug("attention-scores-kq")
+def attention__einsum_key_rows(Q, K, V):
+    scores = np.einsum("...md,...nd->...mn", K, Q) * Q.shape[-1] ** -0.5
+    weights = softmax(scores, axis=-1)
+    return np.einsum("...mn,...nv->...mv", weights, V), weights
+
+
+@bug("attention-fixed-rank", affects=ATTENTION_ONLY)  # multi_head_attention's calls are 3-D
+def attention__transpose_021(Q, K, V):
+    # (H, S, E/H) x (H, E/H, T) = (H, S, T)
+    scores = np.matmul(Q, K.transpose(0, 2, 1)) / math.sqrt(Q.shape[-1])
+    attn_weights = softmax(scores, axis=-1)
+    return np.matmul(attn_weights, V), attn_weights
+
+
+@bug("attention-fixed-rank")
+def attention__softmax_axis1_einsum(Q, K, V):
+    scores = np.einsum("...id,...jd->...ij", Q, K) * (1 / math.sqrt(Q.shape[-1]))
+    attn = softmax(scores, axis=1)  # softmax along the key sequence dimension
+    return np.einsum("...ij,...jd->...id", attn, V), attn
+
+
+@bug("attention-fixed-rank")
+def attention__swapaxes_2_3(Q, K, V):
+    attn_scores = Q @ np.swapaxes(K, 2, 3)  # (b, num_heads, num_tokens, num_tokens)
+    attn_weights = softmax(attn_scores / K.shape[-1] ** 0.5, axis=-1)
+    return attn_weights @ V, attn_weights
+
+
+@bug("attention-3d-transpose")
+def attention__np_dot_2d(Q, K, V):
+    scores = np.dot(Q, K.T) / np.sqrt(K.shape[-1])
+    weights = softmax(scores)
+    return np.dot(weights, V), weights
+
+
+@bug("scale-inverted")
+def attention__divide_by_inverse_sqrt(Q, K, V):
+    qkT = Q @ np.swapaxes(K, -1, -2)
+    attn = softmax(qkT / (1 / np.sqrt(Q.shape[-1])), axis=-1)
+    return attn @ V, attn
+
+
+@bug("scale-inverted")
+def attention__times_sqrt_dk(Q, K, V):
+    scores = np.matmul(Q, np.swapaxes(K, -1, -2)) * Q.shape[-1] ** 0.5
+    weights = softmax(scores)
+    return np.matmul(weights, V), weights
+
+
+def _causal_scores(q, k):
+    n = q.shape[-2]
+    att = q @ np.swapaxes(k, -2, -1) / math.sqrt(k.shape[-1])
+    return np.where(np.tril(np.ones((n, n)))[None] == 0, float("-inf"), att)
+
+
+@bug("mha-causal-mask")
+def multi_head_attention__inline_causal(X, Wq, Wk, Wv, Wo, num_heads):
+    T, C = X.shape
+    hs = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, hs) for W in (Wq, Wk, Wv))
+    att = softmax(_causal_scores(q, k), axis=-1)  # causal self-attention
+    return merge_heads(att @ v) @ Wo, att
+
+
+def _attention_with_mask(q, k, v, mask):
+    w = softmax(q @ k.T / np.sqrt(q.shape[-1]) + mask)
+    return w @ v, w
+
+
+@bug("mha-causal-mask")
+def multi_head_attention__mask_per_head(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    causal_mask = (1 - np.tri(X.shape[0])) * -1e10  # hide future inputs
+    outs = [_attention_with_mask(q[h], k[h], v[h], causal_mask) for h in range(num_heads)]
+    return np.hstack([o for o, _ in outs]) @ Wo, np.stack([w for _, w in outs])
+
+
+@bug("mha-qk-swapped")
+def multi_head_attention__packed_kqv_names(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    K, Q, V = np.split(X @ np.concatenate([Wq, Wk, Wv], axis=1), 3, axis=-1)
+    K, Q, V = [split_heads(a, num_heads, d_head) for a in (K, Q, V)]
+    out, attn = attention(Q, K, V)
+    return merge_heads(out) @ Wo, attn
+
+
+@bug("mha-qk-swapped")
+def multi_head_attention__loop_keys_first(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    outs, weights = [], []
+    for h in range(num_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        o, w = attention(K[:, cols], Q[:, cols], V[:, cols])
+        outs.append(o)
+        weights.append(w)
+    return np.concatenate(outs, axis=1) @ Wo, np.stack(weights)
+
+
+@bug("mha-averaged-weights")
+def multi_head_attention__mean_over_heads(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Qh, Kh, Vh = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(Qh, Kh, Vh)
+    return merge_heads(out) @ Wo, weights.mean(axis=0)  # average_attn_weights=True
+
+
+@bug("mha-averaged-weights")
+def multi_head_attention__summed_then_divided(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    total, outs = 0.0, []
+    for h in range(num_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        o, w = attention((X @ Wq)[:, cols], (X @ Wk)[:, cols], (X @ Wv)[:, cols])
+        outs.append(o)
+        total = total + w
+    return np.hstack(outs) @ Wo, total / num_heads
+
+
+@bug("mha-qkv-interleaved")
+def multi_head_attention__qkv_reshape_per_head(X, Wq, Wk, Wv, Wo, num_heads):
+    seq_length, embed_dim = X.shape
+    head_dim = _check_heads(X, num_heads)
+    qkv = X @ np.concatenate([Wq, Wk, Wv], axis=1)
+    qkv = qkv.reshape(seq_length, num_heads, 3 * head_dim).transpose(1, 0, 2)
+    q, k, v = np.split(qkv, 3, axis=-1)
+    values, attention_weights = attention(q, k, v)
+    return merge_heads(values) @ Wo, attention_weights
+
+
+@bug("mha-qkv-interleaved")
+def multi_head_attention__qkv_blocks_loop(X, Wq, Wk, Wv, Wo, num_heads):
+    d = _check_heads(X, num_heads)
+    qkv = np.hstack([X @ Wq, X @ Wk, X @ Wv])
+    outs, weights = [], []
+    for h in range(num_heads):
+        block = qkv[:, 3 * d * h : 3 * d * (h + 1)]
+        o, w = attention(block[:, :d], block[:, d : 2 * d], block[:, 2 * d :])
+        outs.append(o)
+        weights.append(w)
+    return np.hstack(outs) @ Wo, np.array(weights)
+
+
+MHA_ONLY = ("multi_head_attention",)
+
+
+@bug("mha-no-valueerror", affects=MHA_ONLY)
+def multi_head_attention__assert_divisible(X, Wq, Wk, Wv, Wo, num_heads):
+    S, E = X.shape
+    assert E % num_heads == 0
+    Qh, Kh, Vh = (split_heads(X @ W, num_heads, E // num_heads) for W in (Wq, Wk, Wv))
+    out, weights = attention(Qh, Kh, Vh)
+    return merge_heads(out) @ Wo, weights
+
+
+@bug("mha-no-valueerror", affects=MHA_ONLY)
+def multi_head_attention__raises_plain_exception(X, Wq, Wk, Wv, Wo, num_heads):
+    if X.shape[1] % num_heads != 0:
+        raise Exception(f"{num_heads} heads do not divide d_model = {X.shape[1]}")
+    d_head = X.shape[1] // num_heads
+    heads = [split_heads(np.dot(X, W), num_heads, d_head) for W in (Wq, Wk, Wv)]
+    out, weights = attention(*heads)
+    return np.dot(merge_heads(out), Wo), weights
+
+
+SPLIT_ONLY = ("split_heads",)
+
+
+@bug("split-no-valueerror", affects=SPLIT_ONLY)  # its callers always pass consistent widths
+def split_heads__np_split_columns(M, num_heads, d_head):  # [n_seq, n_embd] -> [n_head, ...]
+    return np.stack(np.split(M, num_heads, axis=-1))
+
+
+@bug("split-no-valueerror", affects=SPLIT_ONLY)
+def split_heads__reshape_minus_one(M, num_heads, d_head):
+    X = M.reshape(M.shape[0], num_heads, -1)
+    return X.transpose(1, 0, 2)
+
+
+COUNTS_ONLY = ("parameter_counts",)
+
+
+@bug("counts-ignore-bias", affects=COUNTS_ONLY)
+def parameter_counts__formula_without_bias(d_model, head_counts, bias=False):
+    counts = {}
+    for num_heads in head_counts:
+        if d_model % num_heads != 0:
+            raise ValueError(f"embed_dim {d_model} is not divisible by num_heads {num_heads}")
+        # in_proj_weight is (3 * embed_dim, embed_dim), out_proj.weight is (embed_dim, embed_dim)
+        counts[num_heads] = 3 * d_model * d_model + d_model * d_model
+    return counts
+
+
+@bug("counts-ignore-bias", affects=COUNTS_ONLY)
+def parameter_counts__bias_hard_coded_false(d_model, head_counts, bias=False):
+    import torch
+
+    heads = list(head_counts)
+    for h in heads:
+        if d_model % h:
+            raise ValueError(f"{h} does not divide {d_model}")
+    return {
+        h: sum(p.numel() for p in torch.nn.MultiheadAttention(d_model, h, bias=False).parameters())
+        for h in heads
+    }
+
+
+@bug("counts-no-valueerror", affects=COUNTS_ONLY)
+def parameter_counts__torch_asserts(d_model, head_counts, bias=False):
+    import torch
+
+    return {
+        h: sum(p.numel() for p in torch.nn.MultiheadAttention(d_model, h, bias=bias).parameters())
+        for h in head_counts
+    }
+
+
+@bug("counts-no-valueerror", affects=COUNTS_ONLY)
+def parameter_counts__skips_bad_heads(d_model, head_counts, bias=False):
+    counts = {}
+    for h in head_counts:
+        if d_model % h:
+            continue  # cannot build it: leave it out
+        counts[h] = 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return counts
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

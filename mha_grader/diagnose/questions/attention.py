@@ -1,5 +1,6 @@
 """attention: right given the student's softmax (blame it), a catalogued mistake of its own
-(with the reference softmax, the student's, or one written inline), else what is off."""
+(with the reference softmax, the student's, or one written inline), two of its own at once,
+else what is off. A mistake that fits one rank of input says which ranks it got right."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from ... import errors
 from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
+from ..catalogue import CATALOGUE
 from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 
 if TYPE_CHECKING:
@@ -46,14 +48,23 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     attentions += [((i,), f) for i, fs in mut.ATTENTION.items() for f in fs]
     for a_ids, a in attentions[1:]:  # an own mistake, with the reference softmax
         if matches(student, trusted((a,), a, probes)):
-            return s.in_function("attention", a_ids, inline=False)
+            return _with_ranks(s, s.in_function("attention", a_ids, inline=False), student, a)
     if s.wrong("softmax"):  # an own mistake on top of the student's wrong softmax
         for (a_ids, a), sm in itertools.product(attentions[1:], (own, own_default)):
             if matches(student, run(partial(a, softmax=sm), probes)):
-                return s.with_callees("attention", a_ids, ["softmax"])
+                found = s.with_callees("attention", a_ids, ["softmax"])
+                return _with_ranks(s, found, student, a)
     for (a_ids, a), (s_ids, sm) in itertools.product(attentions, softmaxes[1:]):
         if matches(student, trusted((a, sm), partial(a, softmax=sm), probes)):  # inline softmax
             return s.in_function("attention", a_ids + s_ids, inline=not a_ids)
+    pairs = [(ids, f) for ids, fs in mut.ATTENTION_COMBINED.items() for f in fs]
+    for a_ids, a in pairs:  # two mistakes of its own at once
+        if matches(student, trusted((a,), a, probes)):
+            return _with_ranks(s, s.in_function("attention", a_ids, inline=False), student, a)
+    if s.wrong("softmax"):
+        for (a_ids, a), sm in itertools.product(pairs, (own, own_default)):
+            if matches(student, run(partial(a, softmax=sm), probes)):
+                return s.with_callees("attention", a_ids, ["softmax"])
     if all(not o.ok for o in student):
         return s.raised("attention", student, probes)
 
@@ -69,6 +80,46 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain("attention", f"Your attention differs from the reference: {text}.")
+
+
+RANK_SPECIFIC = ("attention-3d-transpose", "attention-fixed-rank")
+
+
+# What a mistake fixed for one rank fixed, by the slot of attention it changes.
+FIXED = {
+    "transpose": " Here it is how K is transposed.",
+    "axis": " Here it is the axis of the softmax.",
+    "scale": " Here it is the width d_k, read from axis 1.",
+    "product": " Here it is the product itself: NumPy's dot pairs fixed axes.",
+}
+
+
+def _with_ranks(s: DiagnosisSession, found: Diagnosis, student, mutant) -> Diagnosis:
+    """For a mistake that fits one rank of input: what was fixed, and which ranks of our inputs
+    it got right."""
+    if not set(found.misconceptions) & set(RANK_SPECIFIC):
+        return found
+    changes = dict(getattr(mutant, "changes", {}))
+    if "attention-fixed-rank" not in found.misconceptions:
+        changes.pop("transpose", None)  # K.T: its message says so already
+    if changes.get("scale") != "sqrt-axis1":
+        changes.pop("scale", None)  # a wrong scale is a mistake of its own, with its message
+    text = "".join(FIXED[slot] for slot in FIXED if slot in changes)
+    probes = pr.attention_probes()
+    expected = trusted(("ref", "attention"), mut.attention_ref, probes)
+    right: set[int] = set()
+    wrong: set[int] = set()
+    for got, want, p in zip(student, expected, probes, strict=True):
+        (right if matches([got], [want]) else wrong).add(p.args[0].ndim)
+    if right and wrong:
+        ranks = " and ".join(f"{r}-D" for r in sorted(right))
+        others = " and ".join(f"{r}-D" for r in sorted(wrong - right))
+        text += f" On our inputs it is right for {ranks} ones"
+        text += f" and fails for {others} ones." if others else ", but not for all of them."
+    # said right after the rank-specific mistake's own message
+    last = [CATALOGUE[i].message for i in found.misconceptions if i in RANK_SPECIFIC][-1]
+    message = found.message.replace(last, last + text, 1)
+    return named(found.misconceptions, found.blame, message, found.question)
 
 
 def _properties(s: DiagnosisSession, got, want, probe) -> list[str]:

@@ -1,5 +1,6 @@
 """cross_check: right given the student's pipeline (blame it), a catalogued mistake (averaged
-weights, the layout, a tolerance too strict for float32), else what the report got wrong."""
+weights, the layout, said precisely, a tolerance too strict for float32, tensors taken to NumPy
+without detaching), else what the report got wrong."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import TYPE_CHECKING
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 
+from ... import errors
 from .. import mutants as mut
 from .. import probes as pr
+from ..catalogue import CATALOGUE
 from ..compare import Outcome, run
 from ..explain import error_text
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 
 if TYPE_CHECKING:
@@ -59,10 +62,14 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
                 wrong = tuple(n for n in names if s.wrong(n))
                 # right callees: the student's pipeline differs from ours by rounding only
                 return s.blame_callees(qid, wrong) if wrong else None
+    if no_detach(student):
+        return s.in_function(qid, ("adapter-no-detach",), inline=False)
     wrong = {n: own[n] for n in own if s.wrong(n)}
     for over in [None, wrong] if wrong else [None]:
         for mid, variants in mut.CROSS_CHECK.items():
             for kw in variants:
+                if kw.get("grad"):
+                    continue  # raises on every module: told by what it raises (no_detach)
                 if over is None:
                     key = (mid, tuple(sorted(kw.items())))
                     cand = trusted(key, check(**kw), probes)
@@ -70,14 +77,45 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
                     cand = run(check(over, **kw), probes)
                 if same_report(student, cand, probes) is True:
                     if over is None:
-                        return s.in_function(qid, (mid,), inline=False)
-                    return s.with_callees(qid, (mid,), list(wrong))
+                        found = s.in_function(qid, (mid,), inline=False)
+                    else:
+                        found = s.with_callees(qid, (mid,), list(wrong))
+                    return _layout(found, kw.get("layout"))
     if strict or same_report(student, expected, probes) == "strict":
         return s.in_function(qid, ("adapter-strict-tolerance",), inline=False)
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes)
     _, text = report_difference(student, expected, probes)
     return s.plain(qid, f"Your cross_check {text}.")
+
+
+LAYOUTS = {
+    "batch": "Here it always puts the batch axis first, as batch_first=True asks, so a module "
+    "with batch_first=False sees n sequences of one token.",
+    "seq": "Here it always puts the batch axis second, as batch_first=False asks, so a module "
+    "with batch_first=True sees n sequences of one token.",
+    "swapped": "Here it reads batch_first the wrong way round, so modules of both layouts see n "
+    "sequences of one token each.",
+}
+
+
+def _layout(found: Diagnosis, layout: str | None) -> Diagnosis:
+    """adapter-batch-first, said precisely: which layouts the student's cross_check gets wrong."""
+    if layout not in LAYOUTS:
+        return found
+    general = CATALOGUE["adapter-batch-first"].message
+    text = found.message.replace(general, f"{general} {LAYOUTS[layout]}", 1)
+    return named(found.misconceptions, found.blame, text, found.question)
+
+
+def no_detach(student: list[Outcome]) -> bool:
+    """Every call raised torch's RuntimeError for a tensor that still requires grad."""
+    return all(
+        isinstance(o.error, errors.StudentRaised)
+        and o.error.is_a(RuntimeError)
+        and "requires grad" in o.error.message
+        for o in student
+    )
 
 
 def _close(a, b, dtype: str) -> bool:

@@ -1,5 +1,6 @@
-"""multi_head_attention: right given (some of) the student's callees (blame them), a
-catalogued mistake of its own or made inline, else what is off."""
+"""multi_head_attention: right given (some of) the student's callees, called on the stacked heads
+or head by head (blame them), a catalogued mistake of its own or made inline, else what is off;
+and the ValueError for num_heads that do not divide d_model."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..compare import matches, run, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
 from ..trusted import trusted
+from ._refusal import add_missing_refusal
 
 if TYPE_CHECKING:
     from ..session import DiagnosisSession
@@ -44,31 +46,39 @@ def pipeline(impl=mut.mha_ref, **over):
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     qid = "multi_head_attention"
     probes = pr.mha_probes()
+    found = _values(s, qid, probes)
+    refusals = pr.mha_refusal_probes()
+    return add_missing_refusal(s, qid, probes, refusals, found, "mha-no-valueerror")
+
+
+def _callee_styles(names: tuple[str, ...], own: dict) -> list[dict]:
+    """The student's callees ``names`` as a composite may call them: attention on the stacked
+    heads, or head by head on 2-D slices (loop-style code)."""
+    over = {n: own[n] for n in names}
+    if "attention" not in names:
+        return [over]
+    return [over, {**over, "attention": mut.per_head(own["attention"])}]
+
+
+def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     student = s.student(qid, probes)
     expected = trusted(("ref", qid), pipeline(), probes)
     if matches(student, expected) or s.not_attempted(student):
         return None
     wrong = [n for n in CALLEES if s.wrong(n)]
     own = {n: s.fn(n) for n in wrong}
-    for k in range(len(wrong), 0, -1):  # right given (some of) its own callees?
+    # right given (some of) its own callees? The fewest that explain it: a callee whose
+    # mistake does not show in the calls the composite makes is not to blame
+    for k in range(1, len(wrong) + 1):
         for names in itertools.combinations(wrong, k):
-            cand = run(pipeline(**{n: own[n] for n in names}), probes)
-            if matches(student, cand, vacuous=True):
-                return s.blame_callees(qid, names)
+            for over in _callee_styles(names, own):
+                if matches(student, run(pipeline(**over), probes), vacuous=True):
+                    return s.blame_callees(qid, names)
     for mid, fs in mut.MHA.items():
         for f in fs:
             if matches(student, trusted((f,), pipeline(f), probes)):
                 return s.in_function(qid, (mid,), inline=False)
-    inline: list[tuple[str, str, object]] = []
-    inline += [(i, "split_heads", f) for i, fs in mut.SPLIT.items() for f in fs]
-    inline += [(i, "merge_heads", f) for i, fs in mut.MERGE.items() for f in fs]
-    inline += [(i, "attention", f) for i, fs in mut.ATTENTION.items() for f in fs]
-    inline += [
-        (i, "attention", partial(mut.attention_ref, softmax=f))
-        for i, fs in mut.SOFTMAX.items()
-        for f in fs
-    ]
-    for mid, callee, f in inline:
+    for mid, callee, f in _inline():
         key = (mid, callee, getattr(f, "func", f), getattr(f, "keywords", {}).get("softmax"))
         if matches(student, trusted(key, pipeline(**{callee: f}), probes)):
             return s.in_function(qid, (mid,), inline=True)
@@ -92,6 +102,21 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your multi_head_attention differs from the reference: {text}.")
+
+
+def _inline() -> list[tuple[str, str, object]]:
+    """A callee's catalogued mistake made inside multi_head_attention: (id, callee, mutant).
+    Those that are one of its own there (``INLINE_AS_MHA``) are left to its own table."""
+    found: list[tuple[str, str, object]] = []
+    found += [(i, "split_heads", f) for i, fs in mut.SPLIT.items() for f in fs]
+    found += [(i, "merge_heads", f) for i, fs in mut.MERGE.items() for f in fs]
+    found += [(i, "attention", f) for i, fs in mut.ATTENTION.items() for f in fs]
+    found += [
+        (i, "attention", partial(mut.attention_ref, softmax=f))
+        for i, fs in mut.SOFTMAX.items()
+        for f in fs
+    ]
+    return [(i, c, f) for i, c, f in found if i not in mut.INLINE_AS_MHA]
 
 
 def _properties(s: DiagnosisSession, got, want, probe) -> list[str]:

@@ -1,4 +1,5 @@
-"""parameter_counts: what the counts got wrong."""
+"""parameter_counts: a catalogued mistake (biases left out), else what the counts got wrong;
+and the ValueError for a head count that does not divide d_model."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from typing import TYPE_CHECKING
 
 from solutions import multihead as ref
 
+from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
 from ..compare import matches
 from ..explain import first_difference
 from ..result import Diagnosis
 from ..trusted import trusted
+from ._refusal import add_missing_refusal
 
 if TYPE_CHECKING:
     from ..session import DiagnosisSession
@@ -20,10 +23,19 @@ if TYPE_CHECKING:
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     qid = "parameter_counts"
     probes = pr.count_probes()
+    found = _values(s, qid, probes)
+    refusals = pr.count_refusal_probes()
+    return add_missing_refusal(s, qid, probes, refusals, found, "counts-no-valueerror")
+
+
+def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     student = s.student(qid, probes)
     expected = trusted(("ref", qid), ref.parameter_counts, probes)
     if matches(student, expected) or s.not_attempted(student):
         return None
+    for mid, fs in mut.COUNTS.items():
+        if any(matches(student, trusted((f,), f, probes)) for f in fs):
+            return s.in_function(qid, (mid,), inline=False)
 
     def describe(got, want, probe):
         if not isinstance(got, dict) or set(got) != set(want):

@@ -1,5 +1,5 @@
-"""weights_from_torch: which torch block each returned matrix is (transposed or not), else
-what is off."""
+"""weights_from_torch: which torch block each returned matrix is (transposed or not), the
+dtype, else what is off; and the ValueError for a module it cannot convert."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..compare import as_array, matches, same, same_array
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
 from ..trusted import trusted
+from ._refusal import add_missing_refusal
 
 if TYPE_CHECKING:
     from ..session import DiagnosisSession
@@ -24,16 +25,17 @@ if TYPE_CHECKING:
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     qid = "weights_from_torch"
     probes = pr.adapter_probes()
+    found = _values(s, qid, probes)
+    refusals = pr.adapter_refusal_probes()
+    return add_missing_refusal(s, qid, probes, refusals, found, "adapter-no-valueerror")
+
+
+def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     student = s.student(qid, probes)
     expected = trusted(("ref", qid), ref_cc.weights_from_torch, probes)
     if matches(student, expected):
-        floats = [as_array(w).dtype for o in student for w in o.value if as_array(w) is not None]
-        if any(d != np.float64 for d in floats):
-            return s.plain(
-                qid,
-                "Your weights_from_torch returns the right numbers but not as float64 arrays "
-                f"(got {sorted({str(d) for d in floats})}); convert them to float64.",
-            )
+        if _not_float64(student):
+            return s.in_function(qid, ("adapter-float32-weights",), inline=False)
         return None
     if s.not_attempted(student):
         return None
@@ -51,6 +53,7 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             found = set()
             break
     if found:
+        found |= {"adapter-float32-weights"} if _not_float64(student) else set()
         ids = tuple(i for i in CATALOGUE if i in found)
         return s.in_function(qid, ids, inline=False)
 
@@ -66,6 +69,12 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your weights_from_torch does not reproduce the module's weights: {text}.")
+
+
+def _not_float64(student) -> bool:
+    """Some returned matrix is an array of another dtype than float64."""
+    arrays = [as_array(w) for o in student if o.ok for w in o.value]
+    return any(a is not None and a.dtype != np.float64 for a in arrays)
 
 
 def identify_blocks(mha, Ws) -> list[tuple[str, bool]] | None:

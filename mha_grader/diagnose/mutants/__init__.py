@@ -1,0 +1,42 @@
+"""Each catalogued mistake implemented as a mutant of the reference (trusted side only).
+
+One table per question, id -> mutants (``SOFTMAX``, ``SPLIT``, ``MERGE``, ``ATTENTION``,
+``MHA``, ``DISTINCT``, ``COUNTS``, ``ADAPTER``; ``CROSS_CHECK`` holds keyword arguments of
+``cross_check_with``), plus the two-mistake tables ``SOFTMAX_COMBINED`` and
+``ATTENTION_COMBINED``. Functions that call other contract functions take those callees as
+arguments, so a mutant can be combined with the student's own callees (to tell where a bug
+lives) or with the reference ones.
+"""
+
+from __future__ import annotations
+
+from .attention import ATTENTION, ATTENTION_COMBINED, attend, attention_ref, recipe, swap
+from .counts import COUNTS, DISTINCT
+from .heads import MERGE, SPLIT
+from .mha import INLINE_AS_MHA, MHA, mha_ref, per_head
+from .softmax import SOFTMAX, SOFTMAX_COMBINED
+from .torch_side import ADAPTER, CROSS_CHECK, cross_check_with, torch_blocks, torch_forward
+
+__all__ = [
+    "ADAPTER",
+    "ATTENTION",
+    "ATTENTION_COMBINED",
+    "COUNTS",
+    "CROSS_CHECK",
+    "DISTINCT",
+    "INLINE_AS_MHA",
+    "MERGE",
+    "MHA",
+    "SOFTMAX",
+    "SOFTMAX_COMBINED",
+    "SPLIT",
+    "attend",
+    "attention_ref",
+    "cross_check_with",
+    "mha_ref",
+    "per_head",
+    "recipe",
+    "swap",
+    "torch_blocks",
+    "torch_forward",
+]

@@ -1,0 +1,124 @@
+"""multi_head_attention's catalogued mistakes. Each takes its callees (split, attention, merge)
+as arguments, so it can be combined with a student's own or with the reference ones."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .attention import recipe
+
+
+def checked(mutant: Callable) -> Callable:
+    """``mutant`` with the contract's ValueError for num_heads not dividing d_model, so that it
+    stands for its one mistake only (a mutant that calls split raises there anyway)."""
+
+    def wrapped(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+        if X.shape[-1] % num_heads:
+            raise ValueError("d_model is not divisible by num_heads")
+        return mutant(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+
+    wrapped.__name__ = wrapped.__qualname__ = mutant.__name__
+    return wrapped
+
+
+def mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    d_head = X.shape[-1] // num_heads
+    Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out_heads, weights = attention(Qh, Kh, Vh)
+    return merge(out_heads) @ Wo, weights
+
+
+def per_head(attention: Callable) -> Callable:
+    """``attention`` called head by head on 2-D slices, the results stacked (loop-style code)."""
+
+    def looped(Q, K, V):
+        pairs = [attention(Q[h], K[h], V[h]) for h in range(len(Q))]
+        return np.stack([o for o, _ in pairs]), np.stack([w for _, w in pairs])
+
+    return looped
+
+
+def _mha_no_wo(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = mha_ref(X, Wq, Wk, Wv, np.eye(X.shape[-1]), num_heads, split, attention, merge)
+    return out, weights
+
+
+def _mha_not_split(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = attention(X @ Wq, X @ Wk, X @ Wv)
+    return out @ Wo, weights
+
+
+def _mha_not_split_tiled(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = attention(X @ Wq, X @ Wk, X @ Wv)
+    return out @ Wo, np.stack([weights] * num_heads)
+
+
+def _mha_not_split_one(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = attention(X @ Wq, X @ Wk, X @ Wv)
+    return out @ Wo, weights[None]
+
+
+def _mha_scale_d_model(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    d_model = X.shape[-1]
+    d_head = d_model // num_heads
+    Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    # queries rescaled so that the per-head attention divides by sqrt(d_model) in effect
+    out_heads, weights = attention(Qh * math.sqrt(d_head / d_model), Kh, Vh)
+    return merge(out_heads) @ Wo, weights
+
+
+_causal = recipe("causal_in_mha", mask="causal")
+
+
+def _mha_causal(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    # the mask lives in multi_head_attention: its own attention code, or a mask it passes on
+    return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, _causal, merge)
+
+
+def _mha_qk_swapped(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    return mha_ref(X, Wk, Wq, Wv, Wo, num_heads, split, attention, merge)
+
+
+def _mha_averaged(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+    return out, np.mean(weights, axis=0)
+
+
+def _mha_qkv_interleaved(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    n, d_model = X.shape
+    d_head = d_model // num_heads
+    qkv = (X @ np.concatenate([Wq, Wk, Wv], axis=1)).reshape(n, num_heads, 3 * d_head)
+    Qh, Kh, Vh = np.split(qkv.transpose(1, 0, 2), 3, axis=-1)
+    out_heads, weights = attention(Qh, Kh, Vh)
+    return out_heads.transpose(1, 0, 2).reshape(n, d_model) @ Wo, weights
+
+
+def _mha_assert(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    assert X.shape[-1] % num_heads == 0, "d_model must be divisible by num_heads"
+    return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+
+
+MHA: dict[str, list[Callable]] = {
+    "mha-no-output-projection": [checked(_mha_no_wo)],
+    "mha-heads-not-split": [
+        checked(f) for f in (_mha_not_split, _mha_not_split_tiled, _mha_not_split_one)
+    ],
+    "scale-d-model": [checked(_mha_scale_d_model)],
+    "mha-causal-mask": [checked(_mha_causal)],
+    "mha-qk-swapped": [checked(_mha_qk_swapped)],
+    "mha-averaged-weights": [checked(_mha_averaged)],
+    "mha-qkv-interleaved": [checked(_mha_qkv_interleaved)],
+    "mha-no-valueerror": [_mha_assert],
+}
+
+# attention's mistakes that go by another name when made inside multi_head_attention: in
+# self-attention a causal mask or keys times queries there look exactly like its own mistakes,
+# and an axis fixed for one rank is, on the stacked heads, right or a softmax over the queries.
+INLINE_AS_MHA: dict[str, str] = {
+    "attention-causal-mask": "mha-causal-mask",
+    "attention-scores-kq": "mha-qk-swapped",
+    "attention-fixed-rank": "softmax-wrong-axis",
+}

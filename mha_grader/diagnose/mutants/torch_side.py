@@ -1,0 +1,119 @@
+"""weights_from_torch's and cross_check's catalogued mistakes, and the torch forward pass they
+are compared with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from solutions import crosscheck as ref_cc
+
+
+def torch_blocks(mha) -> dict[str, np.ndarray]:
+    """The module's q, k, v and out weights as stored by torch: (out, in), float64."""
+    import torch
+
+    d = mha.embed_dim
+    w = mha.in_proj_weight.detach().to(torch.float64).numpy()
+    blocks = {name: w[i * d : (i + 1) * d] for i, name in enumerate("qkv")}
+    blocks["o"] = mha.out_proj.weight.detach().to(torch.float64).numpy()
+    return blocks
+
+
+# --- weights_from_torch --------------------------------------------------------------------
+
+
+def _refuse(mha) -> None:
+    """The contract's ValueErrors, so that a mutant stands for its one mistake only."""
+    if mha.in_proj_weight is None or mha.in_proj_bias is not None or mha.bias_k is not None:
+        raise ValueError("a module with biases or separate projections")
+    if mha.out_proj.bias is not None:
+        raise ValueError("a module with biases")
+
+
+def _wft_no_transpose(mha):
+    _refuse(mha)
+    b = torch_blocks(mha)
+    return tuple(b[k].copy() for k in "qkvo")
+
+
+def _wft_kqv(mha):
+    _refuse(mha)
+    b = torch_blocks(mha)
+    return tuple(b[k].T.copy() for k in "kqvo")
+
+
+def _wft_module_dtype(mha):
+    found = ref_cc.weights_from_torch(mha)
+    dtype = mha.in_proj_weight.detach().numpy().dtype
+    return tuple(w.astype(dtype) for w in found)
+
+
+def _wft_no_checks(mha):  # biases ignored; separate projections fail on in_proj_weight None
+    b = torch_blocks(mha)
+    return tuple(b[k].T.copy() for k in "qkvo")
+
+
+ADAPTER: dict[str, list[Callable]] = {
+    "adapter-no-transpose": [_wft_no_transpose],
+    "adapter-qkv-order": [_wft_kqv],
+    "adapter-float32-weights": [_wft_module_dtype],
+    "adapter-no-valueerror": [_wft_no_checks],
+}
+
+
+# --- cross_check (takes weights_from_torch and multi_head_attention) ------------------------
+
+
+_FORWARDS: dict[tuple, tuple] = {}
+
+
+def torch_forward(mha, X, layout: str = "right", average: bool = False, grad: bool = False):
+    """Torch's output (n, d) and weights for one sequence X (cached: probes are reused).
+
+    layout: "right" follows mha.batch_first; "batch" always feeds (1, n, d); "seq" (n, 1, d);
+    "swapped" does the opposite of what batch_first asks. ``grad``: run the module outside
+    no_grad and take the arrays out without detaching, which torch refuses (RuntimeError).
+    """
+    import torch
+
+    key = (id(mha), id(X), layout, average)
+    if key in _FORWARDS and not grad:
+        return _FORWARDS[key][2]
+    batch_axis_first = {
+        "right": mha.batch_first,
+        "batch": True,
+        "seq": False,
+        "swapped": not mha.batch_first,
+    }[layout]
+    x = torch.as_tensor(np.asarray(X), dtype=mha.in_proj_weight.dtype)
+    x = x.unsqueeze(0) if batch_axis_first else x.unsqueeze(1)
+    if grad:
+        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average)
+        return out.numpy(), w.numpy()  # RuntimeError: the outputs require grad
+    with torch.no_grad():
+        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average)
+    out = out[0] if batch_axis_first else out[:, 0]
+    result = out.to(torch.float64).numpy(), w[0].to(torch.float64).numpy()
+    if len(_FORWARDS) < 256:  # keep mha and X alive so their ids stay theirs
+        _FORWARDS[key] = (mha, X, result)
+    return result
+
+
+def cross_check_with(
+    mha, X, weights_from_torch, multi_head_attention, layout="right", avg=False, grad=False
+):
+    out_t, w_t = torch_forward(mha, X, layout, avg, grad)
+    Ws = weights_from_torch(mha)
+    out, weights = multi_head_attention(np.asarray(X, dtype=np.float64), *Ws, mha.num_heads)
+    out_diff = float(np.max(np.abs(np.asarray(out) - out_t)))
+    w_diff = float(np.max(np.abs(np.asarray(weights) - w_t)))
+    return {"output_max_abs_diff": out_diff, "weights_max_abs_diff": w_diff}
+
+
+CROSS_CHECK: dict[str, list[dict]] = {  # keyword arguments of cross_check_with
+    "adapter-averaged-weights": [{"avg": True}],
+    "adapter-batch-first": [{"layout": "batch"}, {"layout": "seq"}, {"layout": "swapped"}],
+    "adapter-no-detach": [{"grad": True}],
+}
