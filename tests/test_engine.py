@@ -174,3 +174,18 @@ def test_changing_an_input_in_place_in_the_sandbox_costs_only_the_unmodified_cas
     assert [r.question for r in lost] == ["softmax"], [(r.name, r.output) for r in lost]
     assert "unmodified" in lost[0].name
     assert "changed an input array in place" in lost[0].output
+
+
+def test_converting_the_callers_module_in_the_sandbox_costs_only_the_unmodified_case(
+    engine, tmp_path
+):
+    folder = folder_from(tmp_path, ROOT / "solutions", "converts")
+    src = (folder / "crosscheck.py").read_text()
+    read = "    d = mha.embed_dim\n"
+    assert src.count(read) == 1
+    converts = "    mha.double()  # converts the caller's module in place\n"
+    (folder / "crosscheck.py").write_text(src.replace(read, converts + read))
+    g = engine.grade(load_submission(folder))
+    lost = [r for r in g.results if not r.passed and r.question in CODE_QUESTIONS]
+    assert [r.question for r in lost] == ["weights_from_torch"], [(r.name, r.output) for r in lost]
+    assert "unmodified" in lost[0].name and "mha.double()" in lost[0].output
