@@ -132,8 +132,8 @@ def test_an_exception_in_the_students_code_names_their_line_without_a_traceback(
         """,
     )
     assert (
-        f"Your code raised IndexError: list index out of range at multihead.py, line {line + 1}, "
-        "in softmax: return [][1]. Skipped the rest of the heatmaps" in out
+        "Your code raised Python's IndexError: list index out of range at multihead.py, "
+        f"line {line + 1}, in softmax: return [][1]. Skipped the rest of the heatmaps" in out
     ), out
     assert "Traceback" not in out
 
