@@ -299,3 +299,12 @@ def test_an_exceptions_kind_names_only_classes_the_grader_knows():
     assert exception_kind("AxisError", mro, "") == OWN_CLASS
     assert exception_kind("Leak", mro, "Leak12345") == OWN_CLASS
     assert exception_kind("Leak", ["Exception", "BaseException"], "") == OWN_CLASS
+
+
+def test_every_class_the_worker_holds_as_numpys_has_a_name_the_grader_shows():
+    from mha_grader.sandbox.worker import origin
+    from mha_grader.shown import NUMPY_EXCEPTIONS
+
+    held = {name for _, name in origin.NUMPY_CLASSES}
+    assert "AxisError" in held and "LinAlgError" in held
+    assert held <= NUMPY_EXCEPTIONS
