@@ -494,3 +494,20 @@ def test_an_exception_is_named_by_where_its_class_comes_from():
     import json
 
     assert exception_name(raised(lambda: json.loads("{"))) == "json's JSONDecodeError"
+
+
+def test_the_last_line_speaks_only_of_the_questions_checked(tmp_path, reference_run):
+    folder = student_folder(tmp_path)
+    (folder / "answers.md").write_text((ROOT / "exercises" / "answers.md").read_text())
+    status, text = run_check(folder, "-q", "split_heads")  # no written answer in the folder
+    last = text.strip().splitlines()[-1]
+    assert status == 0 and "written answer" not in last, last
+    assert last == (
+        "All 1 done: split_heads passes its public tests (only the questions asked for were "
+        "checked)."
+    )
+    _, everything = reference_run
+    assert everything.strip().splitlines()[-1] == (
+        f"All {len(CODE) + len(WRITTEN)} done: every public test passes and every written "
+        "answer is in."
+    )
