@@ -204,8 +204,7 @@ def test_cli_names_the_roster_students_without_a_submission(tmp_path, capsys):
     assert cli.main([*argv, str(tmp_path / "one.csv")]) == 0
     said = capsys.readouterr().out
     assert (
-        "1 roster student without a submission got an empty cell: Hopper, Grace / 103 / S-3"
-        in said
+        "1 roster student without a submission got an empty cell: Hopper, Grace / 103 / S-3" in said
     ), said
     OutputFolder(out).write_grades([row("ada", "80")])
     assert cli.main([*argv, str(tmp_path / "two.csv"), "--missing-as-zero"]) == 0
