@@ -17,6 +17,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import LogNorm
 
 HERE = Path(__file__).resolve().parent  # the notebook's folder, holding your files
 FILES = ("multihead.py", "crosscheck.py")  # crosscheck.py imports multihead.py: load it first
@@ -285,17 +286,33 @@ def _count_shown() -> None:
 
 # --- heatmaps -------------------------------------------------------------------------------
 
+# Differences are coloured by their size on one fixed logarithmic scale, the same in every
+# figure: float64 rounding (about 1e-16) is faint, float32 rounding (about 1e-7) is in the
+# middle, a real mistake (0.01 or more) is dark, and exactly 0 is white. (A scale stretched to
+# each figure's own largest difference would paint 1e-17 as dark as a wrong answer.)
+DIFF_NORM = LogNorm(vmin=1e-18, vmax=1.0, clip=True)
+DIFF_TICKS = [1e-16, 1e-12, 1e-8, 1e-4, 1.0]
+_DIFF_CMAP = plt.get_cmap("magma_r").with_extremes(bad="white")
+
 
 def _heatmap(ax: Any, w: np.ndarray, title: str, diff: bool = False) -> Any:
     n_q, n_k = w.shape
-    if diff:  # a difference: white at 0, red and blue for the sign, values in short form
-        finite = np.abs(w[np.isfinite(w)])  # nan or inf (a broken softmax) stays blank
-        bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-        image = ax.imshow(w, cmap="RdBu_r", vmin=-bound, vmax=bound)
-        fmt, dark = "{:.0e}", lambda v: abs(v) > 0.6 * bound
+    if diff:  # a difference: its size on DIFF_NORM, its sign and size written in each cell
+        # Exactly 0, nan or inf (a broken softmax) are masked: white.
+        size = np.ma.masked_where(~np.isfinite(w) | (w == 0), np.abs(w))
+        image = ax.imshow(size, cmap=_DIFF_CMAP, norm=DIFF_NORM)
+        fmt = "{:.0e}"
+
+        def dark(v: float) -> bool:
+            return bool(np.isfinite(v) and v != 0 and DIFF_NORM(abs(v)) > 0.55)
+
     else:  # attention weights are in [0, 1]: one colour scale for every head
         image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=1.0)
-        fmt, dark = "{:.2f}", lambda v: v < 0.6
+        fmt = "{:.2f}"
+
+        def dark(v: float) -> bool:
+            return v < 0.6
+
     for q in range(n_q):
         for k in range(n_k):
             v = float(w[q, k])
@@ -317,6 +334,15 @@ def _heatmap(ax: Any, w: np.ndarray, title: str, diff: bool = False) -> Any:
     return image
 
 
+def _weights_colorbar(fig: Any, image: Any, axes: Any) -> None:
+    fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
+
+
+def _diff_colorbar(fig: Any, image: Any, axes: Any) -> None:
+    bar = fig.colorbar(image, ax=axes, shrink=0.9, ticks=DIFF_TICKS, extend="min")
+    bar.set_label("|yours - torch| (log scale; white: exactly 0)")
+
+
 def plot_heads(weights: np.ndarray, title: str, columns: int = 4) -> Any:
     """One heatmap per head, side by side (a grid beyond `columns` heads)."""
     num_heads = len(weights)
@@ -330,7 +356,7 @@ def plot_heads(weights: np.ndarray, title: str, columns: int = 4) -> Any:
             image = _heatmap(ax, weights[h], f"head {h}")
         else:
             ax.axis("off")
-    fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
+    _weights_colorbar(fig, image, axes)
     fig.suptitle(title)
     _count_shown()
     plt.show()
@@ -341,12 +367,14 @@ def plot_versus(mine: np.ndarray, theirs: np.ndarray, title: str) -> Any:
     """Your per-head weights, torch's, and their difference: one column per head."""
     num_heads = len(mine)
     fig, axes = plt.subplots(
-        3, num_heads, figsize=(3.2 * num_heads + 1, 9.6), squeeze=False, layout="constrained"
+        3, num_heads, figsize=(3.2 * num_heads + 2, 9.6), squeeze=False, layout="constrained"
     )
     for h in range(num_heads):
-        _heatmap(axes[0, h], mine[h], f"yours, head {h}")
+        weights = _heatmap(axes[0, h], mine[h], f"yours, head {h}")
         _heatmap(axes[1, h], theirs[h], f"torch, head {h}")
-        _heatmap(axes[2, h], mine[h] - theirs[h], f"yours - torch, head {h}", diff=True)
+        diff = _heatmap(axes[2, h], mine[h] - theirs[h], f"yours - torch, head {h}", diff=True)
+    _weights_colorbar(fig, weights, axes[:2])
+    _diff_colorbar(fig, diff, axes[2:])
     fig.suptitle(title)
     _count_shown()
     plt.show()
@@ -354,21 +382,23 @@ def plot_versus(mine: np.ndarray, theirs: np.ndarray, title: str) -> Any:
 
 
 def plot_differences(diffs: dict[str, np.ndarray], title: str) -> Any:
-    """One row per setting (label -> yours - torch, per head): how far apart each head is."""
+    """One row per setting (label -> yours - torch, per head): how far apart each head is, all
+    on one colour scale."""
     num_heads = next(iter(diffs.values())).shape[0]
     fig, axes = plt.subplots(
         len(diffs),
         num_heads,
-        figsize=(3.2 * num_heads + 1, 3.3 * len(diffs)),
+        figsize=(3.2 * num_heads + 2, 3.3 * len(diffs)),
         squeeze=False,
         layout="constrained",
     )
     for r, (label, d) in enumerate(diffs.items()):
         for h in range(num_heads):
             largest = float(np.max(np.abs(d[h])))
-            _heatmap(
+            image = _heatmap(
                 axes[r, h], d[h], f"{label}, head {h}\nlargest |diff| {largest:.1e}", diff=True
             )
+    _diff_colorbar(fig, image, axes)
     fig.suptitle(title)
     _count_shown()
     plt.show()

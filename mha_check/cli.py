@@ -144,7 +144,7 @@ def _check_folder(args: argparse.Namespace, console: Any, path: Path) -> int:
     results += written_results(folder, written_qids)
     report.print_problems(console, problems)
     report.print_results(console, results, args.show_output)
-    report.print_summary(console, results)
+    report.print_summary(console, results, everything=set(selected) >= set(QUESTION_IDS))
     return 0 if all(r.done for r in results) else 1
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
+from .questions import CODE_QUESTIONS
 from .results import QuestionResult, Status
 from .text import strip_controls
 
@@ -84,20 +85,35 @@ def print_results(console: Console, results: list[QuestionResult], show_output: 
                 _indented(console, _text(line), 8)
 
 
-def print_summary(console: Console, results: list[QuestionResult]) -> None:
+def summary_line(results: list[QuestionResult], everything: bool = True) -> str:
+    """The last line: how many of the questions checked are done, saying only what was checked
+    (``everything``: every question was selected, not only some with -q)."""
     done = sum(r.done for r in results)
+    if done < len(results):
+        failing = sum(r.status in (Status.FAILED, Status.UNAVAILABLE) for r in results)
+        text = f"{done} of {len(results)} done, {len(results) - done} to go"
+        if failing:
+            text += f" ({failing} failing: start with the first one above)"
+        return text + "."
+    if everything:
+        return f"All {done} done: every public test passes and every written answer is in."
+    code = [r.qid for r in results if r.qid in CODE_QUESTIONS]
+    written = [r.qid for r in results if r.qid not in CODE_QUESTIONS]
+    said = []
+    if len(code) == 1:
+        said.append(f"{code[0]} passes its public tests")
+    elif code:
+        said.append(f"these {len(code)} questions pass their public tests")
+    if len(written) == 1:
+        said.append(f"the answer to {written[0]} is in")
+    elif written:
+        said.append(f"these {len(written)} written answers are in")
+    return f"All {done} done: {' and '.join(said)} (only the questions asked for were checked)."
+
+
+def print_summary(console: Console, results: list[QuestionResult], everything: bool = True) -> None:
     console.print()
-    if done == len(results):
-        console.print(
-            Text(
-                f"All {done} done: every public test passes and every written answer is in.",
-                style="bold green",
-            )
-        )
-        return
-    todo = len(results) - done
-    failing = sum(r.status in (Status.FAILED, Status.UNAVAILABLE) for r in results)
-    text = f"{done} of {len(results)} done, {todo} to go"
-    if failing:
-        text += f" ({failing} failing: start with the first one above)"
-    console.print(Text(text + ".", style="bold"))
+    all_done = all(r.done for r in results)
+    console.print(
+        Text(summary_line(results, everything), style="bold green" if all_done else "bold")
+    )

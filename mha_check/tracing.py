@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import sys
 import traceback
 from pathlib import Path
 
@@ -40,9 +42,46 @@ def describe(frame: traceback.FrameSummary) -> str:
     return f"{Path(frame.filename).name}, line {frame.lineno}, in {frame.name}{code}"
 
 
+# NumPy's modules that define its exception classes (its ufunc and memory errors in a private
+# one, whose name changed in NumPy 2).
+_NUMPY_MODULES = (
+    "numpy.exceptions",
+    "numpy.linalg",
+    "numpy._core._exceptions",
+    "numpy.core._exceptions",
+)
+_STUDENT_MODULES = ("multihead", "crosscheck")
+
+
+def _is_numpys(cls: type) -> bool:
+    """Whether ``cls`` is one of NumPy's own exception classes (the class itself, not a class
+    derived from one)."""
+    for name in _NUMPY_MODULES:
+        module = sys.modules.get(name)
+        if module is not None and any(v is cls for v in vars(module).values()):
+            return True
+    return False
+
+
+def exception_name(exc: BaseException) -> str:
+    """Where the exception's class comes from, and its name: `Python's TypeError`, `NumPy's
+    AxisError`, `ShapeError (an exception class of your own)`, or `torch's OutOfMemoryError`."""
+    cls = type(exc)
+    name = cls.__name__
+    if getattr(builtins, name, None) is cls:
+        return f"Python's {name}"
+    if _is_numpys(cls):
+        return f"NumPy's {name}"
+    top = str(cls.__module__).split(".")[0]
+    if top in _STUDENT_MODULES or top == "__main__":
+        return f"{name} (an exception class of your own)"
+    return f"{top}'s {name}"
+
+
 def exception_text(exc: BaseException) -> str:
-    """`TypeError: message`, kept to one short paragraph."""
+    """`Python's TypeError: message`, kept to one short paragraph."""
     message = " ".join(str(exc).split())
     if len(message) > 300:
         message = message[:300] + " ..."
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    name = exception_name(exc)
+    return f"{name}: {message}" if message else name

@@ -24,9 +24,9 @@ class NotAttempted(StudentCodeError):
 class StudentRaised(StudentCodeError):
     """The student's function raised an exception of its own.
 
-    ``exc_type``, ``mro``, ``message`` and ``where`` are what the worker reported: for trusted
-    checks only (e.g. "the ValueError names the bad head count"), never shown. ``kind`` and
-    ``place`` are what may be shown (see ``shown``); ``str(e)`` says both.
+    ``exc_type``, ``mro``, ``message``, ``where`` and ``numpy`` are what the worker reported:
+    for trusted checks only (e.g. "the ValueError names the bad head count"), never shown.
+    ``kind`` and ``place`` are what may be shown (see ``shown``); ``str(e)`` says both.
     """
 
     def __init__(
@@ -37,12 +37,14 @@ class StudentRaised(StudentCodeError):
         where: str = "",
         place: str = "",
         kind: str = "",
+        numpy: str = "",
     ):
         self.exc_type = exc_type  # e.g. "ValueError", or whatever a student's class is called
         self.mro = mro  # builtin base names, e.g. ["ValueError", "Exception", "BaseException"]
         self.message = message
         self.where = where  # "multihead.py, line 12: ..." as the worker reported it
-        self.kind = kind or exception_kind(exc_type, mro)  # a builtin's name, or "... class"
+        self.numpy = numpy  # the name of NumPy's class when it is NumPy's, else ""
+        self.kind = kind or exception_kind(exc_type, mro, numpy)  # "Python's ValueError", ...
         self.place = place  # read from the submitted file by the trusted side, or ""
         super().__init__(raised_text(self.kind, place))
 

@@ -12,15 +12,17 @@ and passes ``for_report`` on its way out. The rules, in one place:
    reads as written and cannot add headings, links, images or markup to a report.
 2. **Nothing a student's code produces during the hidden tests is echoed**: not an exception's
    message or class name, not printed output, not a number computed from a returned value.
-   A failed call is told by the kind of exception (a builtin's name, else "an exception of your
-   own class") and where it was raised (``Door``); a returned value by its type, dtype and
+   A failed call is told by the kind of exception (Python's builtin or NumPy's own class by its
+   name, from fixed lists the grader holds, else "an exception of your own class") and where it
+   was raised (``Door``); a returned value by its type, dtype and
    how its shape compares with the expected one (``value``, ``shape_difference``); a wrong
    result by which share of entries is off and by how much, in a few fixed classes
    (``portion``, ``error_size``). Hidden inputs and expected values are never in a message;
    values appear only for the diagnosis' own probe inputs, whose shapes are shown in full.
 3. **What a student's code can still choose** is a few words from fixed lists per hidden case:
-   pass or fail, which check failed, one of the classes above, a builtin exception's name (at
-   most ``Door.MAX_KINDS`` different ones beyond those seen on public inputs), and whether it
+   pass or fail, which check failed, one of the classes above, a builtin or NumPy exception's
+   name (at most ``Door.MAX_KINDS`` different ones beyond those seen on public inputs), and
+   whether it
    raised at a line where it also raises on the grader's own public input. A line number is
    named only in that last case (``Door``): a few bits per case, each case with other inputs,
    which is not enough to rebuild any input value.
@@ -45,6 +47,14 @@ BUILTIN_EXCEPTIONS = frozenset(
     name
     for name, obj in vars(builtins).items()
     if isinstance(obj, type) and issubclass(obj, BaseException)
+)
+# The names of NumPy's own exception classes (numpy.exceptions, numpy.linalg, its ufunc and
+# memory errors): the worker names one only when the class raised *is* NumPy's (it compares
+# identities, sandbox/worker/origin.py), and only a name in this list is ever shown.
+NUMPY_EXCEPTIONS = frozenset(
+    {"AxisError", "LinAlgError", "UFuncTypeError", "DTypePromotionError", "TooHardError"}
+    | {"MemoryError", "ComplexWarning", "RankWarning", "VisibleDeprecationWarning"}
+    | {"ModuleDeprecationWarning"}
 )
 MAX_CODE = 120  # characters of a quoted source line
 MAX_STUDENT_TEXT = 4000  # characters of import output or an import error shown
@@ -95,11 +105,16 @@ def for_report(text: str) -> str:
 # -- what a call into student code ended in --------------------------------------------------
 
 
-def exception_kind(type_name: str, mro: Sequence[str]) -> str:
-    """A builtin exception's name, or OWN_CLASS: a class of the student's own (whatever it is
-    called, even after a builtin) never gets its name shown."""
+def exception_kind(type_name: str, mro: Sequence[str], numpy: str = "") -> str:
+    """Where the exception's class comes from, with its name when that is one the grader owns:
+    "NumPy's AxisError" (``numpy``: the worker's name for NumPy's class, "" when the class is
+    not NumPy's), "Python's ValueError" (a builtin), else OWN_CLASS: a class of the student's
+    own (whatever it is called, even after a builtin or one of NumPy's) never gets its name
+    shown."""
+    if numpy in NUMPY_EXCEPTIONS:
+        return f"NumPy's {numpy}"
     if type_name in BUILTIN_EXCEPTIONS and mro and mro[0] == type_name:
-        return type_name
+        return f"Python's {type_name}"
     return OWN_CLASS
 
 
@@ -152,10 +167,17 @@ class Door:
         return self._named(*at) if at else ""
 
     def raised(
-        self, func: str, type_name: str, mro: Sequence[str], reported: str, public: bool
+        self,
+        func: str,
+        type_name: str,
+        mro: Sequence[str],
+        reported: str,
+        public: bool,
+        numpy: str = "",
     ) -> tuple[str, str]:
-        """(kind, place) to show for a call of ``func`` that raised."""
-        kind = exception_kind(type_name, mro)
+        """(kind, place) to show for a call of ``func`` that raised (``numpy``: the worker's
+        name for NumPy's class, see ``exception_kind``)."""
+        kind = exception_kind(type_name, mro, numpy)
         at = self._locate(reported)
         seen = self._public.setdefault(func, set())
         if public:

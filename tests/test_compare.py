@@ -160,7 +160,7 @@ def test_expect_value_error_rejects_other_outcomes():
     fails(lambda: compare.expect_value_error(lambda: 42, "when bad"), "a value of type int")
     fails(
         lambda: compare.expect_value_error(lambda: raise_(raised("TypeError")), "when bad"),
-        "raised TypeError instead",
+        "raised Python's TypeError instead",
     )
     fails(
         lambda: compare.expect_value_error(

@@ -65,7 +65,7 @@ def test_a_callee_that_always_raises_is_blamed_for_the_callers_failure():
 
     d = diagnose("multi_head_attention", reference_env(split_heads=split_heads))
     assert d.blame == "split_heads" and d.misconception is None
-    assert "raised ValueError" in d.message and "always" not in d.message
+    assert "raised Python's ValueError" in d.message and "always" not in d.message
 
 
 def test_an_answer_outside_the_catalogue_gets_a_specific_plain_explanation():

@@ -174,3 +174,43 @@ def test_changing_an_input_in_place_in_the_sandbox_costs_only_the_unmodified_cas
     assert [r.question for r in lost] == ["softmax"], [(r.name, r.output) for r in lost]
     assert "unmodified" in lost[0].name
     assert "changed an input array in place" in lost[0].output
+
+
+def test_converting_the_callers_module_in_the_sandbox_costs_only_the_unmodified_case(
+    engine, tmp_path
+):
+    folder = folder_from(tmp_path, ROOT / "solutions", "converts")
+    src = (folder / "crosscheck.py").read_text()
+    read = "    d = mha.embed_dim\n"
+    assert src.count(read) == 1
+    converts = "    mha.double()  # converts the caller's module in place\n"
+    (folder / "crosscheck.py").write_text(src.replace(read, converts + read))
+    g = engine.grade(load_submission(folder))
+    lost = [r for r in g.results if not r.passed and r.question in CODE_QUESTIONS]
+    assert [r.question for r in lost] == ["weights_from_torch"], [(r.name, r.output) for r in lost]
+    assert "unmodified" in lost[0].name and "mha.double()" in lost[0].output
+
+
+def test_numpys_own_exceptions_are_named_as_numpys_and_a_students_class_is_never_named(
+    engine, tmp_path
+):
+    """Told by the class's identity in the worker: a class of the student's that derives from
+    NumPy's, or claims NumPy's module and name, is the student's own."""
+    folder = folder_from(tmp_path, ROOT / "solutions", "axes")
+    src = (folder / "multihead.py").read_text()
+    src += (
+        "\n\nclass AxisError(np.exceptions.AxisError):\n    pass\n\n\n"
+        "Dressed = type('AxisError', (ValueError,), {'__module__': 'numpy.exceptions'})\n\n\n"
+        "def merge_heads(H):\n    raise AxisError('no')\n\n\n"
+        "def distinct_head_pairs(weights, atol=1e-6):\n    raise Dressed('no')\n\n\n"
+        "def split_heads(M, num_heads, d_head):\n    return np.swapaxes(M, 2, 3)\n\n\n"
+        "def softmax(x, axis=-1):\n    return [][1]\n"
+    )
+    (folder / "multihead.py").write_text(src)
+    g = engine.grade(load_submission(folder))
+    said = {q: {r.output for r in g.results if r.question == q} for q in CODE_QUESTIONS}
+    assert all(o.startswith("raised NumPy's AxisError") for o in said["split_heads"]), said
+    assert all(o.startswith("raised Python's IndexError") for o in said["softmax"]), said
+    for q in ("merge_heads", "distinct_head_pairs"):
+        assert all(o.startswith("raised an exception of your own class") for o in said[q]), said
+    assert "NumPy's AxisError" not in " ".join(said["merge_heads"] | said["distinct_head_pairs"])

@@ -193,3 +193,23 @@ def test_a_grader_error_whose_ungraded_questions_a_person_decided_is_exported(tm
     result, table = export(tmp_path, rows, CANVAS_ROSTER, CANVAS)
     assert "70" in [r[-1] for r in table[2:]]
     assert result.grader_errors == []
+
+
+def test_cli_names_the_roster_students_without_a_submission(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    roster = write(tmp_path / "roster.csv", CANVAS_ROSTER)
+    argv = ["export", str(out), "--lms", "canvas", "--roster", str(roster), "-o"]
+    OutputFolder(out).write_grades([row("ada", "80"), row("cbabbage", "70")])
+    assert cli.main([*argv, str(tmp_path / "one.csv")]) == 0
+    said = capsys.readouterr().out
+    assert (
+        "1 roster student without a submission got an empty cell: Hopper, Grace / 103 / S-3" in said
+    ), said
+    OutputFolder(out).write_grades([row("ada", "80")])
+    assert cli.main([*argv, str(tmp_path / "two.csv"), "--missing-as-zero"]) == 0
+    said = capsys.readouterr().out
+    assert (
+        "2 roster students without a submission got 0: Babbage, Charles / 102 / S-2; "
+        "Hopper, Grace / 103 / S-3" in said
+    ), said

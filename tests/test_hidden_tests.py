@@ -142,6 +142,7 @@ def distinct_pairs_allclose(weights, atol=1e-6):
 
 
 def parameter_counts_formula(d_model, head_counts, bias=False):
+    head_counts = list(head_counts)  # any iterable, a generator too: read it once
     for h in head_counts:
         if d_model % h:
             raise ValueError(f"num_heads={h} does not divide d_model={d_model}")
@@ -246,12 +247,29 @@ def softmax_global(x, axis=-1):
     return e / e.sum()
 
 
+def softmax_axis_one(x, axis=-1):
+    """d2l's scratch softmax, made stable: axis 1 whatever `axis` says (the last axis of a 2-D
+    array, so attention on one head works)."""
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def split_no_transpose(M, num_heads, d_head):
     return M.reshape(num_heads, M.shape[0], d_head)
 
 
 def split_reshape_minus_one(M, num_heads, d_head):
     return M.reshape(M.shape[0], num_heads, -1).transpose(1, 0, 2)  # never checks d_head
+
+
+def split_unchecked_reshape(M, num_heads, d_head):
+    """TensorFlow tutorials' split: right whenever the width fits, and a ValueError only where
+    M's entries cannot fill (-1, num_heads, d_head)."""
+    return M.reshape(-1, num_heads, d_head).transpose(1, 0, 2)
+
+
+def split_squeezed(M, num_heads, d_head):
+    return ref.split_heads(M, num_heads, d_head).squeeze()  # one head loses its head axis
 
 
 def merge_no_transpose(H):
@@ -338,6 +356,14 @@ def counts_without_check(d_model, head_counts, bias=False):
     return {h: 4 * d_model * d_model + 4 * d_model * bias for h in head_counts}
 
 
+def counts_read_twice(d_model, head_counts, bias=False):
+    """Checks the head counts, then counts them: a generator is empty the second time."""
+    for h in head_counts:
+        if d_model % h:
+            raise ValueError(f"{h} does not divide {d_model}")
+    return {h: 4 * d_model * d_model + 4 * d_model * bias for h in head_counts}
+
+
 def counts_per_head(d_model, head_counts, bias=False):
     counts = ref.parameter_counts(d_model, head_counts, bias)
     return {h: c // h for h, c in counts.items()}
@@ -367,6 +393,10 @@ def adapter_no_kdim_check(mha):
     return (*(w[i * d : (i + 1) * d].T for i in range(3)), Wo)
 
 
+def adapter_converts_the_module(mha):
+    return ref_cc.weights_from_torch(mha.double())  # .double() converts the caller's module
+
+
 def adapter_float32(mha):
     return tuple(W.astype(np.float32) for W in ref_cc.weights_from_torch(mha))
 
@@ -394,14 +424,32 @@ def cross_check_ignores_batch_first(mha, X):
     return {"output_max_abs_diff": d_out, "weights_max_abs_diff": d_w, "match": d_out + d_w < 1e-4}
 
 
+def cross_check_zeroes_the_module(mha, X):
+    report = ref_cc.cross_check(mha, X)
+    with torch.no_grad():
+        mha.out_proj.weight.zero_()  # the right report, but the caller's module is changed
+    return report
+
+
 def cross_check_numpy_scalars(mha, X):
     r = ref_cc.cross_check(mha, X)
     return {k: np.float64(v) if k != "match" else np.bool_(v) for k, v in r.items()}
 
 
 MUTANTS = {
-    "softmax": [softmax_unstable, softmax_no_keepdims, softmax_ignores_axis, softmax_global],
-    "split_heads": [split_no_transpose, split_reshape_minus_one],
+    "softmax": [
+        softmax_unstable,
+        softmax_no_keepdims,
+        softmax_ignores_axis,
+        softmax_global,
+        softmax_axis_one,
+    ],
+    "split_heads": [
+        split_no_transpose,
+        split_reshape_minus_one,
+        split_unchecked_reshape,
+        split_squeezed,
+    ],
     "merge_heads": [merge_no_transpose, merge_reversed],
     "attention": [attention_no_scale, attention_unstable, attention_float16],
     "multi_head_attention": [mha_no_output_projection, mha_assert_instead_of_raise, mha_unstable],
@@ -416,12 +464,14 @@ MUTANTS = {
         counts_ignore_bias,
         counts_bias_default_true,
         counts_without_check,
+        counts_read_twice,
         counts_per_head,
     ],
     "weights_from_torch": [
         adapter_no_transpose,
         adapter_no_bias_check,
         adapter_no_kdim_check,
+        adapter_converts_the_module,
         adapter_float32,
         adapter_rounded_to_float32,
     ],
@@ -429,6 +479,7 @@ MUTANTS = {
         cross_check_always_match,
         cross_check_never_match,
         cross_check_ignores_batch_first,
+        cross_check_zeroes_the_module,
     ],
 }
 
@@ -451,10 +502,21 @@ def test_every_hidden_case_fails_for_some_mutant(qid, mutant_results):
     "qid, mutant, failing",
     [
         ("softmax", "softmax_unstable", ["large"]),
-        ("softmax", "softmax_no_keepdims", ["default", "square", "middle", "large", "float32"]),
+        (
+            "softmax",
+            "softmax_no_keepdims",
+            ["2-D", "square", "3-D array is normalised along the last", "middle", "large", "32"],
+        ),
         ("softmax", "softmax_ignores_axis", ["axis=0", "middle"]),
+        (
+            "softmax",
+            "softmax_axis_one",
+            ["1-D", "axis=0", "3-D array is normalised along the last"],
+        ),
         ("split_heads", "split_no_transpose", ["n != d_head", "n == d_head", "four heads"]),
-        ("split_heads", "split_reshape_minus_one", ["ValueError"]),
+        ("split_heads", "split_reshape_minus_one", ["ValueError when", "ValueError also"]),
+        ("split_heads", "split_unchecked_reshape", ["ValueError also"]),
+        ("split_heads", "split_squeezed", ["one head", "ValueError when", "ValueError also"]),
         ("merge_heads", "merge_reversed", ["n != d_head", "n == d_head", "four", "float32"]),
         ("attention", "attention_unstable", ["large"]),
         ("multi_head_attention", "mha_assert_instead_of_raise", ["ValueError"]),
@@ -473,13 +535,16 @@ def test_every_hidden_case_fails_for_some_mutant(qid, mutant_results):
         ("parameter_counts", "counts_ignore_bias", ["bias=True"]),
         ("parameter_counts", "counts_bias_default_true", ["defaults"]),
         ("parameter_counts", "counts_without_check", ["ValueError"]),
+        ("parameter_counts", "counts_read_twice", ["generator"]),
         ("weights_from_torch", "adapter_no_transpose", ["float64", "float32", "reproduce"]),
         ("weights_from_torch", "adapter_no_bias_check", ["biases"]),
         ("weights_from_torch", "adapter_no_kdim_check", ["kdim"]),
+        ("weights_from_torch", "adapter_converts_the_module", ["module unmodified"]),
         ("weights_from_torch", "adapter_rounded_to_float32", ["float64 module", "reproduce"]),
         ("cross_check", "cross_check_always_match", ["float64", "float64", "float32", "float32"]),
         ("cross_check", "cross_check_never_match", ["float64", "float64", "float32", "float32"]),
         ("cross_check", "cross_check_ignores_batch_first", ["batch_first=False"] * 2),
+        ("cross_check", "cross_check_zeroes_the_module", ["unmodified"]),
     ],
 )
 def test_mistake_loses_exactly_the_cases_it_fails(qid, mutant, failing, mutant_results):
@@ -541,6 +606,7 @@ def test_value_error_of_the_wrong_type_is_named():
 
 def test_value_error_message_must_name_the_offending_head_count():
     def vague(d_model, head_counts, bias=False):
+        head_counts = list(head_counts)
         if any(d_model % h for h in head_counts):
             raise ValueError("bad head count")
         return ref.parameter_counts(d_model, head_counts, bias)
@@ -697,7 +763,7 @@ def test_a_students_own_error_message_is_never_shown_only_its_kind():
     results = grade("split_heads", split_heads=noisy)
     assert score(results) == 0  # a refusal of everything is no refusal of bad input
     for r in results:
-        assert "raised ValueError" in r.output
+        assert "raised Python's ValueError" in r.output
         assert "cannot split" not in r.output and not re.search(r"\d\.\d", r.output)
 
 
@@ -734,3 +800,19 @@ def test_the_reference_leaves_every_input_unmodified():
     for qid in list(CODE_QUESTIONS)[:6]:
         hidden.run_question(qid, env)
     assert not any(getattr(p, "inputs_modified", False) for p in env.values())
+
+
+def test_a_module_changed_by_weights_from_torch_is_charged_there_not_again_in_cross_check():
+    def cross_check_through_a_converting_adapter(mha, X):
+        report = ref_cc.cross_check(mha, X)
+        adapter_converts_the_module(mha)  # the student's own weights_from_torch, called inside
+        return report
+
+    results = grade(
+        "cross_check",
+        cross_check=cross_check_through_a_converting_adapter,
+        weights_from_torch=adapter_converts_the_module,
+    )
+    assert failed(results) == set(), [r.output for r in results if not r.passed]
+    alone = grade("cross_check", cross_check=cross_check_through_a_converting_adapter)
+    assert [r.name for r in alone if not r.passed] == [hidden.case_names("cross_check")[-1]]

@@ -132,8 +132,8 @@ def test_an_exception_in_the_students_code_names_their_line_without_a_traceback(
         """,
     )
     assert (
-        f"Your code raised IndexError: list index out of range at multihead.py, line {line + 1}, "
-        "in softmax: return [][1]. Skipped the rest of the heatmaps" in out
+        "Your code raised Python's IndexError: list index out of range at multihead.py, "
+        f"line {line + 1}, in softmax: return [][1]. Skipped the rest of the heatmaps" in out
     ), out
     assert "Traceback" not in out
 
@@ -200,3 +200,37 @@ def test_the_notebooks_own_mistakes_still_raise(folder):
     )
     assert out.strip().endswith("NameError: name 'undefined_name' is not defined"), out
     assert "Skipped" not in out and "During handling" not in out
+
+
+def test_difference_heatmaps_have_a_colour_scale_that_shows_how_large_a_difference_is(folder):
+    """1e-17 (float64 rounding) must not look like a real error: one fixed logarithmic scale
+    for every difference, shown by a colour bar, whatever a figure's largest difference is."""
+    out = run(
+        folder,
+        """
+        import numpy as np
+        rounding = np.array([[[0.0, 1e-17], [-1e-17, 0.0]]])
+        wrong = np.array([[[0.0, 1e-17], [-0.1, 0.0]]])
+        for fig in (
+            lab.plot_differences({"rounding": rounding}, "t"),
+            lab.plot_differences({"wrong": wrong}, "t"),
+            lab.plot_versus(np.full((1, 2, 2), 0.5), np.full((1, 2, 2), 0.5) - rounding[0], "t"),
+        ):
+            bars = [ax for ax in fig.axes if not ax.images and ax.get_ylabel()]
+            diffs = [ax.images[0] for ax in fig.axes if ax.images and "-" in ax.get_title()]
+            print("bars", len(bars), "labels", [b.get_ylabel() for b in bars])
+            for image in diffs:
+                rgba = image.to_rgba(image.get_array())
+                scaled = image.norm(np.abs(image.get_array()).filled(0))
+                off = [round(float(scaled[0, 1]), 2), round(float(scaled[1, 0]), 2)]
+                print("cells", off, "zero is white", bool((rgba[0, 0] == 1).all()))
+        """,
+    )
+    lines = out.splitlines()
+    bars = [line for line in lines if line.startswith("bars")]
+    assert len(bars) == 3 and all("|yours - torch|" in b for b in bars), out
+    assert "bars 2" in bars[2] and "attention weight" in bars[2]  # plot_versus: both scales
+    cells = [line for line in lines if line.startswith("cells")]
+    # Off the diagonal: 1e-17 at the bottom of the scale in every figure, 0.1 near its top.
+    assert cells[0].startswith("cells [0.06, 0.06]") and cells[1].startswith("cells [0.06, 0.94]")
+    assert all(c.endswith("zero is white True") for c in cells), out

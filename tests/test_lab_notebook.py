@@ -217,3 +217,31 @@ def test_check_stops_a_hanging_function_at_its_time_limit(tmp_path, capsys, monk
     out = ANSI.sub("", capsys.readouterr().out)
     assert f"your files in {folder.resolve()}" in out
     assert "split_heads did not finish within 1 s" in out, out
+
+
+def test_the_cross_check_modules_hold_the_same_weights_in_every_layout_and_dtype():
+    """The cross-check compares four settings of one module: the notebook's torch_module must
+    give the same weights in each (float32 rounded from float64), as its comment says."""
+    import ast
+
+    import numpy as np
+    import torch
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    source = next(c.source for c in nb.cells if c.get("id") == "cross-check-heatmaps")
+    tree = ast.parse(source)
+    keep = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "torch_module"]
+    assert keep, "the cell defines torch_module"
+    scope = {"torch": torch, "np": np}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), "lab.ipynb", "exec"), scope)
+    modules = [
+        scope["torch_module"](batch_first, dtype)
+        for batch_first in (True, False)
+        for dtype in (torch.float64, torch.float32)
+    ]
+    first = {k: v.double() for k, v in modules[0].state_dict().items()}
+    for mha in modules[1:]:
+        for k, v in mha.state_dict().items():
+            assert torch.allclose(v.double(), first[k], rtol=1e-6, atol=1e-7), k
+    assert {m.in_proj_weight.dtype for m in modules} == {torch.float64, torch.float32}
+    assert {m.batch_first for m in modules} == {True, False}

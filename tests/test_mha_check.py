@@ -136,7 +136,7 @@ def test_folder_holding_the_files_in_one_sub_folder(tmp_path):
     student_folder(tmp_path / "alice", "exercises")
     status, text = run_check(tmp_path / "alice", "-q", "merge_heads", "-q", "challenge")
     assert lines_by_question(text) == {
-        "merge_heads": "passed (4 checks)",
+        "merge_heads": "passed (5 checks)",
         "challenge": lines_by_question(text)["challenge"],
     }
     assert lines_by_question(text)["challenge"].startswith("answered")
@@ -163,7 +163,7 @@ def test_a_zip_is_checked_as_submitted(tmp_path):
             zf.write(f, f"exercises/{f.name}")
     status, text = run_check(archive, "-q", "split_heads", "-q", "q2")
     assert "checking the files inside" in text
-    assert lines_by_question(text)["split_heads"] == "passed (5 checks)"
+    assert lines_by_question(text)["split_heads"] == "passed (6 checks)"
     assert lines_by_question(text)["q2"].startswith("answered")
     assert status == 0
     (tmp_path / "broken.zip").write_bytes(b"not a zip")
@@ -209,7 +209,10 @@ def test_a_function_that_raises_shows_the_students_own_line(mixed_run):
     _, text, where = mixed_run
     line = lines_by_question(text)["softmax"]
     assert line.startswith("failed")
-    assert f"your code raised KeyError: 'nope' at multihead.py, line {where['softmax']}" in line
+    assert (
+        f"your code raised Python's KeyError: 'nope' at multihead.py, line {where['softmax']}"
+        in line
+    )
     assert "in softmax: return {}['nope']" in line
     assert "Traceback" not in text
 
@@ -226,7 +229,7 @@ def test_a_hanging_function_is_stopped_with_a_message(mixed_run):
 def test_a_wrong_shape_is_described(mixed_run):
     _, text, _ = mixed_run
     line = lines_by_question(text)["merge_heads"]
-    assert line.startswith("failed (3 of 4 checks)")
+    assert line.startswith("failed (4 of 5 checks)")
     assert "expected shape (n, num_heads*d_head) = (2, 4)" in line
     assert "shape (2, 2, 2)" in line
     assert "debugging merge" not in text  # the student's prints are kept out of the report
@@ -493,3 +496,46 @@ def test_a_composite_that_never_calls_its_failing_callee_fails_on_its_own(tmp_pa
     assert lines["multi_head_attention"].startswith("failed"), lines["multi_head_attention"]
     assert "attention first" not in lines["multi_head_attention"]
     assert status == 1
+
+
+def test_an_exception_is_named_by_where_its_class_comes_from():
+    import numpy as np
+
+    from mha_check.tracing import exception_name, exception_text
+
+    def raised(f):
+        try:
+            f()
+        except Exception as e:
+            return e
+        raise AssertionError("did not raise")
+
+    class ShapeError(np.exceptions.AxisError):  # derived from NumPy's: still the student's own
+        __module__ = "multihead"
+
+    assert exception_text(raised(lambda: np.swapaxes(np.zeros((2, 3)), 2, 3))).startswith(
+        "NumPy's AxisError: "
+    )
+    assert exception_name(raised(lambda: np.linalg.inv(np.zeros((2, 2))))) == "NumPy's LinAlgError"
+    assert exception_text(raised(lambda: [][1])) == "Python's IndexError: list index out of range"
+    assert exception_name(ShapeError("x")) == "ShapeError (an exception class of your own)"
+    import json
+
+    assert exception_name(raised(lambda: json.loads("{"))) == "json's JSONDecodeError"
+
+
+def test_the_last_line_speaks_only_of_the_questions_checked(tmp_path, reference_run):
+    folder = student_folder(tmp_path)
+    (folder / "answers.md").write_text((ROOT / "exercises" / "answers.md").read_text())
+    status, text = run_check(folder, "-q", "split_heads")  # no written answer in the folder
+    last = text.strip().splitlines()[-1]
+    assert status == 0 and "written answer" not in last, last
+    assert last == (
+        "All 1 done: split_heads passes its public tests (only the questions asked for were "
+        "checked)."
+    )
+    _, everything = reference_run
+    assert everything.strip().splitlines()[-1] == (
+        f"All {len(CODE) + len(WRITTEN)} done: every public test passes and every written "
+        "answer is in."
+    )

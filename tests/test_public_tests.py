@@ -426,3 +426,80 @@ def test_cross_check_that_always_says_match_is_caught():
     assert {"test_a_different_output_is_noticed", "test_different_weights_are_noticed"} <= set(
         failed
     )
+
+
+# ------------------------------------------------- checks added so that public and hidden agree
+
+
+def attention_scores_kq(Q, K, V):
+    w = ref.softmax(K @ np.swapaxes(Q, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return w @ V, w
+
+
+def mha_unstable(X, Wq, Wk, Wv, Wo, num_heads):
+    d = X.shape[-1] // num_heads
+    if X.shape[-1] % num_heads:
+        raise ValueError("heads")
+    Q, K, V = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+    e = np.exp(Q @ np.swapaxes(K, -1, -2) / math.sqrt(d))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return ref.merge_heads(w @ V) @ Wo, w
+
+
+@pytest.mark.parametrize(
+    "qid, buggy, check, words",
+    [
+        (
+            "softmax",
+            lambda x, axis=-1: ref.softmax(x, axis).astype(np.float16),
+            "test_float32_scores",
+            "float16",
+        ),
+        ("softmax", lambda x, axis=-1: ref.softmax(x, axis=1), "test_worked_values", "AxisError"),
+        (
+            "split_heads",
+            lambda M, h, d: M.reshape(-1, h, d).transpose(1, 0, 2),
+            "test_wrong_width_raises_value_error",
+            "must raise ValueError",
+        ),
+        (
+            "merge_heads",
+            lambda H: ref.merge_heads(H).astype(np.float16),
+            "test_float32_heads",
+            "float32 or float64",
+        ),
+        ("attention", attention_scores_kq, "test_square_worked_values", "K Q^T"),
+        (
+            "attention",
+            lambda Q, K, V: tuple(a.astype(np.float16) for a in ref.attention(Q, K, V)),
+            "test_float32_inputs",
+            "float32 or float64",
+        ),
+        (
+            "multi_head_attention",
+            mha_unstable,
+            "test_large_activations_stay_finite",
+            "maximum first",
+        ),
+        (
+            "parameter_counts",
+            lambda d, hs, bias=True: ref.parameter_counts(d, hs, bias),
+            "test_bias_defaults_to_false",
+            "defaults to False",
+        ),
+    ],
+)
+def test_a_mistake_the_hidden_tests_charge_is_caught_by_a_public_check(qid, buggy, check, words):
+    failed = failures(qid, **{qid: buggy})
+    assert check in failed, failed
+    assert words in failed[check]
+
+
+def test_weights_from_torch_is_checked_on_a_batch_first_module():
+    def first_layout_only(mha):
+        if mha.batch_first:
+            raise ValueError("batch_first modules are not supported")
+        return ref_cc.weights_from_torch(mha)
+
+    failed = failures("weights_from_torch", weights_from_torch=first_layout_only)
+    assert set(failed) == {"test_projections_match_torch"}

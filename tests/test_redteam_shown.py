@@ -111,6 +111,18 @@ CHANNELS = {
         " and issubclass(o, Exception) and n not in ('NotImplementedError',))\n"
         "    raise getattr(_builtins, names[_code(a) % len(names)])()"
     ),
+    "a NumPy exception chosen by the value": (
+        "names = ['AxisError', 'TooHardError', 'DTypePromotionError', 'ComplexWarning']\n"
+        "    raise getattr(_np.exceptions, names[_code(a) % len(names)])('x')"
+    ),
+    "the worker's record of NumPy's classes rewritten": (
+        "import gc\n"
+        "    cls = type('AxisError', (ValueError,), {'__module__': 'numpy.exceptions'})\n"
+        "    for m in gc.get_objects():\n"
+        "        if type(m).__name__ == 'module' and hasattr(m, 'NUMPY_CLASSES'):\n"
+        "            m.NUMPY_CLASSES = ((cls, 'Le' + 'ak' + _letters(_code(a))),)\n"
+        "    raise cls('x')"
+    ),
     "a line number chosen by the value": (
         "exec(compile('\\n' * (100 + _code(a) % 3900) + 'raise ValueError(1)', __file__, 'exec'))"
     ),
@@ -274,3 +286,25 @@ def test_student_text_cannot_add_markup_headings_images_or_terminal_escapes(engi
         headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
         assert not [h for h in headings if "82 / 82" in h]
     assert "alert(1)" in feedback  # shown, as text
+
+
+def test_an_exceptions_kind_names_only_classes_the_grader_knows():
+    from mha_grader.shown import OWN_CLASS, exception_kind
+
+    mro = ["ValueError", "IndexError", "LookupError", "Exception", "BaseException"]
+    assert exception_kind("AxisError", mro, "AxisError") == "NumPy's AxisError"
+    assert exception_kind("ValueError", mro, "") == "Python's ValueError"
+    # A student's class: named like NumPy's but not NumPy's (the worker says ""), or named by a
+    # record the student's code rewrote (a name outside the grader's list).
+    assert exception_kind("AxisError", mro, "") == OWN_CLASS
+    assert exception_kind("Leak", mro, "Leak12345") == OWN_CLASS
+    assert exception_kind("Leak", ["Exception", "BaseException"], "") == OWN_CLASS
+
+
+def test_every_class_the_worker_holds_as_numpys_has_a_name_the_grader_shows():
+    from mha_grader.sandbox.worker import origin
+    from mha_grader.shown import NUMPY_EXCEPTIONS
+
+    held = {name for _, name in origin.NUMPY_CLASSES}
+    assert "AxisError" in held and "LinAlgError" in held
+    assert held <= NUMPY_EXCEPTIONS

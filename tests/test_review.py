@@ -5,6 +5,7 @@ test_review_batch.py)."""
 import csv
 import io
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -268,7 +269,10 @@ def test_list_shows_what_is_open_and_csv_is_for_scripts(out, capsys):
     capsys.readouterr()
     assert cli.main(["review", str(out), "--list"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("2 open (2 students), 0 decided")
+    # The decided one is counted, though only --all lists it.
+    assert text.startswith(
+        "2 open (2 students), 1 decided by a person (--all lists the decided ones too)"
+    )
     assert "ana" in text and "ben" in text and "cy " not in text
     assert KEYWORDS[:40] in text
     assert cli.main(["review", str(out), "--list", "--all", "--csv"]) == 0
@@ -280,6 +284,18 @@ def test_list_shows_what_is_open_and_csv_is_for_scripts(out, capsys):
     ]
     assert table[2]["score"] == "3" and table[2]["grader_score"] == "2"
     assert table[1]["max_score"] == "4" and table[1]["score"] == ""
+
+
+def test_the_list_and_the_summary_count_the_same_reviews(out, capsys):
+    reviewed.record(out, "cy", "q3", 3.0, "", "tom")
+    reviewed.record(out, "dee", "q2", 1.0, "a regrade", "tom")  # decided, never flagged
+    summary = build_summary(out, plots=False).read_text()
+    counts = re.search(r"Reviews: (\d+) open, (\d+) decided by a person\.", summary)
+    assert counts is not None and counts.groups() == ("2", "2"), summary
+    for extra in ([], ["--all"]):
+        assert cli.main(["review", str(out), "--list", *extra]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith("2 open (2 students), 2 decided by a person"), first
 
 
 def test_summary_counts_open_and_decided_reviews(out):

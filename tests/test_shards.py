@@ -183,6 +183,10 @@ def test_mha_grade_merge_prints_each_shards_layer_and_exits_zero(sharded, tmp_pa
     printed = capsys.readouterr().out
     for i, part in enumerate(parts, 1):
         assert f"{part}: shard {i}/3, containment layer " in printed
+    waiting = sum(r["needs_review"] == "true" for r in OutputFolder(whole).read_grades())
+    assert waiting == 1  # the class has a flagged answer: the merge says so, as batch does
+    out = tmp_path / "out"
+    assert f"waiting for a person's review: 1 student (mha-grade review {out})" in printed
     assert (tmp_path / "out" / "grades.csv").read_text() == (whole / "grades.csv").read_text()
     assert cli.main(["merge", str(parts[0]), "-o", str(tmp_path / "out2")]) == 2
     assert "missing 2/3, 3/3" in capsys.readouterr().err

@@ -64,6 +64,15 @@ def test_mha_module_round_trips_only_when_modules_are_allowed():
         assert k == k2 and torch.equal(a, b)
 
 
+def test_once_items_arrive_as_a_generator_read_once_and_only_from_the_trusted_side():
+    msg = wire.encode((8, wire.Once((1, 2, 4))))
+    with pytest.raises(wire.WireError):
+        wire.decode(msg)  # a worker's reply never holds one
+    d_model, heads = wire.decode(msg, allow_modules=True)
+    assert d_model == 8 and iter(heads) is heads  # a generator, not a list or tuple
+    assert list(heads) == [1, 2, 4] and list(heads) == []
+
+
 def test_object_and_string_arrays_are_not_sent():
     for bad in (np.array([object()]), np.array(["a"]), np.array([b"a"])):
         with pytest.raises(wire.WireError):

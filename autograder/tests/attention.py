@@ -91,31 +91,37 @@ def _check(case, attention, softmax, key: tuple, lead_axes: int, **kw) -> None:
 
 
 @test_case(name="one head: n queries, m keys (n != m) and d_k != d_v; Q, K, V unmodified")
+@checks.kinds("one head, n != m and d_k != d_v", "the inputs left unmodified")
 def rectangular(attention, softmax, case):
     _check(case, attention, softmax, (_qkv, 401, (), 4, 6, 3, 5), lead_axes=0)
     checks.check_unmodified(attention, "attention(Q, K, V)")
 
 
 @test_case(name="square case: n == m == d_k == d_v")
+@checks.kinds("one head, n == m == d_k == d_v")
 def square(attention, softmax, case):
     _check(case, attention, softmax, (_qkv, 402, (), 4, 4, 4, 4), lead_axes=0)
 
 
 @test_case(name="stacked heads: a leading head axis is kept apart")
+@checks.kinds("a leading head axis (3-D)")
 def head_axis(attention, softmax, case):
     _check(case, attention, softmax, (_qkv, 403, (3,), 5, 5, 2, 2), lead_axes=1)
 
 
 @test_case(name="two leading batch axes, n != m, d_k != d_v")
+@checks.kinds("two leading axes (4-D)")
 def two_batch_axes(attention, softmax, case):
     _check(case, attention, softmax, (_qkv, 404, (2, 3), 4, 6, 5, 2), lead_axes=2)
 
 
 @test_case(name="scores as large as 1e4 in magnitude give finite, correct results")
+@checks.kinds("scores as large as 1e4")
 def large_scores(attention, softmax, case):
     _check(case, attention, softmax, (_large_qkv,), lead_axes=1, nan_hint=checks.OVERFLOW_HINT)
 
 
 @test_case(name="float32 inputs are handled to float32 precision")
+@checks.kinds("float32 inputs")
 def float32_inputs(attention, softmax, case):
     _check(case, attention, softmax, (_qkv, 406, (2,), 3, 5, 4, 3, np.float32), lead_axes=1)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from otter.test_files import test_case
 
-from mha_grader.grading import honesty
+from mha_grader.grading import checks, honesty
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 
@@ -82,6 +82,7 @@ def _check(case, cross_check, multi_head_attention, weights_from_torch, *probes)
     name="float64, batch_first=False: the differences measured and match=True; the real "
     "difference and no match once a zero attention key is added"
 )
+@checks.kinds("float64, batch_first=False", "a module that really differs")
 def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(801, 5, 8, 2, torch.float64, False)
     different = _probe(805, 1, 8, 2, torch.float64, False, add_zero_attn=True)
@@ -89,6 +90,7 @@ def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch
 
 
 @test_case(name="float64, batch_first=True, four heads: the differences measured, and a zero key's")
+@checks.kinds("float64, batch_first=True", "a module that really differs")
 def float64_batch_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(802, 3, 12, 4, torch.float64, True)
     different = _probe(806, 1, 12, 4, torch.float64, True, add_zero_attn=True)
@@ -99,6 +101,9 @@ def float64_batch_first(cross_check, multi_head_attention, weights_from_torch, c
     name="float32, batch_first=True: float32 rounding reported honestly, a float64 module, and "
     "a zero key's difference"
 )
+@checks.kinds(
+    "float32, batch_first=True", "float64, batch_first=True", "a module that really differs"
+)
 def float32_batch_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(803, 6, 6, 2, torch.float32, True)
     exact = _probe(809, 4, 6, 2, torch.float64, True)
@@ -108,10 +113,21 @@ def float32_batch_first(cross_check, multi_head_attention, weights_from_torch, c
 
 @test_case(
     name="float32, batch_first=False, three heads: rounding, a float64 module, and no match "
-    "once a zero key is added"
+    "once a zero key is added; every module and X unmodified"
+)
+@checks.kinds(
+    "float32, batch_first=False",
+    "float64, batch_first=False",
+    "a module that really differs",
+    "the inputs left unmodified",
 )
 def float32_sequence_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(804, 4, 12, 3, torch.float32, False)
     exact = _probe(810, 5, 6, 3, torch.float64, False)
     different = _probe(808, 1, 6, 3, torch.float32, False, add_zero_attn=True)
     _check(case, cross_check, multi_head_attention, weights_from_torch, plain, exact, different)
+    # Last: every call so far, float32 modules among them (mha.double() converts the caller's).
+    # A weights_from_torch that changes its module is charged in its own question: a cross_check
+    # that changed its module too (most likely by calling it) is not charged again here.
+    if not weights_from_torch.inputs_modified:
+        checks.check_unmodified(cross_check, "cross_check(mha, X)", module=True)

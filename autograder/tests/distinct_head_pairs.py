@@ -35,6 +35,12 @@ def _with_copies() -> np.ndarray:
 
 
 @cache
+def _copies_of_one(seed: int, num_heads: int) -> np.ndarray:
+    """``num_heads`` copies of one random pattern (one head when ``num_heads`` is 1)."""
+    return np.repeat(_patterns(seed, 1, 4), num_heads, axis=0)
+
+
+@cache
 def _near(shifts: tuple[tuple[int, int, float], ...]) -> np.ndarray:
     """Head 0 is a random pattern; head k copies it with one entry (row, column) shifted by
     `shift`: one entry only, so a mean over the entries would hide the difference."""
@@ -124,18 +130,27 @@ def _check(pairs, expected: list[tuple[int, int]], situation: str) -> None:
 
 
 @test_case(name="every pair (i, j), i < j, of different heads, in lexicographic order")
+@checks.kinds("some heads copy others", "every head differs", "the input left unmodified")
 def all_different(distinct_head_pairs):
-    # Five heads, one of them a copy: listing every pair, or none, is wrong here.
+    # Five heads, one of them a copy: listing every pair, or none, is wrong here; then four heads
+    # that all differ, where every pair is listed.
     _run(distinct_head_pairs, (_with_copy, 603), None, "five heads, one a copy of another")
+    _run(distinct_head_pairs, (_patterns, 605, 4, 3), None, "four heads that all differ")
     checks.check_unmodified(distinct_head_pairs, "distinct_head_pairs(weights)")
 
 
-@test_case(name="identical heads are left out")
+@test_case(name="identical heads are left out (also when all are alike, or there is only one head)")
+@checks.kinds("some heads copy others", "every head the same, or a single head")
 def identical_heads(distinct_head_pairs):
+    # Copies among different heads first (an empty list is wrong here), then heads that are all
+    # the same pattern, and a single head: no pair at all.
     _run(distinct_head_pairs, (_with_copies,), None, "five heads, two of them copies")
+    _run(distinct_head_pairs, (_copies_of_one, 606, 4), None, "four copies of one head")
+    _run(distinct_head_pairs, (_copies_of_one, 607, 1), None, "a single head")
 
 
 @test_case(name="atol decides: a difference within atol is the same pattern, beyond it is not")
+@checks.kinds("an atol given")
 def custom_atol(distinct_head_pairs):
     # Head 1 is 0.6 atol from head 0, head 2 is 1.5 atol from head 0 but 0.9 atol from head 1,
     # head 3 is 1.2 atol from head 0 elsewhere: "same" is not transitive.
@@ -144,11 +159,13 @@ def custom_atol(distinct_head_pairs):
 
 
 @test_case(name="the default atol is 1e-6")
+@checks.kinds("the default atol, 1e-6")
 def default_atol(distinct_head_pairs):
     shifts = ((0, 1, 0.5e-6), (2, 3, 5e-6))
     _run(distinct_head_pairs, (_near, shifts), None, "heads that differ by about 1e-6")
 
 
 @test_case(name="atol alone decides, also where the weights are near 1 (no relative tolerance)")
+@checks.kinds("no relative tolerance, weights near 1")
 def absolute_tolerance(distinct_head_pairs):
     _run(distinct_head_pairs, (_near_one,), None, "heads whose weights near 1 differ by a few atol")

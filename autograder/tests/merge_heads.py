@@ -29,21 +29,25 @@ def _check(merge_heads, *key) -> None:
 
 
 @test_case(name="n != d_head: heads are concatenated in order along the features, H unmodified")
+@checks.kinds("n != d_head", "the input left unmodified")
 def tokens_differ_from_head_width(merge_heads):
     _check(merge_heads, 301, (3, 5, 2))
     checks.check_unmodified(merge_heads, "merge_heads(H)")
 
 
 @test_case(name="n == d_head: the head axis moves next to the features")
+@checks.kinds("n == d_head")
 def tokens_equal_head_width(merge_heads):
     _check(merge_heads, 302, (2, 4, 4))
 
 
 @test_case(name="four heads on two tokens")
+@checks.kinds("more heads than tokens")
 def many_heads(merge_heads):
     _check(merge_heads, 303, (4, 2, 3))
 
 
 @test_case(name="float32 heads keep their values and order")
+@checks.kinds("float32 heads")
 def float32_heads(merge_heads):
     _check(merge_heads, 304, (2, 3, 5), np.float32)

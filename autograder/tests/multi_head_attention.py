@@ -88,6 +88,7 @@ def _check(case, multi_head_attention, callees: dict, key: tuple, num_heads: int
 
 
 @test_case(name="two heads, n != d_head; X and the weights unmodified")
+@checks.kinds("two heads, n != d_head", "the inputs left unmodified")
 def two_heads(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
         case, multi_head_attention, _callees(split_heads, attention, merge_heads), (501, 5, 8), 2
@@ -96,6 +97,7 @@ def two_heads(multi_head_attention, split_heads, attention, merge_heads, case):
 
 
 @test_case(name="two heads, n == d_head")
+@checks.kinds("n == d_head")
 def tokens_equal_head_width(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
         case, multi_head_attention, _callees(split_heads, attention, merge_heads), (502, 4, 8), 2
@@ -103,6 +105,7 @@ def tokens_equal_head_width(multi_head_attention, split_heads, attention, merge_
 
 
 @test_case(name="four heads of width 3 on two tokens")
+@checks.kinds("more heads than tokens")
 def four_heads(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
         case, multi_head_attention, _callees(split_heads, attention, merge_heads), (503, 2, 12), 4
@@ -110,6 +113,7 @@ def four_heads(multi_head_attention, split_heads, attention, merge_heads, case):
 
 
 @test_case(name="large activations (scores in the thousands) give finite, correct results")
+@checks.kinds("large activations")
 def large_scores(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
         case,
@@ -122,6 +126,7 @@ def large_scores(multi_head_attention, split_heads, attention, merge_heads, case
 
 
 @test_case(name="float32 inputs are handled to float32 precision")
+@checks.kinds("float32 inputs")
 def float32_inputs(multi_head_attention, split_heads, attention, merge_heads, case):
     _check(
         case,
@@ -133,6 +138,7 @@ def float32_inputs(multi_head_attention, split_heads, attention, merge_heads, ca
 
 
 @test_case(name="ValueError when d_model is not divisible by num_heads, the result when it is")
+@checks.kinds("one head", "ValueError: num_heads does not divide d_model")
 def indivisible(multi_head_attention, split_heads, attention, merge_heads, case):
     # A refusal counts only beside a right answer (raising whatever the input earns nothing),
     # on an input simple enough that a mistake charged by the other cases is not charged again:

@@ -42,6 +42,7 @@ def _check(softmax, x_key: tuple, axis: int | None, what: str, axes, **kw) -> No
 
 
 @test_case(name="a 2-D array is normalised along the last axis by default, x left unmodified")
+@checks.kinds("a 2-D array, the default axis", "the input left unmodified")
 def default_axis(softmax):
     _check(
         softmax,
@@ -54,16 +55,37 @@ def default_axis(softmax):
 
 
 @test_case(name="a square array is normalised along each row")
+@checks.kinds("a square array")
 def square(softmax):
     _check(softmax, (_scores, 102, (5, 5)), None, "softmax(x) of a square array", ("row", "column"))
 
 
 @test_case(name="axis=0 normalises each column")
+@checks.kinds("axis=0")
 def axis_zero(softmax):
     _check(softmax, (_scores, 103, (5, 3)), 0, "softmax(x, axis=0)", ("row", "column"))
 
 
+@test_case(name="a 1-D array is normalised along its only axis")
+@checks.kinds("a 1-D array")
+def one_axis(softmax):
+    _check(softmax, (_scores, 107, (7,)), None, "softmax(x) of a 1-D array", ("entry",))
+
+
+@test_case(name="a 3-D array is normalised along the last axis by default (as attention calls it)")
+@checks.kinds("a 3-D array, the default axis")
+def last_axis_of_three(softmax):
+    _check(
+        softmax,
+        (_scores, 108, (3, 2, 5)),
+        None,
+        "softmax(x) of a 3-D array",
+        ("block", "row", "column"),
+    )
+
+
 @test_case(name="a 3-D array is normalised along the middle axis (axis=1)")
+@checks.kinds("a 3-D array, axis=1")
 def middle_axis(softmax):
     _check(
         softmax,
@@ -75,6 +97,7 @@ def middle_axis(softmax):
 
 
 @test_case(name="scores as large as 1e4 in magnitude give finite, correct weights")
+@checks.kinds("scores as large as 1e4")
 def large_scores(softmax):
     _check(
         softmax,
@@ -87,6 +110,7 @@ def large_scores(softmax):
 
 
 @test_case(name="float32 scores are handled to float32 precision")
+@checks.kinds("float32 scores")
 def float32_input(softmax):
     x = (_scores, 106, (3, 7), np.float32)
     _check(softmax, x, -1, "softmax(x, axis=-1) of a float32 array", ("row", "column"))

@@ -81,18 +81,27 @@ def _check_arrays(result, mha, values: bool = True) -> list[np.ndarray]:
 
 
 @test_case(name="float64 module, batch_first=False: the four projections, used as X @ W")
+@checks.kinds("a float64 module")
 def float64_module(weights_from_torch):
     mha = _module(701, 8, 2)
     _check_arrays(weights_from_torch(mha), mha)
 
 
-@test_case(name="float32 module, batch_first=True: float64 arrays of its weights")
+@test_case(
+    name="float32 module, batch_first=True: float64 arrays of its weights; every module unmodified"
+)
+@checks.kinds(
+    "a float32 module: float64 arrays", "a batch_first=True module", "the module left unmodified"
+)
 def float32_module(weights_from_torch):
     mha = _module(702, 6, 3, torch.float32, batch_first=True)
     _check_arrays(weights_from_torch(mha), mha)
+    # After a float32 module too: mha.double() or mha.to(...) converts the caller's module.
+    checks.check_unmodified(weights_from_torch, "weights_from_torch(mha)", module=True)
 
 
 @test_case(name="the weights reproduce the module's output with multi_head_attention")
+@checks.kinds("a float64 module", "a batch_first=True module")
 def reproduces_module(weights_from_torch):
     mha = _module(703, 12, 4, batch_first=True)
     Ws = _check_arrays(weights_from_torch(mha), mha, values=False)
@@ -111,6 +120,7 @@ def reproduces_module(weights_from_torch):
     name="ValueError for a module with biases (bias=True, add_bias_kv=True) or with kdim/vdim "
     "different from embed_dim; the weights of a plain one"
 )
+@checks.kinds("ValueError: a module with biases", "ValueError: kdim or vdim not embed_dim")
 def unsupported_modules(weights_from_torch):
     # A refusal counts only beside a right answer (raising whatever the input earns nothing),
     # on a module simple enough that a mistake charged by the other cases is not charged again.

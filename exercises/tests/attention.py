@@ -7,11 +7,29 @@ name = "attention"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _close(a, b):
     """Whether two of your results agree up to float32 rounding (about 7 digits): these checks
     look for a mix-up of axes or heads, which is far larger, and a right implementation may
     compute in float32 (grading's tolerances follow the dtype too)."""
     return np.allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def _within_float32(a, b):
+    """Whether a float32 result is the float64 one to float32 precision, as grading compares:
+    within 1e-4 of the largest magnitude of the float64 result."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.abs(a - b).max() <= 1e-4 * np.abs(b).max())
 
 
 def _show(x):
@@ -52,6 +70,7 @@ def _call(attention, Q, K, V, what):
 
 
 @test_case()
+@kinds("one head, n != m and d_k != d_v")
 def test_worked_values(attention):
     # d_k = 4, so scores are divided by sqrt(4) = 2: query . key1 = 2 log 3 gives score log 3.
     Q = np.array([[2 * np.log(3.0), 0.0, 0.0, 0.0]])
@@ -78,6 +97,7 @@ def test_worked_values(attention):
 
 
 @test_case()
+@kinds("one head, n != m and d_k != d_v")
 def test_shapes_and_rows_sum_to_one(attention):
     rng = np.random.default_rng(1)
     Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
@@ -93,6 +113,7 @@ def test_shapes_and_rows_sum_to_one(attention):
 
 
 @test_case()
+@kinds("a leading head axis (3-D)", "two leading axes (4-D)")
 def test_leading_axes_are_independent(attention):
     rng = np.random.default_rng(2)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
@@ -123,6 +144,7 @@ def test_leading_axes_are_independent(attention):
 
 
 @test_case()
+@kinds("scores as large as 1e4")
 def test_large_scores_stay_finite(attention):
     Q = np.array([[100.0, 0.0], [0.0, -100.0]])
     K = np.array([[100.0, 0.0], [-100.0, 0.0], [0.0, 100.0]])  # scores up to 1e4 / sqrt(2)
@@ -139,6 +161,57 @@ def test_large_scores_stay_finite(attention):
 
 
 @test_case()
+@kinds("one head, n == m == d_k == d_v")
+def test_square_worked_values(attention):
+    # n = m = d_k = d_v = 2: every shape is (2, 2), so only the values tell K from K^T, V from
+    # V^T and Q K^T from K Q^T. Scores are divided by sqrt(2); s = sqrt(2) log 3 gives log 3.
+    s = np.sqrt(2.0) * np.log(3.0)
+    Q = np.array([[s, 0.0], [0.0, 0.0]])
+    K = np.array([[0.0, 0.0], [1.0, 0.0]])
+    V = np.array([[1.0, 2.0], [3.0, 4.0]])
+    out, weights = _call(attention, Q, K, V, "Q, K and V all of shape (2, 2)")
+    if not np.allclose(weights, [[0.25, 0.75], [0.5, 0.5]]):
+        hint = ""
+        if np.allclose(weights, [[0.5, 0.5], [0.5, 0.5]]):
+            hint = " Every row is even: the scores are not Q K^T (is K transposed?)."
+        elif np.allclose(weights, [[0.5, 0.5], [0.75, 0.25]]):
+            hint = " That is K Q^T: the queries must be on the left, Q @ K^T."
+        raise AssertionError(
+            "Q K^T / sqrt(2) = [[0, log 3], [0, 0]], so the weights should be [[1/4, 3/4], "
+            f"[1/2, 1/2]]; got {_show(weights)}.{hint}"
+        )
+    if not np.allclose(out, [[2.5, 3.5], [2.0, 3.0]]):
+        hint = ""
+        if np.allclose(out, [[1.75, 3.75], [1.5, 3.5]]):
+            hint = " That is weights @ V.T: transpose K, not V."
+        raise AssertionError(
+            "out = weights @ V: row 0 is 1/4 [1, 2] + 3/4 [3, 4] = [2.5, 3.5] and row 1 is "
+            f"[2, 3]; got {_show(out)}.{hint}"
+        )
+
+
+@test_case()
+@kinds("float32 inputs")
+def test_float32_inputs(attention):
+    rng = np.random.default_rng(4)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+    what = "float32 Q (2, 3, 4), K (2, 5, 4), V (2, 5, 3)"
+    out32, weights32 = _call(attention, *(A.astype(np.float32) for A in (Q, K, V)), what)
+    for label, A in (("out", out32), ("weights", weights32)):
+        assert A.dtype in (np.float32, np.float64), (
+            f"for {what} {label} may be float32 or float64; got {_show(A)}"
+        )
+    # The same numbers in float64, through your own attention: float32 keeps about 7 digits.
+    Q, K, V = (A.astype(np.float32).astype(np.float64) for A in (Q, K, V))
+    out, weights = _call(attention, Q, K, V, "the same inputs in float64")
+    assert _within_float32(weights32, weights) and _within_float32(out32, out), (
+        f"for {what} the result should be what the same numbers give in float64, to float32 "
+        f"precision; got weights {_show(weights32)} (float64: {_show(weights)})"
+    )
+
+
+@test_case()
+@kinds("the inputs left unmodified")
 def test_inputs_are_not_modified(attention):
     rng = np.random.default_rng(3)
     Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))

@@ -7,6 +7,17 @@ name = "distinct_head_pairs"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _show(x):
     """What a value is, for a message: type, length and a short excerpt."""
     if isinstance(x, np.ndarray):
@@ -55,6 +66,7 @@ def _check(distinct_head_pairs, weights, expected, what, **kwargs):
 
 
 @test_case()
+@kinds("some heads copy others")
 def test_docstring_example(distinct_head_pairs):
     a, b = _pattern(0), _pattern(1)
     weights = np.stack([a, b, a])  # heads 0 and 2 identical
@@ -62,6 +74,7 @@ def test_docstring_example(distinct_head_pairs):
 
 
 @test_case()
+@kinds("every head differs", "every head the same, or a single head")
 def test_all_different_and_all_equal(distinct_head_pairs):
     weights = np.stack([_pattern(s) for s in range(4)])
     expected = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
@@ -72,6 +85,7 @@ def test_all_different_and_all_equal(distinct_head_pairs):
 
 
 @test_case()
+@kinds("an atol given", "the default atol, 1e-6")
 def test_atol_decides_what_counts_as_equal(distinct_head_pairs):
     a = _pattern(2)
     b = a.copy()
@@ -84,6 +98,7 @@ def test_atol_decides_what_counts_as_equal(distinct_head_pairs):
 
 
 @test_case()
+@kinds("no relative tolerance, weights near 1")
 def test_atol_alone_decides_near_one(distinct_head_pairs):
     a = np.full((2, 2), 0.5)
     a[:, 0] = 0.99  # weights near 1 ...
@@ -99,6 +114,7 @@ def test_atol_alone_decides_near_one(distinct_head_pairs):
 
 
 @test_case()
+@kinds("the input left unmodified")
 def test_input_is_not_modified(distinct_head_pairs):
     weights = np.stack([_pattern(s) for s in range(3)])
     before = weights.copy()

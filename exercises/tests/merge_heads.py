@@ -7,6 +7,17 @@ name = "merge_heads"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _show(x):
     """What a value is, for a message: type, shape, dtype and a short excerpt."""
     if isinstance(x, np.ndarray):
@@ -32,6 +43,7 @@ def _diagnose(out, H):
 
 
 @test_case()
+@kinds("n == d_head")
 def test_worked_values(merge_heads):
     H = np.array([[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]])  # 2 heads, 2 tokens
     out = merge_heads(H)
@@ -47,6 +59,7 @@ def test_worked_values(merge_heads):
 
 
 @test_case()
+@kinds("n != d_head")
 def test_shape_and_column_blocks(merge_heads):
     num_heads, n, d_head = 2, 3, 4  # all different, so shapes tell them apart
     H = np.arange(num_heads * n * d_head, dtype=float).reshape(num_heads, n, d_head)
@@ -65,14 +78,15 @@ def test_shape_and_column_blocks(merge_heads):
 
 
 @test_case()
+@kinds("more heads than tokens")
 def test_undoes_a_split(merge_heads):
     # Split by hand, as the contract defines it: head h is the column block h*d:(h+1)*d.
-    n, num_heads, d_head = 4, 3, 2
+    n, num_heads, d_head = 2, 3, 4  # more heads than tokens
     M = np.arange(n * num_heads * d_head, dtype=float).reshape(n, num_heads * d_head) ** 1.5
     H = np.stack([M[:, h * d_head : (h + 1) * d_head] for h in range(num_heads)])
     out = merge_heads(H)
     assert isinstance(out, np.ndarray) and out.shape == M.shape, (
-        f"merging 3 heads of shape (4, 2) must give shape (4, 6); got {_show(out)}"
+        f"merging 3 heads of shape (2, 4) must give shape (2, 12); got {_show(out)}"
     )
     assert np.allclose(out, M), (
         "merge_heads must undo split_heads: merging the column blocks of M must give M back; "
@@ -81,6 +95,24 @@ def test_undoes_a_split(merge_heads):
 
 
 @test_case()
+@kinds("float32 heads")
+def test_float32_heads(merge_heads):
+    H = (np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2) / 8).astype(np.float32)
+    out = merge_heads(H)
+    assert isinstance(out, np.ndarray) and out.shape == (3, 4), (
+        f"float32 heads H of shape (2, 3, 2) must become shape (3, 4); got {_show(out)}"
+    )
+    assert out.dtype in (np.float32, np.float64), (
+        f"float32 heads may come back as float32 or float64; got {_show(out)}"
+    )
+    assert np.array_equal(out, np.concatenate([H[0], H[1]], axis=1)), (
+        f"merging keeps every value as it was (float32 included): head 0 fills columns 0:2, "
+        f"head 1 columns 2:4; got {_show(out)}." + _diagnose(out, H)
+    )
+
+
+@test_case()
+@kinds("the input left unmodified")
 def test_input_is_not_modified(merge_heads):
     H = np.arange(12, dtype=float).reshape(2, 3, 2)
     before = H.copy()

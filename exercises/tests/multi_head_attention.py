@@ -10,11 +10,29 @@ name = "multi_head_attention"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _close(a, b):
     """Whether two of your results agree up to float32 rounding (about 7 digits): these checks
     look for a mix-up of axes or heads, which is far larger, and a right implementation may
     compute in float32 (grading's tolerances follow the dtype too)."""
     return np.allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def _within_float32(a, b):
+    """Whether a float32 result is the float64 one to float32 precision, as grading compares:
+    within 1e-4 of the largest magnitude of the float64 result."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.abs(a - b).max() <= 1e-4 * np.abs(b).max())
 
 
 def _show(x):
@@ -62,6 +80,7 @@ def _random_case(seed, n=3, d_model=8):
 
 
 @test_case()
+@kinds("one head")
 def test_worked_values_one_head(multi_head_attention):
     # One head of width 2, so scores are divided by sqrt(2); t = sqrt(2) log 3 gives score log 3.
     t = np.sqrt(2.0) * np.log(3.0)
@@ -91,6 +110,7 @@ def test_worked_values_one_head(multi_head_attention):
 
 
 @test_case()
+@kinds("n == d_head")
 def test_worked_values_two_heads(multi_head_attention):
     # d_model = 4, 2 heads of width 2: token 0 lives in head 0's features, token 1 in head 1's.
     a = np.sqrt(np.sqrt(2.0) * np.log(3.0))  # a**2 / sqrt(d_head) = log 3
@@ -122,6 +142,7 @@ def test_worked_values_two_heads(multi_head_attention):
 
 
 @test_case()
+@kinds("one head", "two heads, n != d_head", "more heads than tokens")
 def test_shapes_and_rows_sum_to_one(multi_head_attention):
     X, Ws = _random_case(4)
     for num_heads in (1, 2, 4, 8):
@@ -134,6 +155,7 @@ def test_shapes_and_rows_sum_to_one(multi_head_attention):
 
 
 @test_case()
+@kinds("two heads, n != d_head")
 def test_each_head_sees_only_its_own_features(multi_head_attention):
     X, (Wq, Wk, Wv, Wo) = _random_case(5)
     _, weights = _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")
@@ -158,6 +180,7 @@ def test_each_head_sees_only_its_own_features(multi_head_attention):
 
 
 @test_case()
+@kinds("n == d_head")
 def test_reordering_tokens_reorders_the_result(multi_head_attention):
     X, Ws = _random_case(6, n=4)
     perm = np.array([2, 0, 3, 1])
@@ -171,6 +194,44 @@ def test_reordering_tokens_reorders_the_result(multi_head_attention):
 
 
 @test_case()
+@kinds("large activations")
+def test_large_activations_stay_finite(multi_head_attention):
+    X, Ws = _random_case(9, n=4)
+    X = X * 60.0  # scores in the thousands: exp overflows unless the softmax is stable
+    out, weights = _call(multi_head_attention, X, Ws, 2, "X (4, 8) scaled by 60, 2 heads")
+    assert np.all(np.isfinite(weights)) and np.all(np.isfinite(out)), (
+        f"with activations this large the scores reach the thousands; your weights: "
+        f"{_show(weights)}. exp overflows to inf (and inf / inf is nan): use a softmax that "
+        "subtracts each row's maximum first."
+    )
+    assert np.allclose(weights.sum(axis=-1), 1) and np.all(weights >= 0), (
+        f"every head's rows of weights must be >= 0 and sum to 1, also for large scores; they "
+        f"sum to {_show(weights.sum(axis=-1))}"
+    )
+
+
+@test_case()
+@kinds("float32 inputs")
+def test_float32_inputs(multi_head_attention):
+    X, Ws = _random_case(10, n=4)
+    X, Ws = X.astype(np.float32), [W.astype(np.float32) for W in Ws]
+    what = "float32 X (4, 8) and weights, 2 heads"
+    out32, weights32 = _call(multi_head_attention, X, Ws, 2, what)
+    for label, A in (("out", out32), ("weights", weights32)):
+        assert A.dtype in (np.float32, np.float64), (
+            f"for {what} {label} may be float32 or float64; got {_show(A)}"
+        )
+    # The same numbers in float64, through your own function: float32 keeps about 7 digits.
+    X, Ws = X.astype(np.float64), [W.astype(np.float64) for W in Ws]
+    out, weights = _call(multi_head_attention, X, Ws, 2, "the same inputs in float64")
+    assert _within_float32(weights32, weights) and _within_float32(out32, out), (
+        f"for {what} the result should be what the same numbers give in float64, to float32 "
+        f"precision; got out {_show(out32)} (float64: {_show(out)})"
+    )
+
+
+@test_case()
+@kinds("ValueError: num_heads does not divide d_model")
 def test_heads_must_divide_d_model(multi_head_attention):
     X, Ws = _random_case(7)
     for num_heads in (3, 5):
@@ -185,6 +246,7 @@ def test_heads_must_divide_d_model(multi_head_attention):
 
 
 @test_case()
+@kinds("the inputs left unmodified")
 def test_inputs_are_not_modified(multi_head_attention):
     X, Ws = _random_case(8)
     before = [A.copy() for A in (X, *Ws)]

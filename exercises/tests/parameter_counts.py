@@ -10,6 +10,17 @@ name = "parameter_counts"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _check(parameter_counts, d_model, heads, bias, expected):
     what = f"parameter_counts({d_model}, {heads}, bias={bias})"
     result = parameter_counts(d_model, list(heads), bias=bias)
@@ -33,21 +44,36 @@ def _check(parameter_counts, d_model, heads, bias, expected):
 
 
 @test_case()
+@kinds("bias=False")
 def test_module_example(parameter_counts):
     _check(parameter_counts, 8, [1, 2, 4, 8], False, 4 * 8 * 8)
 
 
 @test_case()
+@kinds("bias=True")
 def test_with_bias(parameter_counts):
     _check(parameter_counts, 8, [1, 2], True, 4 * 8 * 8 + 4 * 8)
 
 
 @test_case()
+@kinds("bias=False")
 def test_other_width(parameter_counts):
     _check(parameter_counts, 6, [1, 2, 3, 6], False, 4 * 6 * 6)
 
 
 @test_case()
+@kinds("bias left to its default, False")
+def test_bias_defaults_to_false(parameter_counts):
+    result = parameter_counts(6, [3, 6])
+    assert result == {3: 4 * 6 * 6, 6: 4 * 6 * 6}, (
+        "parameter_counts's bias defaults to False (torch.nn.MultiheadAttention's own default "
+        "is True: pass bias on to the module), so parameter_counts(6, [3, 6]) should be "
+        f"{{3: 144, 6: 144}} (4 matrices of 6 x 6, no biases); got {result!r:.80}"
+    )
+
+
+@test_case()
+@kinds("head counts given as a generator")
 def test_any_iterable_of_head_counts(parameter_counts):
     result = parameter_counts(4, (h for h in [1, 2]))  # a generator can be read only once
     assert result == {1: 64, 2: 64}, (
@@ -58,6 +84,7 @@ def test_any_iterable_of_head_counts(parameter_counts):
 
 
 @test_case()
+@kinds("ValueError naming a head count that does not divide d_model")
 def test_head_count_that_does_not_divide_raises(parameter_counts):
     try:
         result = parameter_counts(8, [2, 3])

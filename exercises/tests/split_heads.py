@@ -7,6 +7,17 @@ name = "split_heads"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _show(x):
     """What a value is, for a message: type, shape, dtype and a short excerpt."""
     if isinstance(x, np.ndarray):
@@ -35,6 +46,7 @@ def _diagnose(out, M, num_heads, d_head):
 
 
 @test_case()
+@kinds("n == d_head")
 def test_worked_values(split_heads):
     M = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])  # 2 tokens, 2 heads of width 2
     out = split_heads(M, 2, 2)
@@ -49,6 +61,7 @@ def test_worked_values(split_heads):
 
 
 @test_case()
+@kinds("n != d_head")
 def test_shape_and_head_blocks(split_heads):
     n, num_heads, d_head = 3, 2, 4  # n, num_heads and d_head all differ, so shapes tell them apart
     M = np.arange(n * num_heads * d_head, dtype=float).reshape(n, num_heads * d_head)
@@ -74,6 +87,23 @@ def test_shape_and_head_blocks(split_heads):
 
 
 @test_case()
+@kinds("more heads than tokens")
+def test_more_heads_than_tokens(split_heads):
+    M = np.arange(12, dtype=float).reshape(2, 6)  # 2 tokens, 3 heads of width 2
+    out = split_heads(M, 3, 2)
+    assert isinstance(out, np.ndarray) and out.shape == (3, 2, 2), (
+        f"with 3 heads of width 2, M of shape (2, 6) becomes shape (num_heads, n, d_head) = "
+        f"(3, 2, 2); got {_show(out)}"
+    )
+    for h in range(3):
+        assert np.array_equal(out[h], M[:, 2 * h : 2 * h + 2]), (
+            f"head {h} must be M[:, {2 * h}:{2 * h + 2}], even with more heads than tokens; got "
+            f"{_show(out[h])}." + _diagnose(out, M, 3, 2)
+        )
+
+
+@test_case()
+@kinds("one head")
 def test_one_head_is_the_whole_matrix(split_heads):
     M = np.arange(6, dtype=float).reshape(3, 2)
     out = split_heads(M, 1, 2)
@@ -84,6 +114,7 @@ def test_one_head_is_the_whole_matrix(split_heads):
 
 
 @test_case()
+@kinds("ValueError: M's width is not num_heads * d_head", "ValueError: a reshape would not fail")
 def test_wrong_width_raises_value_error(split_heads):
     M = np.zeros((3, 8))
     for num_heads, d_head in [(3, 2), (2, 3), (4, 4)]:
@@ -99,6 +130,7 @@ def test_wrong_width_raises_value_error(split_heads):
 
 
 @test_case()
+@kinds("the input left unmodified")
 def test_input_is_not_modified(split_heads):
     M = np.arange(12, dtype=float).reshape(3, 4)
     before = M.copy()

@@ -12,6 +12,17 @@ name = "weights_from_torch"
 OK_FORMAT = False  # otter: this file uses the exception-based format, not OK
 
 
+def kinds(*behaviours):
+    """What a check tests. The hidden tests check each of these behaviours too, on other inputs,
+    and test nothing else."""
+
+    def mark(check):
+        check.kinds = behaviours
+        return check
+
+    return mark
+
+
 def _show(x):
     """What a value is, for a message: type, shape, dtype and a short excerpt."""
     if isinstance(x, np.ndarray):
@@ -52,15 +63,24 @@ def _weights(weights_from_torch, mha, what):
 
 
 @test_case()
+@kinds("a float32 module: float64 arrays", "a float64 module")
 def test_returns_four_float64_matrices(weights_from_torch):
     _weights(weights_from_torch, _module(dtype=torch.float32), "a float32 module")
     _weights(weights_from_torch, _module(dtype=torch.float64), "a float64 module")
 
 
 @test_case()
+@kinds("a float64 module", "a batch_first=True module")
 def test_projections_match_torch(weights_from_torch):
-    mha = _module(d_model=4, num_heads=2, dtype=torch.float64, seed=1)
-    Wq, Wk, Wv, Wo = _weights(weights_from_torch, mha, "a float64 module")
+    # The layout (batch_first) changes how the module reads its input, not its weights.
+    for batch_first in (False, True):
+        what = f"a float64 module with batch_first={batch_first}"
+        mha = _module(d_model=4, num_heads=2, dtype=torch.float64, seed=1, batch_first=batch_first)
+        _check_projections(weights_from_torch, mha, what)
+
+
+def _check_projections(weights_from_torch, mha, what):
+    Wq, Wk, Wv, Wo = _weights(weights_from_torch, mha, what)
     d = mha.embed_dim
     X = np.random.default_rng(0).normal(size=(3, d))
     x = torch.from_numpy(X)
@@ -87,12 +107,13 @@ def test_projections_match_torch(weights_from_torch):
                         "in the order q, k, v, d_model rows each."
                     )
         raise AssertionError(
-            f"X @ {label} must equal what the module computes for that projection; it does "
-            f"not (X of shape (3, 4), your {label}: {_show(mine[i])}).{hint}"
+            f"for {what}, X @ {label} must equal what the module computes for that projection; "
+            f"it does not (X of shape (3, 4), your {label}: {_show(mine[i])}).{hint}"
         )
 
 
 @test_case()
+@kinds("ValueError: a module with biases", "ValueError: kdim or vdim not embed_dim")
 def test_module_with_biases_or_separate_projections_raises(weights_from_torch):
     cases = [
         (_module(bias=True), "a module built with bias=True"),
@@ -111,6 +132,7 @@ def test_module_with_biases_or_separate_projections_raises(weights_from_torch):
 
 
 @test_case()
+@kinds("the module left unmodified")
 def test_module_is_not_modified(weights_from_torch):
     mha = _module(dtype=torch.float64, seed=3)
     before = {k: v.clone() for k, v in mha.state_dict().items()}

@@ -19,6 +19,7 @@ from .common import (
     cannot_grade,
     fail,
     report_layer,
+    waiting_for_review,
 )
 
 HELP = "grade every submission in a folder, in parallel and resumable"
@@ -92,10 +93,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"grade sheet: {out.grades_csv}")
     print(f"summary: {out.summary_md}")
     print(f"feedback: {out.feedback_pattern()}")
-    waiting = sum(r.get("needs_review") == "true" for r in result.rows)
+    waiting = waiting_for_review(result.rows, args.out)
     if waiting:
-        who = f"{waiting} student{'s' if waiting != 1 else ''}"
-        print(f"waiting for a person's review: {who} (mha-grade review {args.out})")
+        print(waiting)
     if shard is None:
         print(f"similar submissions: {out.similarity_html}")
     else:

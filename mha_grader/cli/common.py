@@ -46,3 +46,13 @@ def fail(command: str, message: object, status: int = 2) -> int:
     """One line on stderr, in words; returns the exit status."""
     print(f"mha-grade {command}: {message}", file=sys.stderr)
     return status
+
+
+def waiting_for_review(rows: list[dict[str, str]], out: object) -> str | None:
+    """'waiting for a person's review: 3 students (mha-grade review OUT)', or None when no row
+    of the grade sheet needs review: what batch and merge print after the grade sheet."""
+    waiting = sum(r.get("needs_review") == "true" for r in rows)
+    if not waiting:
+        return None
+    who = f"{waiting} student{'s' if waiting != 1 else ''}"
+    return f"waiting for a person's review: {who} (mha-grade review {out})"

@@ -48,8 +48,10 @@ def main(args: argparse.Namespace) -> int:
     write_atomic(args.output, result.text)
     print(f"{args.output}: {result.exported} scores for {lms.name}, column '{result.header[-1]}'")
     if result.missing:
-        fill = "0" if args.missing_as_zero else "an empty cell"
-        print(f"{len(result.missing)} roster students without a submission got {fill}")
+        n = len(result.missing)
+        fill = "0" if args.missing_as_zero else ("an empty cell" if n == 1 else "empty cells")
+        who = "roster student" if n == 1 else "roster students"
+        print(f"{n} {who} without a submission got {fill}: " + "; ".join(result.missing))
     if result.needs_review:
         print(
             "exported, but a person should read their flagged written answers: "

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..outcomes import Status
 from ..outputs.folder import OutputFolder
 from ..runs.merge import PARTIAL, MergeError, merge, partial_notice
-from .common import fail
+from .common import fail, waiting_for_review
 
 HELP = "join the outputs of sharded batches into one grade sheet and summary"
 
@@ -36,6 +36,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"{len(rows)} students from {len(merged['merged_from'])} folders")
     print(f"grade sheet: {out.grades_csv}")
     print(f"summary: {out.summary_md}")
+    waiting = waiting_for_review(rows, args.out)
+    if waiting:
+        print(waiting)
     print(f"similar submissions: {out.similarity_html}")
     failed = [r["student"] for r in rows if r.get("status") == Status.GRADER_ERROR]
     if failed:

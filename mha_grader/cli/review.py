@@ -25,11 +25,11 @@ from mha_check.questions import QUESTION_IDS
 from ..grading.submission import safe_id
 from ..outputs import reports
 from ..outputs.folder import OutputFolder
-from ..outputs.summary import build_summary
+from ..outputs.summary import build_summary, reviews_counted
 from ..points import POINTS
 from ..review import apply, decisions
 from ..review.decisions import parse_score
-from ..review.items import Item, items
+from ..review.items import CHANGED, REQUESTED, Item, items
 
 HELP = "review flagged answers (a terminal queue), or set a score by hand"
 
@@ -156,7 +156,21 @@ LIST_COLUMNS = (
 )
 
 
-def list_items(found: list[Item], as_csv: bool) -> str:
+def counted(everything: list[Item]) -> str:
+    """What ``--list`` says first, counted over every item of the class (decided ones too,
+    whether or not they are listed) as ``summary.md`` counts them: open are the questions
+    flagged for a person (or changed since a decision) that nobody has decided yet."""
+    waiting = [it for it in everything if it.open and it.kind != REQUESTED]
+    decided = sum(1 for it in everything if not it.open)
+    reopened = sum(1 for it in waiting if it.kind == CHANGED)
+    students = len({it.student for it in waiting})
+    text = reviews_counted(len(waiting), decided, reopened)
+    return text.replace(" open", f" open ({students} student{'s' if students != 1 else ''})", 1)
+
+
+def list_items(found: list[Item], as_csv: bool, everything: list[Item] | None = None) -> str:
+    """The items ``found`` as text (after a line that counts ``everything``: the class's open
+    and decided items, ``found`` when not given) or as CSV."""
     pts = reports.points
     if as_csv:
         buf = io.StringIO()
@@ -169,11 +183,16 @@ def list_items(found: list[Item], as_csv: bool) -> str:
             cells.append(it.reason())
             writer.writerow([reports.spreadsheet_safe(c) for c in cells])
         return buf.getvalue()
-    open_items = [it for it in found if it.open]
-    students = len({it.student for it in open_items})
-    lines = [
-        f"{len(open_items)} open ({students} students), {len(found) - len(open_items)} decided"
-    ]
+    everything = found if everything is None else everything
+    lines = [counted(everything)]
+    hidden_decided = sum(1 for it in everything if not it.open) - sum(
+        1 for it in found if not it.open
+    )
+    if hidden_decided:
+        lines[0] += " (--all lists the decided ones too)"
+    requested = sum(1 for it in found if it.kind == REQUESTED)
+    if requested:
+        lines[0] += f"; {requested} asked for, not flagged"
     if found:
         width = max(len(it.student) for it in found)
         for it in found:
@@ -224,7 +243,17 @@ def main(args: argparse.Namespace) -> int:
         )
         return 2
     if args.list:
-        sys.stdout.write(list_items(found, args.csv))
+        if args.csv:
+            sys.stdout.write(list_items(found, as_csv=True))
+            return 0
+        # Counted as summary.md counts them: decided items too, listed or not (over the
+        # students and questions asked for, when some are).
+        try:
+            everything = items(out, store, students, args.question, decided=True)
+        except decisions.ReviewsError as e:
+            print(f"mha-grade review: {e}", file=sys.stderr)
+            return 2
+        sys.stdout.write(list_items(found, as_csv=False, everything=everything))
         return 0
     if not sys.stdin.isatty():
         print(

@@ -230,12 +230,41 @@ def expect_value_error(
     )
 
 
-def check_unmodified(fn: Callable, what: str) -> None:
-    """Assert that no call to ``fn`` so far changed its input arrays in place (the proxy records
-    it: the worker compares every array argument before and after the call)."""
-    if getattr(fn, "inputs_modified", False):
+# What to do instead, when a function changed a torch module it was given.
+MODULE_ADVICE = (
+    "mha.double() and mha.to(...) convert the module itself, and writing into its weights changes "
+    "them for the caller: convert copies of the weights instead, e.g. "
+    "`mha.in_proj_weight.detach().double()`."
+)
+
+
+def check_unmodified(fn: Callable, what: str, module: bool = False) -> None:
+    """Assert that no call to ``fn`` so far changed its inputs in place (the proxy records it:
+    the worker compares every array and module argument before and after the call);
+    ``module``: ``fn`` is given a torch module, and the advice is about modules."""
+    if not getattr(fn, "inputs_modified", False):
+        return
+    if module:
         raise AssertionError(
-            f"{what} changed an input array in place: the caller's array must stay as it was "
-            "(the contract: inputs are never modified). Work on a new array instead, e.g. "
-            "`x = x - x.max(...)` rather than `x -= ...`."
+            f"{what} changed its input in place: the caller's module (its weights or layout) "
+            f"and arrays must stay as they were (the contract: inputs are never modified). "
+            + MODULE_ADVICE
         )
+    raise AssertionError(
+        f"{what} changed an input array in place: the caller's array must stay as it was "
+        "(the contract: inputs are never modified). Work on a new array instead, e.g. "
+        "`x = x - x.max(...)` rather than `x -= ...`."
+    )
+
+
+def kinds(*behaviours: str) -> Callable[[Callable], Callable]:
+    """Mark what a hidden case checks, in the words the public checks of its question use
+    (``exercises/tests/<qid>.py`` marks its checks the same way): each kind the public checks
+    test is graded by some hidden case, and each hidden case's kind is in the public checks
+    (tests/test_case_kinds.py). Put it below ``@test_case``: it marks the function itself."""
+
+    def mark(case: Callable) -> Callable:
+        case.kinds = behaviours
+        return case
+
+    return mark

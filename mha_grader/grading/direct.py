@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors, shown
-from ..sandbox.worker import inputs, wire
+from ..sandbox.worker import inputs, origin, wire
 from ..sandbox.worker.callees import Callees
 from .calls import CalleeCall, Observed
 from .replies import not_plain_data
@@ -35,7 +35,8 @@ def describe_exception(
             place = shown.place_text(name, frame.lineno or 0, frame.line or "")
             break
     mro = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"]
-    return errors.StudentRaised(type(e).__name__, mro, str(e)[:500], where, place)
+    numpy = origin.numpy_name(type(e))
+    return errors.StudentRaised(type(e).__name__, mro, str(e)[:500], where, place, numpy=numpy)
 
 
 _one_at_a_time = threading.RLock()

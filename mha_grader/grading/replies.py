@@ -33,7 +33,7 @@ MAX_CALLEE_CALLS = 64  # callee calls recorded or answered during one call (work
 _RECORD_KEYS = frozenset({"name", "args", "ok", "value", "error", "plain"})
 MAX_LIBRARY_NAMES = 8  # libraries a call's reply names (worker/audit.py)
 _ERROR_KINDS = frozenset({"not_attempted", "raised", "bad_result", "missing"})
-_ERROR_KEYS = frozenset({"kind", "type", "mro", "message", "where"})
+_ERROR_KEYS = frozenset({"kind", "type", "mro", "numpy", "message", "where"})
 # Types a value that is not plain data may be named by (anything else: "of its own class").
 _KNOWN_TYPES = frozenset(
     {"torch.Tensor", "torch.nn.parameter.Parameter", "set", "frozenset", "bytes", "bytearray"}
@@ -156,7 +156,7 @@ def _error_record(error: Any) -> bool:
         return False
     if error.get("kind") not in _ERROR_KINDS or type(error["kind"]) is not str:
         return False
-    texts = all(type(error.get(k, "")) is str for k in ("type", "message", "where"))
+    texts = all(type(error.get(k, "")) is str for k in ("type", "numpy", "message", "where"))
     return texts and _strs(error.get("mro", []), 64)
 
 
@@ -193,9 +193,10 @@ def student_error(record: dict, func: str, door: shown.Door) -> errors.StudentCo
     exc_type = record.get("type", "")[:100] or "Exception"
     mro = record.get("mro", [])
     where = record.get("where", "")[:300]
-    kind, place = door.raised(func, exc_type, mro, where, public=False)
+    numpy = record.get("numpy", "")[:100]
+    kind, place = door.raised(func, exc_type, mro, where, public=False, numpy=numpy)
     message = record.get("message", "")[:500]
-    return errors.StudentRaised(exc_type, mro, message, where, place, kind)
+    return errors.StudentRaised(exc_type, mro, message, where, place, kind, numpy)
 
 
 def import_error_text(record: dict, door: shown.Door) -> str:

@@ -514,6 +514,7 @@ class WorkerSession:
                     record.get("mro", []),
                     record.get("where", ""),
                     public=True,
+                    numpy=record.get("numpy", ""),
                 )
 
     def proxy(self, module: str, func: str) -> Callable:

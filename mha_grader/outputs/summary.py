@@ -255,13 +255,20 @@ def build_summary(out: OutputFolder | str | Path, *, plots: bool = True) -> Path
     return _write(out, lines)
 
 
+def reviews_counted(open_: int, decided: int, reopened: int) -> str:
+    """'2 open (1 of them again, since the answer changed), 3 decided by a person': open are the
+    questions flagged for a person (or reopened) that nobody has decided; decided, those a person
+    gave a score that still holds. ``summary.md`` and ``mha-grade review --list`` both say it."""
+    again = f" ({reopened} of them again, since the answer changed)" if reopened else ""
+    return f"{open_} open{again}, {decided} decided by a person"
+
+
 def _reviews_line(tests_of: dict[str, list]) -> list[str]:
     """How many questions wait for a person and how many a person decided (mha-grade review)."""
     open_, decided, reopened = review_counts(tests_of)
     if not open_ and not decided:
         return []
-    again = f" ({reopened} of them again, since the answer changed)" if reopened else ""
-    line = f"Reviews: {open_} open{again}, {decided} decided by a person."
+    line = f"Reviews: {reviews_counted(open_, decided, reopened)}."
     if open_:
         line += " `mha-grade review OUT` goes through the open ones, worst first."
     return ["", line]

@@ -34,7 +34,7 @@ import traceback
 import warnings
 from typing import Any
 
-from . import audit, inputs, wire
+from . import audit, inputs, origin, wire
 from .callees import Callees, in_modules
 from .channel import ChannelClosed, recv_frame, send_frame
 from .contain import contain
@@ -121,6 +121,7 @@ def _describe(e: BaseException, files: set[str]) -> dict:
         "kind": kind,
         "type": str(exc_type.__name__)[:100],
         "mro": mro,
+        "numpy": origin.numpy_name(exc_type),  # NumPy's class by identity, else ""
         "message": message,
         "where": where[:300],
     }

@@ -4,7 +4,8 @@ A message is ``MAGIC | u32 header length | JSON header | raw array bytes``. The 
 None, bools, ints, floats, strings and typed nodes for lists, tuples, dicts, arrays (dtype
 string, shape and memory order in the tree; the bytes are read with ``np.frombuffer`` only for
 a numeric dtype whose size matches the shape), NumPy scalars and, trusted-to-worker only,
-``torch.nn.MultiheadAttention`` modules as constructor arguments plus weights. Nothing is ever
+``torch.nn.MultiheadAttention`` modules as constructor arguments plus weights, and ``Once``
+items, which arrive as a generator (an iterable that can be read only once). Nothing is ever
 unpickled or executed when decoding: whatever does not fit this grammar is a ``WireError``.
 """
 
@@ -34,6 +35,11 @@ ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, strings 
 
 class WireError(ValueError):
     """A value that is not plain data, or a message that breaks the grammar or its limits."""
+
+
+class Once(tuple):
+    """Items the trusted side sends as a generator: the worker's function gets a generator over
+    them, which can be read only once (``head_counts`` may be any iterable, docs/contract.md §1)."""
 
 
 _DTYPE_STR = re.compile(r"[<>|][biufc][0-9]{1,2}")
@@ -98,6 +104,8 @@ def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
     # Exact type checks: a subclass could override __eq__ or __float__ and lie later.
     if obj is None or type(obj) in (bool, int, str):
         return obj
+    if type(obj) is Once:
+        return {"t": "once", "v": [_to_node(x, blobs, depth + 1) for x in obj]}
     if type(obj) is float:
         return obj if math.isfinite(obj) else {"t": "float", "v": repr(obj)}
     if type(obj) in (list, tuple):
@@ -190,6 +198,8 @@ class _Decoder:
             return a[()]
         if t == "mha" and self.allow_modules:
             return self.mha(n)
+        if t == "once" and self.allow_modules and type(n.get("v")) is list:
+            return (x for x in [self.node(x, depth + 1) for x in n["v"]])
         raise WireError(f"unexpected value kind {t!r}")
 
     def mha(self, n: dict) -> Any:
@@ -215,8 +225,9 @@ def _check_header(header: bytes, limit: int) -> None:
 def decode(
     msg: bytes | memoryview, *, allow_modules: bool = False, max_header: int = MAX_BYTES
 ) -> Any:
-    """Parse a message made by ``encode``. The trusted side never passes allow_modules, and
-    passes ``max_header=MAX_REPLY_HEADER`` for a worker's reply."""
+    """Parse a message made by ``encode``. The trusted side never passes allow_modules (modules
+    and ``Once`` items: what only the trusted side sends), and passes
+    ``max_header=MAX_REPLY_HEADER`` for a worker's reply."""
     if len(msg) > MAX_BYTES or len(msg) < 8 or bytes(msg[:4]) != MAGIC:
         raise WireError("not a message of this grader, or too large")
     (hlen,) = struct.unpack("<I", msg[4:8])
