@@ -1,4 +1,4 @@
-"""Error carried forward through the calls that happened (grading/carry.py, grading/calls.py):
+"""Error carried forward through the calls that happened (grading/carry.py, calls.py):
 a composite is credited for a callee's mistake only where it called that callee and is right
 given right callees; a callee's mistake that cancels the composite's own is charged to both;
 a callee that returns other values inside the composite than on its own (state kept between

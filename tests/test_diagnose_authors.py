@@ -33,10 +33,6 @@ PROPOSED = {
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).
 UNSEEN = {
-    ("mingpt_inline_causal", "multi_head_attention"): "never calls its (equally masked) "
-    "attention: only a record of the calls made can tell (issue 20, observed calls)",
-    ("cmu_dlsys_kq_compensating", "multi_head_attention"): "its swapped q and k are undone by "
-    "its attention's K Q^T: only a record of the calls made can tell (issue 20)",
     ("hf_bert_transpose_for_scores", "parameter_counts"): "a generator read twice: the wire "
     "to the sandbox carries no generator",
     ("gpt2_kv_cache_state", "attention"): "depends on what ran before in the worker (issue 20, "

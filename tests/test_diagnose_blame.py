@@ -138,3 +138,69 @@ def test_two_softmax_mistakes_at_once_get_both_ids():
     assert d.misconceptions == ("softmax-no-keepdims", "softmax-unstable")
     d = diagnose("softmax", reference_env(softmax=fixed_axis_no_shift))
     assert d.misconceptions == ("softmax-wrong-axis", "softmax-unstable")
+
+
+def _causal(s):
+    n, m = s.shape[-2:]
+    return np.where(np.tril(np.ones((n, m), bool)), s, -np.inf)
+
+
+def _masked_attention(Q, K, V):
+    w = ref.softmax(_causal(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])))
+    return w @ V, w
+
+
+def test_a_composite_that_never_calls_its_wrong_callee_is_not_said_right_given_it():
+    # minGPT's style: the same causal mask typed inline; the student's (masked) attention is
+    # never called, so nothing may be said of it: the mistake is multi_head_attention's own
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d = X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        w = ref.softmax(_causal(q @ np.swapaxes(k, -1, -2) / np.sqrt(d)))
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    env = reference_env(attention=_masked_attention, multi_head_attention=mha)
+    d = diagnose("multi_head_attention", env)
+    assert d.blame == "multi_head_attention", d.message
+    assert "mha-causal-mask" in d.misconceptions
+    assert "right given" not in d.message
+
+
+def test_a_composite_whose_mistake_a_wrong_callee_cancels_is_charged_with_both():
+    # q and k swapped, undone by an attention that computes K Q^T: right only together
+    def attention(Q, K, V):
+        w = ref.softmax(K @ np.swapaxes(Q, -1, -2) / np.sqrt(Q.shape[-1]))
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d = X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = attention(k, q, v)
+        return ref.merge_heads(out) @ Wo, w
+
+    env = reference_env(attention=attention, multi_head_attention=mha)
+    d = diagnose("multi_head_attention", env)
+    assert d.blame == "multi_head_attention", d.message
+    assert "mha-qk-swapped" in d.misconceptions and "attention-scores-kq" in d.misconceptions
+    assert "only because your attention" in d.message
+
+
+def test_a_callee_called_with_an_extra_argument_keeps_its_own_results():
+    # picoGPT's style: attention(q, k, v, mask) per head; the reference takes no mask, so
+    # those calls are not answered by it, and the mask the composite builds is its own mistake
+    def attention(Q, K, V, mask=0.0):
+        w = ref.softmax(Q @ K.T / np.sqrt(Q.shape[-1]) + mask)  # right for 2-D only
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        n, d = X.shape[0], X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        mask = (1 - np.tri(n)) * -1e10
+        pairs = [attention(q[h], k[h], v[h], mask) for h in range(num_heads)]
+        out = np.stack([o for o, _ in pairs])
+        return ref.merge_heads(out) @ Wo, np.stack([w for _, w in pairs])
+
+    env = reference_env(attention=attention, multi_head_attention=mha)
+    d = diagnose("multi_head_attention", env)
+    assert d.blame == "multi_head_attention" and "mha-causal-mask" in d.misconceptions, d.message
+    assert "right given" not in d.message

@@ -82,7 +82,11 @@ def _check(case, cross_check, multi_head_attention, weights_from_torch, *probes)
     name="float64, batch_first=False: the differences measured and match=True; the real "
     "difference and no match once a zero attention key is added"
 )
-@checks.kinds("float64, batch_first=False", "a module that really differs")
+@checks.kinds(
+    "float64, batch_first=False",
+    "a module that really differs",
+    "a right multi_head_attention in place of yours",
+)
 def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(801, 5, 8, 2, torch.float64, False)
     different = _probe(805, 1, 8, 2, torch.float64, False, add_zero_attn=True)

@@ -4,6 +4,9 @@ cross_check runs your own weights_from_torch and multi_head_attention (or your o
 while one of those fails its own checks, mha-check says cross_check is waiting on it.
 """
 
+import contextlib
+import sys
+
 import numpy as np
 import torch
 from otter.test_files import test_case
@@ -133,6 +136,47 @@ def test_float32_module_matches(cross_check):
             f"for {what} the two agree to about 1e-6 (float32 keeps about 7 digits), so match "
             f"should be True; got {result}.{_why_no_match(result, mha, X)}"
         )
+
+
+@contextlib.contextmanager
+def _right_multi_head_attention(cross_check, yours, mha, X):
+    """Wherever cross_check finds your multi_head_attention (its module, or multihead), a right
+    one for this module and X: torch's own per-head result, whatever weights it is given."""
+    out, weights = _torch_pair(mha, X, mha.batch_first, average=False)
+
+    def right(*args, **kwargs):
+        return out.copy(), weights.copy()
+
+    multihead = sys.modules.get("multihead")
+    spaces = [getattr(cross_check, "__globals__", {}), getattr(multihead, "__dict__", {})]
+    undo = []
+    for space in spaces:
+        for key, value in list(space.items()):
+            if value is yours or getattr(value, "__wrapped__", None) is yours:
+                space[key] = right
+                undo.append((space, key, value))
+    try:
+        yield
+    finally:
+        for space, key, value in reversed(undo):
+            space[key] = value
+
+
+@test_case()
+@kinds("a right multi_head_attention in place of yours")
+def test_a_right_multi_head_attention_is_reported_as_a_match(cross_check, multi_head_attention):
+    # A cross_check that matches only with your own multi_head_attention hides a mistake that
+    # two wrongs cancel (torch's head-averaged weights against an average of your own).
+    what = "a float64 module, with a right multi_head_attention put where you call yours"
+    mha, X = _module(seed=5), _input(5)
+    with _right_multi_head_attention(cross_check, multi_head_attention, mha, X):
+        result = _report(cross_check, mha, X, what)
+    out_diff, w_diff = result["output_max_abs_diff"], result["weights_max_abs_diff"]
+    assert out_diff < 1e-5 and w_diff < 1e-5 and result["match"], (
+        f"for {what}, the pipeline agrees with torch exactly, so both differences should be "
+        f"at rounding level and match True; got {result}. Your cross_check agrees with torch "
+        f"only with your own multi_head_attention.{_why_no_match(result, mha, X)}"
+    )
 
 
 @test_case()

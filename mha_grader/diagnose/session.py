@@ -14,14 +14,16 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from mha_check.questions import CALLEES
 
 from .. import errors
+from ..calls import CalleeCall, answering
 from ..sandbox.worker import wire
 from . import probes as pr
 from .catalogue import CATALOGUE
-from .compare import Outcome, run
+from .compare import Outcome, run, same
 from .explain import error_text
 from .questions import MODULES
 from .result import Diagnosis, catalogue_text, named
@@ -37,6 +39,16 @@ def raised_value_error(e: BaseException | None) -> bool:
 class GiveUp(BaseException):
     """A call into the student's code timed out or crashed, or the budget is spent: stop
     calling it (a BaseException, so that ``run`` does not record it as an ordinary outcome)."""
+
+
+@dataclass(frozen=True)
+class CallsMade:
+    """What a composite did with its callees on the probes, as the worker recorded it."""
+
+    called: tuple[str, ...]  # the callees it called on some probe
+    wrong: tuple[str, ...]  # of those, the ones that returned a wrong value (or failed) there
+    given: list[Outcome]  # its results with its calls of ``answered`` answered by the reference
+    answered: tuple[str, ...] = ()
 
 
 class DiagnosisSession:
@@ -165,18 +177,95 @@ class DiagnosisSession:
             return None
         return all(raised_value_error(o.error) for o in found)
 
+    def calls_made(
+        self,
+        qid: str,
+        probes: Sequence[pr.Probe],
+        references: Mapping[str, Callable],
+        answerable: tuple[str, ...] | None = None,
+    ) -> CallsMade:
+        """Which of its callees (``references``: name -> the reference) ``qid`` really calls on
+        the probes, which of those calls went wrong, and its results with its calls of the
+        ``answerable`` callees (all, by default) answered by the reference. A blame on a callee
+        rests on this, never on a composition of our own: a function that never calls its
+        callee is judged alone. A callee called on inputs the reference does not take (an
+        extra mask argument, a module) is not answered: its own results stand."""
+        func = self.env.get(qid)
+        names = tuple(references)
+        if getattr(func, "observe", None) is None:  # no record can be had: judged alone
+            return CallsMade((), (), self.student(qid, probes))
+        called: dict[str, None] = {}
+        wrong: dict[str, None] = {}
+        foreign: set[str] = set()  # called on inputs the reference does not take
+        for p in probes:
+            if self.spent > self.budget:
+                raise GiveUp
+            start = time.monotonic()
+            observed = func.observe(p.args, p.kwargs, names)
+            self._spend(start)
+            self._checked(Outcome(error=observed.value) if observed.failed else Outcome())
+            for c in observed.calls:
+                called[c.name] = None
+                went_wrong, unanswerable = self._judged(c, references[c.name])
+                if went_wrong:
+                    wrong[c.name] = None
+                if unanswerable:
+                    foreign.add(c.name)
+        allowed = answerable if answerable is not None else names
+        answered = tuple(n for n in allowed if n in called and n not in foreign)
+        if not answered:
+            return CallsMade(tuple(called), tuple(wrong), self.student(qid, probes))
+        answer = answering({n: references[n] for n in answered})
+        given: list[Outcome] = []
+        for p in probes:
+            if self.spent > self.budget:
+                raise GiveUp
+            start = time.monotonic()
+            given += run(lambda *a, **k: func.with_callees(a, k, answer, answered), [p])
+            self._spend(start)
+            self._checked(given[-1])
+        return CallsMade(tuple(called), tuple(wrong), given, answered)
+
+    def _judged(self, call: CalleeCall, reference: Callable) -> tuple[bool, bool]:
+        """A recorded callee call: (it went wrong, the reference cannot answer it). Wrong: it
+        failed or returned other than the reference on the same inputs. Inputs that are not
+        plain data are judged by the callee's own results on our probes; inputs the reference
+        does not take are the caller's choice, and not the callee's fault."""
+        if not call.known:
+            return self.wrong(call.name), True
+        try:
+            want = reference(*call.args, **call.kwargs)
+        except Exception:
+            return False, True
+        if call.error is not None:
+            return True, False
+        return not same(call.value, want), False
+
     @staticmethod
     def not_attempted(outcomes: list[Outcome]) -> bool:
         return all(isinstance(o.error, errors.NotAttempted) for o in outcomes)
 
     # -- blame -----------------------------------------------------------------------------
 
+    def _callee(self, qid: str, name: str) -> Diagnosis:
+        """What is wrong with callee ``name``: its own diagnosis, or (right on our probes, wrong
+        on the inputs ``qid`` gave it) that much."""
+        found = self.values(name)
+        if found is not None:
+            return found
+        text = (
+            f"it returned other values than a right {name} on the inputs your {qid} gave it, "
+            f"though it is right on ours: check it on such inputs."
+        )
+        return named((), name, text, name)
+
     def blame_callees(self, qid: str, names: tuple[str, ...]) -> Diagnosis:
-        """``qid`` is right given its callees ``names``, which are wrong: blame the deepest."""
-        diags = [self.values(n) for n in names]
+        """``qid`` is right given right callees; ``names`` are the callees it called that went
+        wrong there: blame the deepest."""
+        diags = [self._callee(qid, n) for n in names]
         ids = tuple(dict.fromkeys(i for d in diags for i in d.misconceptions))
         roots = tuple(dict.fromkeys(r for d in diags for r in d.roots))
-        at_fault = [fn for fn, _ in roots]
+        at_fault = list(dict.fromkeys(fn for fn, _ in roots))
         who = " and ".join(f"your {fn}" for fn in at_fault)
         via = [n for n in names if n not in at_fault]
         through = f" (which it calls through your {' and '.join(via)})" if via else ""
@@ -186,6 +275,19 @@ class DiagnosisSession:
         )
         text += "".join(f" About {fn}: {detail}" for fn, detail in roots)
         return named(ids, at_fault[0], text, qid, roots)
+
+    def compensated(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
+        """Right on our inputs only because wrong callees cancel an own mistake: both named,
+        blame on ``qid`` (fixing the callees alone would break it)."""
+        extra = tuple(i for n in wrong for i in self._callee(qid, n).misconceptions)
+        who = " and ".join(f"your {n}" for n in wrong)
+        text = (
+            f"Your {qid} gives right results only because {who} "
+            f"{'is' if len(wrong) == 1 else 'are'} wrong in a way that cancels a mistake of its "
+            f"own: given a right {' and '.join(wrong)}, it makes this mistake. "
+            + catalogue_text(ids)
+        )
+        return named((*ids, *extra), qid, text, qid)
 
     def callees_note(self, qid: str) -> str:
         names = CALLEES.get(qid, ())
@@ -207,20 +309,22 @@ class DiagnosisSession:
 
     def with_callees(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
         """An own catalogued mistake on top of wrong callees: both named, blame on ``qid``."""
-        extra = tuple(i for n in wrong for i in self.values(n).misconceptions)
+        extra = tuple(i for n in wrong for i in self._callee(qid, n).misconceptions)
         text = catalogue_text(ids) + "".join(
-            f" Also, about your {n}: {self.values(n).message}" for n in wrong
+            f" Also, about your {n}: {self._callee(qid, n).message}" for n in wrong
         )
         return named((*ids, *extra), qid, text, qid)
 
     def plain(self, qid: str, text: str) -> Diagnosis:
         return named((), qid, text + self.callees_note(qid), qid)
 
-    def raised(self, qid: str, student: list[Outcome], probes) -> Diagnosis | None:
-        """Every probe raised: say where, blaming a callee that raises too."""
+    def raised(
+        self, qid: str, student: list[Outcome], probes, called: Sequence[str] = ()
+    ) -> Diagnosis | None:
+        """Every probe raised: say where, blaming a callee it ``called`` that raises too."""
         if self.not_attempted(student):
             return None
-        for name in CALLEES.get(qid, ()):
+        for name in called:
             d = self.values(name)
             if d is not None and d.misconception is None and "raised" in d.message:
                 return named(

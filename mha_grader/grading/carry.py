@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from ..calls import CalleeCall, Observed, answering
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
-from .calls import CalleeCall, Observed, answering
 from .context import Carried, Case
 
 
@@ -212,7 +212,7 @@ def check(
     if passed:
         if ok:
             return  # the callees' wrong values did not matter here
-        raise AssertionError(_compensated(qid, wrong))
+        raise AssertionError(compensated(qid, wrong))
     if not ok or not wrong:
         raise failure
     for c, v, _ in verdicts:  # each carried value must be what the callee gives on its own
@@ -232,7 +232,8 @@ def _own_value(qid: str, call: CalleeCall, student: Callable) -> None:
         raise AssertionError(STATEFUL.format(callee=call.name, qid=qid))
 
 
-def _compensated(qid: str, wrong: list[str]) -> str:
+def compensated(qid: str, wrong: list[str]) -> str:
+    """What a composite right only because its wrong callees cancel its own mistake is told."""
     who = " and ".join(f"your {n}" for n in wrong)
     return COMPENSATED.format(
         qid=qid, who=who, verb="is" if len(wrong) == 1 else "are", callees=" and ".join(wrong)

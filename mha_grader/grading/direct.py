@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors, shown
+from ..calls import CalleeCall, Observed
 from ..sandbox.worker import inputs, origin, wire
 from ..sandbox.worker.callees import Callees
-from .calls import CalleeCall, Observed
 from .replies import not_plain_data
 
 
@@ -87,7 +87,7 @@ def proxy(
         for name in names:
             sibling = (call.siblings or {}).get(name)
             f = getattr(sibling, "func", None) if sibling is not None else None
-            f = f if f is not None else func.__globals__.get(name)
+            f = f if f is not None else getattr(func, "__globals__", {}).get(name)
             if callable(f):
                 found[name] = f
         return found
@@ -95,7 +95,7 @@ def proxy(
     def callees(names, ask=None) -> Callees:
         return Callees(
             targets(tuple(names)),
-            [func.__globals__],
+            [getattr(func, "__globals__", {})],  # a partial has none: no call is seen
             getattr(func, "__closure__", None) or (),
             _record,
             ask,

@@ -20,6 +20,11 @@ subtraction).
   raises on it instead still shows that it measures when its report for a float64 module of
   the case is exactly what its own imported pipeline gives.
 
+- A report honest only because the student's wrong multi_head_attention cancels a mistake of
+  cross_check's own (torch's head-averaged weights against an average of its own) is charged:
+  with its calls of multi_head_attention answered by the reference, its report on a module the
+  pipeline reproduces must still be honest (under the carry-forward policy, as ``carry``'s).
+
 The student's pipelines are run on every module before cross_check has seen it (torch and NumPy
 are deterministic), so that nothing cross_check stashes can be replayed into them.
 """
@@ -34,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ..calls import answering
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
 from . import carry, checks
 from .context import Case
@@ -362,8 +368,41 @@ def check(
             "nothing shows that they were measured: report the real output difference for such "
             "a module (and match=False)."
         )
+    if case.carry_forward:
+        _not_cancelled(cross_check, probes, reports, own, reference)
     if carried:
         carry.record(case, "cross_check", tuple(sorted(carried)))
+
+
+def _not_cancelled(cross_check, probes, reports, own: list[Pipelines], reference) -> None:
+    """Raise AssertionError where a report is honest only because the student's wrong
+    multi_head_attention cancels a mistake of cross_check's own (torch's head-averaged weights
+    compared with an average of its own): with its calls of multi_head_attention answered by the
+    reference, the report of a module the pipeline reproduces must still be honest."""
+    answer = answering({"multi_head_attention": reference})
+    for probe, report, mine in zip(probes, reports, own, strict=True):
+        imported = next((p for p in mine.own if p.imported), None)
+        wrong_mha = imported is not None and (
+            imported.failed is not None or "multi_head_attention" in imported.wrong
+        )
+        if isinstance(report, StudentCodeError) or probe.zero_key or not wrong_mha:
+            continue
+        try:
+            given = cross_check.with_callees(
+                (probe.mha, probe.X), {}, answer, ("multi_head_attention",)
+            )
+            honest = _honest(read_report(given), probe.reference, probe) or any(
+                p.wrong == ("weights_from_torch",)
+                and p.diffs is not None
+                and _honest(read_report(given), p.diffs, probe)
+                for p in mine.own
+            )
+        except (AssertionError, StudentRaised):
+            honest = False
+        except NotAttempted:
+            continue
+        if not honest:
+            raise AssertionError(carry.compensated("cross_check", ["multi_head_attention"]))
 
 
 def _raised(case: Case, e: StudentCodeError, own: Pipelines) -> None:

@@ -32,10 +32,10 @@ from typing import Any
 from mha_check.questions import CODE_QUESTIONS, IMPORT_REFUSED, IMPORTS, NUMPY_QUESTIONS
 
 from .. import errors, shown
+from ..calls import CalleeCall, Observed
 from ..sandbox import Limits, SandboxError, Zygote
 from ..sandbox.worker import wire
 from . import replies
-from .calls import CalleeCall, Observed
 from .link import Answer, LinkClosed, LinkTimeout, LinkViolation, WorkerLink
 
 MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead

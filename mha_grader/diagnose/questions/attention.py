@@ -1,6 +1,8 @@
-"""attention: right given the student's softmax (blame it), a catalogued mistake of its own
-(with the reference softmax, the student's, or one written inline), two of its own at once,
-else what is off. A mistake that fits one rank of input says which ranks it got right."""
+"""attention: right given a right softmax where it called the student's wrong one (blame
+softmax), a catalogued mistake of its own read from its results given a right softmax (one
+written inline, two at once; with the student's wrong softmax named too, or charged where the
+two cancel), else what is off. A mistake that fits one rank of input says which ranks it got
+right. What it does with its softmax is what the worker recorded (``calls_made``)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
 from ..catalogue import CATALOGUE
-from ..compare import matches, run, same
+from ..compare import matches, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis, named
 from ..trusted import trusted
@@ -25,48 +27,35 @@ if TYPE_CHECKING:
     from ..session import DiagnosisSession
 
 
-def default_axis(softmax: Callable) -> Callable:
-    """The student's softmax called as ``softmax(x)``, relying on its default axis."""
-    return lambda x, axis=-1: softmax(x)
-
-
 def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     probes = pr.attention_probes()
     student = s.student("attention", probes)
     expected = trusted(("ref", "attention"), mut.attention_ref, probes)
-    if matches(student, expected) or s.not_attempted(student):
+    if s.not_attempted(student):
         return None
-    own = s.fn("softmax")
-    own_default = default_axis(own)
-    if s.wrong("softmax"):  # right given the student's own softmax?
-        for sm in (own, own_default):
-            if matches(student, run(partial(mut.attention_ref, softmax=sm), probes), True):
-                return s.blame_callees("attention", ("softmax",))
-    softmaxes: list[tuple[tuple[str, ...], Callable]] = [((), ref.softmax)]
-    softmaxes += [((i,), f) for i, fs in mut.SOFTMAX.items() for f in fs]
-    attentions: list[tuple[tuple[str, ...], Callable]] = [((), mut.attention_ref)]
-    attentions += [((i,), f) for i, fs in mut.ATTENTION.items() for f in fs]
-    for a_ids, a in attentions[1:]:  # an own mistake, with the reference softmax
-        if matches(student, trusted((a,), a, probes)):
-            return _with_ranks(s, s.in_function("attention", a_ids, inline=False), student, a)
-    if s.wrong("softmax"):  # an own mistake on top of the student's wrong softmax
-        for (a_ids, a), sm in itertools.product(attentions[1:], (own, own_default)):
-            if matches(student, run(partial(a, softmax=sm), probes)):
-                found = s.with_callees("attention", a_ids, ["softmax"])
-                return _with_ranks(s, found, student, a)
-    for (a_ids, a), (s_ids, sm) in itertools.product(attentions, softmaxes[1:]):
-        if matches(student, trusted((a, sm), partial(a, softmax=sm), probes)):  # inline softmax
-            return s.in_function("attention", a_ids + s_ids, inline=not a_ids)
-    pairs = [(ids, f) for ids, fs in mut.ATTENTION_COMBINED.items() for f in fs]
-    for a_ids, a in pairs:  # two mistakes of its own at once
-        if matches(student, trusted((a,), a, probes)):
-            return _with_ranks(s, s.in_function("attention", a_ids, inline=False), student, a)
-    if s.wrong("softmax"):
-        for (a_ids, a), sm in itertools.product(pairs, (own, own_default)):
-            if matches(student, run(partial(a, softmax=sm), probes)):
-                return s.with_callees("attention", a_ids, ["softmax"])
+    right = matches(student, expected)
+    if right and not s.wrong("softmax"):
+        return None
+    # What it did with its softmax: a blame on the student's softmax rests on calls that
+    # happened, and its own mistakes are read from its results with a right softmax.
+    made = s.calls_made("attention", probes, {"softmax": ref.softmax})
+    given, wrong = made.given, list(made.wrong)
+    if matches(given, expected):
+        if right:
+            return None
+        if wrong:
+            return s.blame_callees("attention", tuple(wrong))
+    else:
+        found = _own(s, given, probes)
+        if found is not None:
+            ids, mutant, inline = found
+            if right and wrong:
+                return s.compensated("attention", ids, wrong)
+            if wrong:
+                return _with_ranks(s, s.with_callees("attention", ids, wrong), given, mutant)
+            return _with_ranks(s, s.in_function("attention", ids, inline=inline), given, mutant)
     if all(not o.ok for o in student):
-        return s.raised("attention", student, probes)
+        return s.raised("attention", student, probes, made.called)
 
     def describe(got, want, probe):
         if not isinstance(got, tuple | list) or len(got) != 2:
@@ -80,6 +69,26 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain("attention", f"Your attention differs from the reference: {text}.")
+
+
+def _own(s: DiagnosisSession, given, probes) -> tuple[tuple[str, ...], Callable, bool] | None:
+    """Attention's own catalogued mistake, read from its results ``given`` a right softmax:
+    (ids, the mutant, whether it is a softmax mistake written inline)."""
+    softmaxes: list[tuple[tuple[str, ...], Callable]] = [((), ref.softmax)]
+    softmaxes += [((i,), f) for i, fs in mut.SOFTMAX.items() for f in fs]
+    attentions: list[tuple[tuple[str, ...], Callable]] = [((), mut.attention_ref)]
+    attentions += [((i,), f) for i, fs in mut.ATTENTION.items() for f in fs]
+    for a_ids, a in attentions[1:]:  # an own mistake
+        if matches(given, trusted((a,), a, probes)):
+            return a_ids, a, False
+    for (a_ids, a), (s_ids, sm) in itertools.product(attentions, softmaxes[1:]):
+        f = partial(a, softmax=sm)
+        if matches(given, trusted((a, sm), f, probes)):  # a softmax written inline
+            return a_ids + s_ids, f, not a_ids
+    for a_ids, a in [(ids, f) for ids, fs in mut.ATTENTION_COMBINED.items() for f in fs]:
+        if matches(given, trusted((a,), a, probes)):  # two mistakes of its own at once
+            return a_ids, a, False
+    return None
 
 
 RANK_SPECIFIC = ("attention-3d-transpose", "attention-fixed-rank")

@@ -1,6 +1,8 @@
-"""multi_head_attention: right given (some of) the student's callees, called on the stacked heads
-or head by head (blame them), a catalogued mistake of its own or made inline, else what is off;
-and the ValueError for num_heads that do not divide d_model."""
+"""multi_head_attention: right given right callees where it called wrong ones (blame those it
+called), a catalogued mistake of its own or a callee's made inline, read from its results given
+right callees (with the wrong callees it called named too, or charged where they cancel), else
+what is off; and the ValueError for num_heads that do not divide d_model. What it does with its
+callees is what the worker recorded (``calls_made``), head by head or on the stacked heads."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ... import errors
 from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
-from ..compare import matches, run, same
+from ..compare import matches, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
 from ..trusted import trusted
@@ -28,6 +30,12 @@ CALLEES = ("split_heads", "attention", "merge_heads")
 REFERENCE = {
     "split_heads": ref.split_heads,
     "attention": mut.attention_ref,
+    "merge_heads": ref.merge_heads,
+}
+# What answers its calls of its callees (calls_made): the reference functions themselves.
+ANSWERS = {
+    "split_heads": ref.split_heads,
+    "attention": ref.attention,
     "merge_heads": ref.merge_heads,
 }
 
@@ -51,44 +59,35 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     return add_missing_refusal(s, qid, probes, refusals, found, "mha-no-valueerror")
 
 
-def _callee_styles(names: tuple[str, ...], own: dict) -> list[dict]:
-    """The student's callees ``names`` as a composite may call them: attention on the stacked
-    heads, or head by head on 2-D slices (loop-style code)."""
-    over = {n: own[n] for n in names}
-    if "attention" not in names:
-        return [over]
-    return [over, {**over, "attention": mut.per_head(own["attention"])}]
-
-
 def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     student = s.student(qid, probes)
     expected = trusted(("ref", qid), pipeline(), probes)
-    if matches(student, expected) or s.not_attempted(student):
+    if s.not_attempted(student):
         return None
-    wrong = [n for n in CALLEES if s.wrong(n)]
-    own = {n: s.fn(n) for n in wrong}
-    # right given (some of) its own callees? The fewest that explain it: a callee whose
-    # mistake does not show in the calls the composite makes is not to blame
-    for k in range(1, len(wrong) + 1):
-        for names in itertools.combinations(wrong, k):
-            for over in _callee_styles(names, own):
-                if matches(student, run(pipeline(**over), probes), vacuous=True):
-                    return s.blame_callees(qid, names)
-    for mid, fs in mut.MHA.items():
-        for f in fs:
-            if matches(student, trusted((f,), pipeline(f), probes)):
-                return s.in_function(qid, (mid,), inline=False)
-    for mid, callee, f in _inline():
-        key = (mid, callee, getattr(f, "func", f), getattr(f, "keywords", {}).get("softmax"))
-        if matches(student, trusted(key, pipeline(**{callee: f}), probes)):
-            return s.in_function(qid, (mid,), inline=True)
-    if wrong:
-        for mid, fs in mut.MHA.items():
-            for f in fs:
-                if matches(student, run(pipeline(f, **own), probes)):
-                    return s.with_callees(qid, (mid,), wrong)
+    right = matches(student, expected)
+    if right and not any(s.wrong(n) for n in CALLEES):
+        return None
+    # What it did with its callees: a blame rests on calls that happened (a function that types
+    # attention inline is judged alone), its own mistakes are read from its results given
+    # right callees (which also shows mistakes that a wrong callee cancels).
+    made = s.calls_made(qid, probes, ANSWERS)
+    given, wrong = made.given, list(made.wrong)
+    if matches(given, expected):
+        if right:
+            return None
+        if wrong:
+            return s.blame_callees(qid, tuple(wrong))
+    else:
+        found = _own(given, probes)
+        if found is not None:
+            ids, inline = found
+            if right and wrong:
+                return s.compensated(qid, ids, wrong)
+            if wrong:
+                return s.with_callees(qid, ids, wrong)
+            return s.in_function(qid, ids, inline=inline)
     if all(not o.ok for o in student):
-        return s.raised(qid, student, probes)
+        return s.raised(qid, student, probes, made.called)
 
     def describe(got, want, probe):
         if not isinstance(got, tuple | list) or len(got) != 2:
@@ -104,9 +103,37 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     return s.plain(qid, f"Your multi_head_attention differs from the reference: {text}.")
 
 
-def _inline() -> list[tuple[str, str, object]]:
+def _own(given, probes) -> tuple[tuple[str, ...], bool] | None:
+    """Its own catalogued mistakes, read from its results ``given`` right callees: (the ids,
+    whether it is one callee's mistake made inline). Two at once are looked for last: one of
+    its own table with a callee's made inline (a scale by d_model in a causally masked head)."""
+    for mid, fs in mut.MHA.items():
+        for f in fs:
+            if matches(given, trusted((f,), pipeline(f), probes)):
+                return (mid,), False
+    for mid, callee, f in _inline():
+        if matches(given, trusted(_key(mid, callee, f), pipeline(**{callee: f}), probes)):
+            return (mid,), True
+    for mid, fs in mut.MHA.items():
+        if mid == "mha-no-valueerror":
+            continue  # the same values as the reference's
+        for f, (iid, callee, g) in itertools.product(fs, _inline(renamed=True)):
+            if iid == mid:
+                continue
+            key = (f, *_key(iid, callee, g))
+            if matches(given, trusted(key, pipeline(f, **{callee: g}), probes)):
+                return (mid, iid), False
+    return None
+
+
+def _key(mid: str, callee: str, f) -> tuple:
+    return (mid, callee, getattr(f, "func", f), getattr(f, "keywords", {}).get("softmax"))
+
+
+def _inline(renamed: bool = False) -> list[tuple[str, str, object]]:
     """A callee's catalogued mistake made inside multi_head_attention: (id, callee, mutant).
-    Those that are one of its own there (``INLINE_AS_MHA``) are left to its own table."""
+    Those that are one of its own there (``INLINE_AS_MHA``) are left to its own table, or
+    (``renamed``) go by its name."""
     found: list[tuple[str, str, object]] = []
     found += [(i, "split_heads", f) for i, fs in mut.SPLIT.items() for f in fs]
     found += [(i, "merge_heads", f) for i, fs in mut.MERGE.items() for f in fs]
@@ -116,6 +143,8 @@ def _inline() -> list[tuple[str, str, object]]:
         for i, fs in mut.SOFTMAX.items()
         for f in fs
     ]
+    if renamed:
+        return [(mut.INLINE_AS_MHA.get(i, i), c, f) for i, c, f in found]
     return [(i, c, f) for i, c, f in found if i not in mut.INLINE_AS_MHA]
 
 

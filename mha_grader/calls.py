@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StudentCodeError
+from .errors import StudentCodeError
 
 # What the trusted side answers at most: array entries in one callee call, and the length of any
 # axis (attention's scores grow with the product of two axes).
