@@ -106,12 +106,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_folder(args: argparse.Namespace, console: Any, path: Path) -> int:
     from . import report
-    from .folder import find_student_folder, find_tests, folder_note
+    from .folder import find_student_folder, find_tests, folder_note, not_handed_in_note
 
     folder = find_student_folder(path).resolve()
-    note = folder_note(path)
-    if note:
-        console.print(f"mha-check: {note}.", markup=False)
+    for note in (folder_note(path), not_handed_in_note(folder)):
+        if note:
+            console.print(f"mha-check: {note}.", markup=False)
     selected = args.question or list(QUESTION_IDS)
     code_qids = [q for q in QUESTION_IDS if q in CODE_QUESTIONS and q in selected]
     written_qids = [q for q in QUESTION_IDS if q in WRITTEN_QUESTIONS and q in selected]

@@ -17,6 +17,8 @@ SHIPPED_TESTS = Path(__file__).resolve().parent.parent / "exercises" / "tests"
 IGNORED_DIRS = frozenset({"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints"})
 
 SEVERAL_FOLDERS = "the files were found in more than one sub-folder"
+# What the hand-out puts beside the student's files (exercises/): never handed in, never named.
+HANDOUT_FILES = frozenset({"README.md", "lab.ipynb", "lab_helpers.py"})
 
 
 def choose_folder(found: Mapping[str, Iterable[str]]) -> str | None:
@@ -65,6 +67,38 @@ def folder_note(path: Path) -> str | None:
         f"{SEVERAL_FOLDERS} of {path}; put them in one folder"
         if several_folders(_found(path))
         else None
+    )
+
+
+def not_handed_in(folder: Path) -> list[str]:
+    """The files of the student's own beside theirs that grading never receives (a helper
+    module, notes): everything but the student files, the hand-out's and hidden or backup
+    files."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [
+        p.name
+        for p in entries
+        if p.is_file()
+        and p.name not in STUDENT_FILES
+        and p.name not in HANDOUT_FILES
+        and not p.name.startswith((".", "~"))
+        and not p.name.endswith(("~", ".pyc", ".bak", ".swp"))
+    ]
+
+
+def not_handed_in_note(folder: Path) -> str | None:
+    """What to say about those files, if any."""
+    names = not_handed_in(folder)
+    if not names:
+        return None
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    handed = ", ".join(STUDENT_FILES[:-1]) + f" and {STUDENT_FILES[-1]}"
+    return (
+        f"{shown} will not be graded: grading receives {handed} only (an import of a file of "
+        "your own fails there, and here too)"
     )
 
 

@@ -6,14 +6,16 @@ that a hang is stopped, the student's output is captured, and a failure becomes 
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 from .calls import Recorder
 from .limits import TimeLimitExceeded, captured_output, time_limit
-from .questions import CALLEES, CODE_QUESTIONS, SIGNATURES
+from .questions import CALLEES, CODE_QUESTIONS, NUMPY_QUESTIONS, SIGNATURES
 from .results import QuestionResult, Status
 from .tracing import describe, exception_text, student_frame
+from .withheld import NumpyOnly, WithheldLibrary
 
 
 def _check_name(test_func: Any) -> str:
@@ -62,6 +64,13 @@ def _judge(
             f"the check could not use what {qid} returned: {exception_text(e)}. Compare the "
             f"type and shape of your result with the docstring of {qid}.",
         )
+    if isinstance(e, WithheldLibrary):
+        return _Outcome(
+            Status.FAILED,
+            f"{qid} uses {e.library} (at {describe(frame)}): grading runs the NumPy questions "
+            "where only NumPy and the standard library can be imported, so it fails there as "
+            "here. Write it with NumPy (parameter_counts alone may use torch).",
+        )
     if isinstance(e, NotImplementedError):
         if frame.name == qid:
             return _Outcome(Status.NOT_ATTEMPTED, stop=True)
@@ -87,6 +96,11 @@ def _recorder(qid: str, env: dict[str, Any]) -> Recorder:
     return Recorder(targets, unique, getattr(fn, "__closure__", None) or ())
 
 
+def _rule(qid: str, folder: Path) -> Any:
+    """Grading's NumPy-only rule around a NumPy question's check (withheld.py)."""
+    return NumpyOnly(folder) if qid in NUMPY_QUESTIONS else contextlib.nullcontext()
+
+
 def run_question(
     qid: str, test_file: Any, env: dict[str, Any], folder: Path, seconds: float | None
 ) -> QuestionResult:
@@ -102,7 +116,7 @@ def run_question(
         callees = _recorder(qid, env)
         with captured_output() as out:
             try:
-                with time_limit(seconds), callees:
+                with time_limit(seconds), callees, _rule(qid, folder):
                     case.call_func(env)
             except KeyboardInterrupt:
                 raise

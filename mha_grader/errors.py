@@ -12,9 +12,11 @@ from .shown import exception_kind, raised_text
 
 class StudentCodeError(Exception):
     """Base: the student's code did not return a usable value. ``str(e)`` is for the student;
-    ``inputs`` (set by the session) describes the grader's inputs of the call by shape."""
+    ``inputs`` (set by the session) describes the grader's inputs of the call by shape; ``hint``
+    is a fixed sentence of the grader's that fits what happened (or "")."""
 
     inputs: str = ""
+    hint: str = ""
 
 
 class NotAttempted(StudentCodeError):

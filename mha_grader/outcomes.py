@@ -38,7 +38,6 @@ class Tag:
     REVIEWED = "reviewed"  # a person decided this question's score
     REOPENED = "review-reopened"  # a decision dropped because the answer changed since
     GRADER_ERROR = "grader-error"  # Gradescope: every question of a grading that failed
-    BEYOND_NUMPY = "beyond-numpy"  # a NumPy question whose calls reached another library
     MISCONCEPTION = "misconception:"  # + a docs/contract.md §6 id
     CARRIED = "carried-forward:"  # + the callee whose mistake was not charged again
 

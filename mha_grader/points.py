@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from typing import Literal
 
 # The ids and files are declared once, in the student-side package (it ships to students
 # without the grader); the grader adds the points.
@@ -46,7 +45,6 @@ class Policy:
     key, so changing it regrades a batch)."""
 
     carry_forward: bool = True  # docs/contract.md §7: one bug is charged once
-    numpy_only: Literal["flag", "zero"] = "flag"  # a NumPy question that reaches another library
 
 
 def load_policy(path=POINTS_FILE) -> Policy:
@@ -54,14 +52,18 @@ def load_policy(path=POINTS_FILE) -> Policy:
     raw = _read(path).get("policy", {})
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: [policy] must be a table")
-    unknown = set(raw) - {"carry_forward", "numpy_only"}
+    if "numpy_only" in raw:
+        raise ValueError(
+            f"{path}: [policy] numpy_only is no longer read: the NumPy questions run where "
+            "only NumPy and the standard library can be imported (docs/instructors.md, "
+            "'NumPy means NumPy'); remove the key"
+        )
+    unknown = set(raw) - {"carry_forward"}
     if unknown:
         raise ValueError(f"{path}: unknown [policy] keys {sorted(unknown)}")
     policy = Policy(**raw)
     if type(policy.carry_forward) is not bool:
         raise ValueError(f"{path}: [policy] carry_forward must be true or false")
-    if policy.numpy_only not in ("flag", "zero"):
-        raise ValueError(f'{path}: [policy] numpy_only must be "flag" or "zero"')
     return policy
 
 

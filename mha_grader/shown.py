@@ -208,25 +208,6 @@ def raised_text(kind: str, place: str) -> str:
     return f"raised {kind}" + (f" ({place})" if place else "")
 
 
-# -- which libraries a NumPy question reached ------------------------------------------------
-
-# Libraries a student may reach for instead of NumPy, named as themselves; any other name a
-# student's code could have chosen (a module it made up), so it is not shown.
-KNOWN_LIBRARIES = frozenset(
-    {"torch", "scipy", "jax", "jaxlib", "tensorflow", "keras", "sklearn", "pandas", "numba"}
-    | {"cupy", "mxnet", "autograd", "einops", "opt_einsum", "sympy", "numexpr", "dask"}
-    | {"xarray", "theano", "paddle", "mlx", "tinygrad", "chainer", "torchgen", "flax"}
-)
-
-
-def libraries(names: Sequence[str]) -> str:
-    """'torch and scipy', or 'a library beyond NumPy' for names the grader does not know."""
-    known = sorted({n for n in names if n in KNOWN_LIBRARIES})
-    if len(known) < len(set(names)):
-        known.append("another library beyond NumPy")
-    return " and ".join(known)
-
-
 # -- what a returned value was ---------------------------------------------------------------
 
 

@@ -38,8 +38,9 @@ UNSEEN = {
     ("gpt2_kv_cache_state", "attention"): "depends on what ran before in the worker (issue 20, "
     "a callee judged in a fresh state)",
     ("gpt2_kv_cache_state", "multi_head_attention"): "state shared with its callee",
-    ("pytorch_sdpa_reference", "softmax"): "torch in a NumPy function: flagged for review by "
-    "the engine (beyond-numpy), not a wrong value",
+    ("pytorch_sdpa_reference", "softmax"): "torch in a NumPy function: the right values "
+    "here, where nothing is withheld; in grading the NumPy-only wall makes it fail "
+    "(tests/test_numpy_wall.py)",
 }
 
 

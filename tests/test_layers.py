@@ -240,7 +240,7 @@ def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, request):
     if landlock and not sandbox_landlock_here():
         pytest.skip("this kernel has no Landlock")
     cwd = request.getfixturevalue("nobody_checkout") if user else ROOT
-    suites = ["tests/test_hostile.py", "tests/test_sandbox.py"]
+    suites = ["tests/test_hostile.py", "tests/test_sandbox.py", "tests/test_numpy_wall.py"]
     before = shared_files()
     try:
         result = run(

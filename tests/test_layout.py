@@ -207,7 +207,6 @@ VOCABULARY = {
         "import-error",
         "needs-review",
         "review-reopened",
-        "beyond-numpy",
         "misconception:",
         "carried-forward:",
     ),

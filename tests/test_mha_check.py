@@ -539,3 +539,39 @@ def test_the_last_line_speaks_only_of_the_questions_checked(tmp_path, reference_
         f"All {len(CODE) + len(WRITTEN)} done: every public test passes and every written "
         "answer is in."
     )
+
+
+def test_files_beside_the_students_that_grading_never_receives_are_named(tmp_path):
+    folder = student_folder(tmp_path)
+    (folder / "helpers.py").write_text("def double(x):\n    return 2 * x\n")
+    (folder / "notes.txt").write_text("to do\n")
+    (folder / "README.md").write_text("the hand-out's\n")
+    _, text = run_check(folder, "--question", "softmax")
+    assert "helpers.py, notes.txt will not be graded" in text
+    assert "README.md" not in text.split("will not be graded")[0].splitlines()[-1]
+
+
+def test_every_file_the_hand_out_puts_beside_the_students_is_known_to_mha_check():
+    from mha_check.folder import HANDOUT_FILES
+
+    shipped = {p.name for p in (ROOT / "exercises").iterdir() if p.is_file()}
+    assert shipped - set(check_questions.STUDENT_FILES) == set(HANDOUT_FILES)
+
+
+def test_a_numpy_function_that_uses_torch_fails_its_checks_naming_torch(tmp_path):
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "import torch\n\n\ndef softmax(x, axis=-1):\n"
+        "    return torch.softmax(torch.from_numpy(np.asarray(x, dtype=float)), dim=axis)"
+        ".numpy()\n\n\ndef merge_heads(H):\n    import snowballstemmer  # noqa: F401\n"
+        "    n = H.shape[1]\n    return H.transpose(1, 0, 2).reshape(n, -1)\n",
+    )
+    status, text = run_check(folder, "--question", "softmax", "--question", "merge_heads")
+    lines = lines_by_question(text)
+    assert lines["softmax"].startswith("failed") and "softmax uses torch" in lines["softmax"]
+    assert "merge_heads uses snowballstemmer" in lines["merge_heads"]
+    assert status == 1
+    # parameter_counts may use torch: the same torch passes there
+    status, text = run_check(folder, "--question", "parameter_counts")
+    assert lines_by_question(text)["parameter_counts"].startswith("passed"), text

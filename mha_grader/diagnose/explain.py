@@ -19,7 +19,9 @@ from .compare import Outcome, as_array, same_array
 
 def error_text(e: BaseException) -> str:
     """What a failed call did, in the grader's words (``str`` of a StudentCodeError)."""
-    return str(e) if isinstance(e, StudentCodeError) else "failed"
+    if not isinstance(e, StudentCodeError):
+        return "failed"
+    return f"{e}. {e.hint}" if e.hint else str(e)
 
 
 def _axis_names(ndim: int, names: tuple[str, ...]) -> list[str]:

@@ -16,15 +16,14 @@ from pathlib import Path
 from mha_check.questions import (
     CALLEES,
     CODE_QUESTIONS,
-    NUMPY_QUESTIONS,
     QUESTION_IDS,
     WRITTEN_QUESTIONS,
 )
 
-from .. import shown, written
+from .. import written
 from ..diagnose import DiagnosisSession, explain_failures
 from ..diagnose.probes import first_probe
-from ..outcomes import Grade, Status, Tag, TestResult
+from ..outcomes import Grade, Status, TestResult
 from ..points import POINTS, POLICY, Policy
 from ..sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from ..sandbox.worker.linux import PR_SET_DUMPABLE, prctl
@@ -284,7 +283,8 @@ class Engine:
             diagnosis = DiagnosisSession(env)  # shared by the questions: calls made once
             for qid in CODE_QUESTIONS:
                 try:
-                    question = self.question_results(qid, env, session, diagnosis)
+                    own = session.env(qid)  # its callees as it meets them
+                    question = self.question_results(qid, own, session, diagnosis)
                     if session.grader_failure:  # swallowed by a test: still the grader's fault
                         raise SandboxError(session.grader_failure)
                     results += question
@@ -296,7 +296,6 @@ class Engine:
                     log.exception("the hidden tests of %s failed for %s", qid, grade.student)
                     grade.status = Status.GRADER_ERROR
                     results += _grader_failure((qid,))
-        numpy_only(results, session.reached, self.policy)
         slog = session.log
         grade.output = slog.import_output
         if slog.import_output_truncated:
@@ -337,32 +336,6 @@ def session_notes(slog: SessionLog, limits: Limits) -> list[str]:
     if slog.protocol_violation:
         notes.append(replies.PROTOCOL_VIOLATION + "; the remaining tests scored 0")
     return notes
-
-
-def numpy_only(results: list[TestResult], reached: Mapping[str, set[str]], policy: Policy) -> None:
-    """A NumPy question whose calls reached another library is flagged for review, named in
-    its feedback, and (policy "zero") earns nothing."""
-    for qid in NUMPY_QUESTIONS:
-        found = reached.get(qid)
-        if not found:
-            continue
-        zero = policy.numpy_only == "zero"
-        cost = "it earns no points here, and " if zero else ""
-        via = [c for c in CALLEES.get(qid, ()) if found <= reached.get(c, set())]
-        through = f" (through your {' and '.join(via)})" if via else ""
-        note = (
-            f"Your {qid} used {shown.libraries(sorted(found))}{through} during the grader's "
-            f"calls: this exercise asks for NumPy and the standard library only, so {cost}a "
-            "teacher will look at it."
-        )
-        for r in results:
-            if r.question == qid:
-                r.output = f"{r.output}\n{note}" if r.output else note
-                r.flag(note)
-                if Tag.BEYOND_NUMPY not in r.tags:
-                    r.tags.append(Tag.BEYOND_NUMPY)
-                if zero:
-                    r.score = 0.0
 
 
 def status_of(submission: Submission, grade: Grade, slog: SessionLog | None) -> Status:

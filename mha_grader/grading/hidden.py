@@ -95,6 +95,8 @@ def student_message(e: StudentCodeError) -> str:
         text += f" (on {e.inputs})"
     if isinstance(e, StudentRaised) and "read-only" in e.message:
         text += READ_ONLY_HINT
+    if e.hint:
+        text += f". {e.hint}"
     return text
 
 

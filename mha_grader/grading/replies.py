@@ -11,9 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from mha_check.questions import NUMPY_QUESTIONS
+
 from .. import errors, shown
 from ..sandbox.worker import wire
 
+NUMPY_ONLY = (
+    "The NumPy questions run where only NumPy and the standard library can be imported: any "
+    "other library is refused, and torch's names refuse to be used (parameter_counts alone may "
+    "use torch)"
+)
 PROTOCOL_VIOLATION = (
     "the worker running your code sent the grader something its own code never sends (did "
     "your code write to the grader's channel?); your code was stopped and not run again"
@@ -22,7 +29,7 @@ REPLY_KEYS = {
     "load": frozenset({"seq", "ok", "error"}),
     "import": frozenset({"seq", "ok", "functions", "error"}),
     "call": frozenset(
-        {"seq", "ok", "value", "modified", "reached", "error", "calls", "calls_overflow"}
+        {"seq", "ok", "value", "modified", "error", "calls", "calls_overflow"}
         | {"callees", "warned"}
     ),
     "probe": frozenset({"seq", "ok", "errors", "error"}),
@@ -31,7 +38,6 @@ REPLY_KEYS = {
 MAX_MANY = 64  # calls in one "many" exchange
 MAX_CALLEE_CALLS = 64  # callee calls recorded or answered during one call (worker/callees.py)
 _RECORD_KEYS = frozenset({"name", "args", "ok", "value", "error", "plain"})
-MAX_LIBRARY_NAMES = 8  # libraries a call's reply names (worker/audit.py)
 _ERROR_KINDS = frozenset({"not_attempted", "raised", "bad_result", "missing"})
 _ERROR_KEYS = frozenset({"kind", "type", "mro", "numpy", "message", "where"})
 # Types a value that is not plain data may be named by (anything else: "of its own class").
@@ -83,8 +89,6 @@ def _call_reply(reply: dict, extra: set[str]) -> bool:
     exchange adds, such as seq)."""
     if not reply.keys() <= REPLY_KEYS["call"]:
         return False
-    if "reached" in reply and not _names(reply["reached"]):
-        return False
     if "calls" in reply and not _records(reply["calls"]):
         return False
     if "calls_overflow" in reply and reply["calls_overflow"] is not True:
@@ -99,7 +103,7 @@ def _call_reply(reply: dict, extra: set[str]) -> bool:
         if "error" in reply or "value" not in reply:
             return False
         return "modified" not in reply or _strs(reply["modified"], 64)
-    if reply.get("ok") is not False or reply.keys() - {"ok", "error", "reached"} - extra:
+    if reply.get("ok") is not False or reply.keys() - {"ok", "error"} - extra:
         return False
     return _error_record(reply.get("error"))
 
@@ -144,10 +148,6 @@ def callee_question(frame: Any, seq: int, names: frozenset[str]) -> bool:
         and type(frame["kwargs"]) is dict
         and all(type(k) is str for k in frame["kwargs"])
     )
-
-
-def _names(value: Any) -> bool:
-    return _strs(value, MAX_LIBRARY_NAMES) and all(0 < len(x) <= 64 for x in value)
 
 
 def _error_record(error: Any) -> bool:
@@ -196,10 +196,13 @@ def student_error(record: dict, func: str, door: shown.Door) -> errors.StudentCo
     numpy = record.get("numpy", "")[:100]
     kind, place = door.raised(func, exc_type, mro, where, public=False, numpy=numpy)
     message = record.get("message", "")[:500]
-    return errors.StudentRaised(exc_type, mro, message, where, place, kind, numpy)
+    error = errors.StudentRaised(exc_type, mro, message, where, place, kind, numpy)
+    if func in NUMPY_QUESTIONS and "ImportError" in mro:  # what the wall makes of torch
+        error.hint = NUMPY_ONLY
+    return error
 
 
-def import_error_text(record: dict, door: shown.Door) -> str:
+def import_error_text(record: dict, door: shown.Door, numpy_only: bool = False) -> str:
     """An import's error in full (kind, message, line): imports run before any hidden input
     exists in the worker, so the student may see their own message, escaped."""
     if record["kind"] == "not_attempted":
@@ -211,7 +214,8 @@ def import_error_text(record: dict, door: shown.Door) -> str:
     text = f"raised {name}" + (f": {shown.inline_code(message)}" if message.strip() else "")
     place = door.place(record.get("where", ""))
     text += f" ({place})" if place else ""
-    if record.get("type") == "ModuleNotFoundError" and "does not allow" not in message:
+    refused = "does not allow" in message
+    if record.get("type") == "ModuleNotFoundError" and not refused and not numpy_only:
         text += (
             ". Grading has the standard library, NumPy and torch only: the student files may "
             "import nothing else (mha-check applies the same rule)"

@@ -39,6 +39,18 @@ from . import replies
 from .link import Answer, LinkClosed, LinkTimeout, LinkViolation, WorkerLink
 
 MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
+NUMPY_MODULE = "multihead"  # the file of the NumPy questions, all a NumPy worker loads
+NUMPY_BROKEN = (
+    "{label} could not be imported where the NumPy questions run (NumPy and the standard library "
+    "only: torch is not there, its names refuse to be used): {why}"
+)
+
+
+@dataclass
+class Budget:
+    """The seconds left of a submission's time limit, shared by all of its workers."""
+
+    left: float
 
 
 @dataclass
@@ -70,31 +82,52 @@ class WorkerSession:
         files: Mapping[str, str],
         limits: Limits | None = None,
         missing_reasons: Mapping[str, str] | None = None,
+        kind: str = "full",
+        parent: WorkerSession | None = None,
     ):
+        """``kind`` "numpy": the workers come from the NumPy questions' zygote (NumPy and the
+        standard library only) and load ``multihead`` alone; ``parent``: the session this one
+        serves the NumPy questions for (its log, time budget and inputs' record are shared)."""
         self.zygote = zygote
+        self.kind = kind
+        self.parent = parent
         self.files = dict(files)
         self.limits = limits or Limits()
-        self.log = SessionLog()
+        self.log = parent.log if parent else SessionLog()
         self.functions: dict[str, set[str]] = {}  # module -> public callables after import
-        self.modified_inputs: set[str] = set()  # functions a call of which changed its inputs
-        # NumPy questions' functions -> libraries beyond NumPy and the standard library that
-        # their calls reached (worker/audit.py); the trusted side decides what that costs
-        self.reached: dict[str, set[str]] = {}
+        # functions a call of which changed its inputs
+        self.modified_inputs: set[str] = parent.modified_inputs if parent else set()
         self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
         # (module, func) -> why it is not called again (it hung, or took all the memory)
         self.skipped: dict[tuple[str, str], errors.StudentCodeError] = {}
         self._worker: WorkerLink | None = None
         self._seq = 0
-        self._budget_left = self.limits.submission_timeout
-        self.grader_failure: str | None = None  # the sandbox itself failed (not the student)
+        self.budget = parent.budget if parent else Budget(self.limits.submission_timeout)
+        self._grader_failure: str | None = None  # the sandbox itself failed (not the student)
         self.ended: errors.ProtocolViolation | None = None  # set by a protocol violation
-        self.door = shown.Door({f"{m}.py": text for m, text in self.files.items()})
+        self.door = (
+            parent.door
+            if parent
+            else shown.Door({f"{m}.py": text for m, text in self.files.items()})
+        )
         self._output_phase = "import"
         self._started = False
         self._clean: WorkerSession | None = None  # for ``fresh`` calls, started when needed
+        self._numpy: WorkerSession | None = None  # for the NumPy questions, started when needed
         self._inputs_sent = False  # a call has carried the grader's inputs to a worker
         self.last_calls: list[CalleeCall] = []  # of the latest observed call
         self.last_complete = True
+
+    @property
+    def grader_failure(self) -> str | None:
+        """Why the grader's own sandbox failed (not the student), in any worker of the session."""
+        return self._grader_failure
+
+    @grader_failure.setter
+    def grader_failure(self, value: str | None) -> None:
+        self._grader_failure = value
+        if self.parent is not None and value is not None:
+            self.parent.grader_failure = value
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -115,9 +148,10 @@ class WorkerSession:
 
     def close(self) -> None:
         """Kill the worker and its process tree (the zygote finishes that in the background)."""
-        if self._clean is not None:
-            self._clean.close()
-            self._clean = None
+        for sub in (self._clean, self._numpy):
+            if sub is not None:
+                sub.close()
+        self._clean = self._numpy = None
         if self._worker is not None:
             try:
                 self._worker.retire(wait=False)
@@ -126,13 +160,16 @@ class WorkerSession:
             self._worker = None
 
     def _ensure_worker(self) -> WorkerLink:
+        if self.parent is not None and self.parent.ended is not None:
+            raise self.parent.ended
         if self.ended is not None:
             raise self.ended
         if self._worker is not None and not self._worker.dead:
             return self._worker
         if self._worker is not None:
             self._worker.retire()
-        worker = WorkerLink(self.zygote, self.limits, self._record_output)
+        spawner = self.zygote.numpy if self.kind == "numpy" else self.zygote
+        worker = WorkerLink(spawner, self.limits, self._record_output)
         self._worker = worker
         present = {m: s for m, s in self.files.items() if m not in self.broken}
         placeholders = {m: r for m, r in self.broken.items()}
@@ -167,7 +204,7 @@ class WorkerSession:
         label = f"{module}.py"
         # No input of the grader's has reached any worker of this session yet: the error cannot
         # carry one, and is told in full.
-        first = not self._inputs_sent
+        first = not self._inputs_sent and not (self.parent and self.parent._inputs_sent)
         try:
             reply = self._exchange(
                 worker, {"op": "import", "module": module}, self.limits.import_timeout, "import"
@@ -185,8 +222,10 @@ class WorkerSession:
             if reply["ok"]:
                 self.functions[module] = set(reply["functions"])
                 return
-            why = replies.import_error_text(reply["error"], self.door)
+            why = replies.import_error_text(reply["error"], self.door, self.kind == "numpy")
             self.broken[module] = f"{label} could not be imported: {why}"
+            if self.kind == "numpy":
+                self.broken[module] = NUMPY_BROKEN.format(label=label, why=why)
             if not first:  # a worker restarted after calls: its error could carry their inputs
                 self.broken[module] = f"{label} could not be imported again after a restart"
         self.log.import_errors[module] = self.broken[module]
@@ -207,7 +246,7 @@ class WorkerSession:
     ) -> dict:
         """Send a request, wait for its reply (checked: ``replies.checked``); raises CallTimeout,
         WorkerCrashed, BadResult or ProtocolViolation."""
-        if self._budget_left <= 0:
+        if self.budget.left <= 0:
             self.log.budget_exhausted = True
             raise errors.CallTimeout(
                 f"not run: the submission used up its total time limit "
@@ -217,9 +256,11 @@ class WorkerSession:
         request["seq"] = self._seq
         if request.get("op") in ("call", "many", "probe"):
             self._inputs_sent = True
+            if self.parent is not None:
+                self.parent._inputs_sent = True
         payload = wire.encode(request)
-        by_budget = self._budget_left < timeout
-        timeout = min(timeout, self._budget_left)
+        by_budget = self.budget.left < timeout
+        timeout = min(timeout, self.budget.left)
         started = time.monotonic()
         try:
             return worker.exchange(payload, self._seq, started + timeout, op, answer)
@@ -238,12 +279,14 @@ class WorkerSession:
                 f"ran out of time: did not finish within {timeout:.3g} s (an endless loop?)"
             ) from None
         finally:
-            self._budget_left -= time.monotonic() - started
+            self.budget.left -= time.monotonic() - started
 
     def _violation(self, worker: WorkerLink, what: str) -> errors.ProtocolViolation:
         """End the session: kill the worker's whole uid now, refuse every later call."""
         self.log.protocol_violation = self.log.protocol_violation or what
         self.ended = errors.ProtocolViolation(replies.PROTOCOL_VIOLATION)
+        if self.parent is not None and self.parent.ended is None:
+            self.parent.ended = self.ended  # the student's doing, in either worker
         worker.retire()
         return self.ended
 
@@ -264,6 +307,8 @@ class WorkerSession:
         return errors.WorkerCrashed(f"the worker running your code stopped: {how}")
 
     def _record_output(self, chunk: bytes) -> None:
+        if self.parent is not None and self._output_phase == "import":
+            return  # what the file prints when imported is told once, from the other worker
         if self._output_phase == "call":
             self.log.call_output_bytes += len(chunk)
             return
@@ -274,8 +319,39 @@ class WorkerSession:
 
     # -- calls -------------------------------------------------------------------------------
 
+    def numpy_session(self) -> WorkerSession:
+        """The session of the NumPy questions' workers (NumPy and the standard library only,
+        ``worker/withheld.py``), started at its first call; a NumPy session is its own."""
+        if self.kind == "numpy":
+            return self
+        if self._numpy is None:
+            files = {m: t for m, t in self.files.items() if m == NUMPY_MODULE}
+            broken = {m: r for m, r in self.broken.items() if m == NUMPY_MODULE}
+            self._numpy = WorkerSession(
+                self.zygote, files, self.limits, broken, kind="numpy", parent=self
+            )
+        return self._numpy
+
+    def routed(self, module: str, func: str) -> WorkerSession:
+        """The session that calls ``module.func``: a NumPy question's workers, or this one's."""
+        if module == NUMPY_MODULE and func in NUMPY_QUESTIONS:
+            return self.numpy_session()
+        return self
+
     def available(self, module: str, func: str) -> str | None:
         """Why ``module.func`` cannot be called, or None when it can."""
+        session = self.routed(module, func)
+        if session is not self:
+            if session.ended is None and session._worker is None and module not in session.broken:
+                try:
+                    session.start()
+                except SandboxError as e:
+                    self.grader_failure = str(e)
+                    raise
+            return session.available(module, func)
+        return self._available_here(module, func)
+
+    def _available_here(self, module: str, func: str) -> str | None:
         if module in self.broken:
             return self.broken[module]
         if func not in self.functions.get(module, set()):
@@ -313,7 +389,7 @@ class WorkerSession:
             raise
         except errors.StudentCodeError as e:  # out of time budget while restarting
             raise errors.CallTimeout(str(e)) from None
-        reason = self.available(module, func)
+        reason = self._available_here(module, func)
         if reason is not None:
             raise errors.MissingFunction(reason)
         return worker
@@ -329,7 +405,6 @@ class WorkerSession:
     ) -> Any:
         worker = self._ready(module, func)
         request = {"op": "call", "module": module, "func": func, "args": args, "kwargs": kwargs}
-        request["audit"] = func in NUMPY_QUESTIONS
         if observe:
             request["observe"] = list(observe)
         if answer is not None:
@@ -383,11 +458,9 @@ class WorkerSession:
         """Call ``module.func`` in a worker of its own, which has run nothing but such calls:
         what the function gives on these inputs whatever another call left behind."""
         if self._clean is None:
-            limits = dataclasses.replace(
-                self.limits, submission_timeout=max(0.0, self._budget_left)
-            )
+            limits = dataclasses.replace(self.limits, submission_timeout=max(0.0, self.budget.left))
             # Its log is its own: what it prints is never shown (nor counted as the student's).
-            self._clean = WorkerSession(self.zygote, self.files, limits, self.broken)
+            self._clean = WorkerSession(self.zygote, self.files, limits, self.broken, self.kind)
         try:
             return self._clean.call(module, func, args, kwargs)
         except SandboxError as e:  # the grader's failure, whichever worker met it
@@ -426,8 +499,6 @@ class WorkerSession:
         """A call's value, or its error raised (a call's reply, already checked)."""
         if reply.get("warned"):
             self.log.warned = True
-        if reply.get("reached"):
-            self.reached.setdefault(func, set()).update(reply["reached"])
         if reply["ok"]:
             if reply.get("modified"):
                 self.modified_inputs.add(func)
@@ -461,7 +532,7 @@ class WorkerSession:
 
     def _call_many(self, module: str, func: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
         worker = self._ready(module, func)
-        request = {"op": "many", "module": module, "func": func, "audit": func in NUMPY_QUESTIONS}
+        request = {"op": "many", "module": module, "func": func}
         request["calls"] = [{"args": a, "kwargs": k} for a, k in calls]
         reply = self._send_call(worker, module, func, request, "many")
         if not reply["ok"]:  # a value that is not plain data: the calls one at a time
@@ -488,14 +559,17 @@ class WorkerSession:
         that the same place may be named later. Best effort: a hang or a crash only means no
         place is known (the hidden tests meet it again and report it)."""
         calls = [(m, f, a, k) for m, f, a, k in calls if self.available(m, f) is None]
+        if self.kind == "full":  # the NumPy questions' calls go to their own workers
+            mine = [self.routed(m, f) is self for m, f, _, _ in calls]
+            numpy = [c for c, own in zip(calls, mine, strict=True) if not own]
+            if numpy:
+                self.numpy_session().probe_public(numpy)
+            calls = [c for c, own in zip(calls, mine, strict=True) if own]
         if not calls or self.ended is not None:
             return
         request = {
             "op": "probe",
-            "calls": [
-                {"module": m, "func": f, "args": a, "kwargs": k, "audit": f in NUMPY_QUESTIONS}
-                for m, f, a, k in calls
-            ],
+            "calls": [{"module": m, "func": f, "args": a, "kwargs": k} for m, f, a, k in calls],
         }
         try:
             worker = self._ensure_worker()
@@ -518,10 +592,16 @@ class WorkerSession:
                 )
 
     def proxy(self, module: str, func: str) -> Callable:
-        return _Proxy(self, module, func)
+        return _Proxy(self.routed(module, func), module, func)
 
-    def env(self) -> dict[str, Callable]:
-        """A proxy for every contract function, by name (the names are the code question ids)."""
+    def env(self, qid: str | None = None) -> dict[str, Callable]:
+        """A proxy for every contract function, by name (the names are the code question ids),
+        each called where its question runs; with ``qid``, every proxy calls the worker where
+        ``qid`` runs, so that what a composite's test calls of its callees is what the
+        composite itself meets (cross_check's multi_head_attention beside torch)."""
+        if qid is not None:
+            home = self.routed(CODE_QUESTIONS[qid].removesuffix(".py"), qid)
+            return {q: _Proxy(home, f.removesuffix(".py"), q) for q, f in CODE_QUESTIONS.items()}
         return {q: self.proxy(f.removesuffix(".py"), q) for q, f in CODE_QUESTIONS.items()}
 
 

@@ -18,7 +18,8 @@ Three layers, strongest first (docs/containment.md), chosen by trying, not by gu
   timeouts, seccomp (no network, no signal outside its process group), Landlock where the
   kernel has it; killed by process group.
 
-A layer that cannot start raises ``LayerUnavailable`` with a one-line reason.
+A layer that cannot start raises ``LayerUnavailable`` with a one-line reason. The zygote holds
+a second one beside it, for the NumPy questions' workers (``Zygote.numpy``, ``worker/withheld.py``).
 """
 
 from __future__ import annotations
@@ -165,8 +166,13 @@ class Zygote:
         self.probe = probe
         self.info: LayerInfo | None = None
         self._lock = threading.Lock()
+        self._numpy_lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._ctrl: socket.socket | None = None
+        self._numpy_ctrl: socket.socket | None = None  # the NumPy questions' zygote (withheld)
+        self._numpy_ready = False
+        self.torch_files = ""  # in a NumPy worker: "hidden", "readable" or "absent"
+        self.numpy = NumpyZygote(self)
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._log: tempfile.SpooledTemporaryFile | None = None
         self._ready = False
@@ -184,6 +190,7 @@ class Zygote:
         changes = closure.close_to_workers(self.protect) if self.layer == "uid" else []
         python = os.path.realpath(sys.executable)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        numpy_ours, numpy_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = _env()
         self._tmp = tempfile.TemporaryDirectory(prefix="mha-worker-")
         if self.layer == "namespaces":
@@ -202,6 +209,7 @@ class Zygote:
         config = {
             "layer": self.layer,
             "ctrl_fd": theirs.fileno(),
+            "numpy_ctrl_fd": numpy_theirs.fileno(),
             "tmp_base": tmp_base,
             "hide_paths": [parent],
             "read_paths": closure.read_paths(),
@@ -221,7 +229,7 @@ class Zygote:
         self._log = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
             cmd,
-            pass_fds=[theirs.fileno()],
+            pass_fds=[theirs.fileno(), numpy_theirs.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
@@ -229,8 +237,10 @@ class Zygote:
             start_new_session=True,
         )
         theirs.close()
+        numpy_theirs.close()
         self._ctrl = ours
-        self._ready = False
+        self._numpy_ctrl = numpy_ours
+        self._ready = self._numpy_ready = False
         try:
             self.info = self._started(changes)
         except LayerUnavailable:
@@ -301,27 +311,43 @@ class Zygote:
             if self._ctrl is None:
                 raise SandboxError("the sandbox is not running")
             self._wait_ready()
-            try:
-                socket.send_fds(self._ctrl, [json.dumps(req).encode()], list(fds))
-                self._ctrl.settimeout(30.0)
-                reply = self._ctrl.recv(1 << 16)
-            except OSError as e:
-                raise SandboxError(f"lost the sandbox: {e}\n{self._log_text()}") from None
-            if not reply:
-                raise SandboxError(f"the sandbox stopped:\n{self._log_text()}")
-            return json.loads(reply)
+            return self._exchange(self._ctrl, req, fds)
+
+    def _numpy_request(self, req: dict, fds: list[int] = ()) -> dict:
+        with self._numpy_lock:
+            if self._numpy_ctrl is None:
+                raise SandboxError("the sandbox is not running")
+            if not self._numpy_ready:
+                self._numpy_ctrl.settimeout(ZYGOTE_START_TIMEOUT)
+                try:
+                    hello = json.loads(self._numpy_ctrl.recv(1 << 16) or b"{}")
+                except (OSError, ValueError):
+                    hello = {}
+                if not hello.get("ready"):
+                    raise SandboxError(
+                        f"the NumPy questions' sandbox did not start:\n{self._log_text()}"
+                    )
+                self.torch_files = str(hello.get("torch_files", ""))
+                self._numpy_ready = True
+            return self._exchange(self._numpy_ctrl, req, fds)
+
+    def _exchange(self, ctrl: socket.socket, req: dict, fds: list[int]) -> dict:
+        try:
+            socket.send_fds(ctrl, [json.dumps(req).encode()], list(fds))
+            ctrl.settimeout(30.0)
+            reply = ctrl.recv(1 << 16)
+        except OSError as e:
+            raise SandboxError(f"lost the sandbox: {e}\n{self._log_text()}") from None
+        if not reply:
+            raise SandboxError(f"the sandbox stopped:\n{self._log_text()}")
+        return json.loads(reply)
 
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
     def spawn(self, limits: Limits, channel: socket.socket, output_fd: int) -> tuple[int, int]:
         """Fork a contained worker on ``channel``/``output_fd``; returns (pid, uid) for kill."""
-        uid = _next_worker_uid()
-        reply = self._request(
-            {"op": "spawn", "uid": uid, "limits": limits.for_worker()},
-            [channel.fileno(), output_fd],
-        )
-        return reply["pid"], uid
+        return _spawn(self._request, limits, channel, output_fd)
 
     def kill(self, pid: int, wait: bool = True) -> str | None:
         """Kill a worker and everything it started; returns how it ended ("exit:0", ...).
@@ -329,8 +355,10 @@ class Zygote:
         return self._request({"op": "kill", "pid": pid, "wait": wait}).get("status")
 
     def ping(self) -> None:
-        """Return once the zygote has finished every earlier request (kills included)."""
+        """Return once the zygotes have finished every earlier request (kills included)."""
         self._request({"op": "ping"})
+        if self._numpy_ready:
+            self._numpy_request({"op": "ping"})
 
     def close(self) -> None:
         """Stop the zygote; every worker in the sandbox dies with it."""
@@ -338,6 +366,9 @@ class Zygote:
             self._stop()
 
     def _stop(self) -> None:
+        if self._numpy_ctrl is not None:
+            self._numpy_ctrl.close()
+            self._numpy_ctrl = None
         if self._ctrl is not None:
             self._ctrl.close()
             self._ctrl = None
@@ -355,6 +386,35 @@ class Zygote:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+def _spawn(request, limits: Limits, channel: socket.socket, output_fd: int) -> tuple[int, int]:
+    uid = _next_worker_uid()
+    reply = request(
+        {"op": "spawn", "uid": uid, "limits": limits.for_worker()},
+        [channel.fileno(), output_fd],
+    )
+    return reply["pid"], uid
+
+
+class NumpyZygote:
+    """The zygote of the NumPy questions' workers, beside ``zygote`` in its sandbox: forked
+    before torch was imported, with the NumPy-only wall (``worker/withheld.py``). The same
+    ``spawn`` and ``kill`` as a ``Zygote``'s."""
+
+    def __init__(self, zygote: Zygote):
+        self.zygote = zygote
+        self.layer = zygote.layer
+
+    def spawn(self, limits: Limits, channel: socket.socket, output_fd: int) -> tuple[int, int]:
+        return _spawn(self.zygote._numpy_request, limits, channel, output_fd)
+
+    def kill(self, pid: int, wait: bool = True) -> str | None:
+        req = {"op": "kill", "pid": pid, "wait": wait}
+        return self.zygote._numpy_request(req).get("status")
+
+    def alive(self) -> bool:
+        return self.zygote.alive()
 
 
 def start_zygote(

@@ -9,10 +9,8 @@ Requests and replies are ``wire`` messages in frames (``channel``):
 - ``{"op": "load", "files": {module: source}, "placeholders": {module: reason}, "imports":
   {"table": {file: [package, ...]}, "message": refusal}}``
 - ``{"op": "import", "module": name}`` -> ``{"ok": True, "functions": [...]}``
-- ``{"op": "call", "module", "func", "args", "kwargs", "audit"}`` -> ``{"ok": True, "value": ...}``
-  (with ``"reached": [library, ...]`` when an audited call reached a library beyond NumPy and the
-  standard library: ``audit.py``)
-- ``{"op": "many", "module", "func", "calls": [{"args", "kwargs"}, ...], "audit"}`` -> ``{"ok":
+- ``{"op": "call", "module", "func", "args", "kwargs"}`` -> ``{"ok": True, "value": ...}``
+- ``{"op": "many", "module", "func", "calls": [{"args", "kwargs"}, ...]}`` -> ``{"ok":
   True, "results": [reply of each call, without seq]}``: several calls in one exchange
 A call may name ``"observe": [callee, ...]``: its reply then holds ``"calls"``, what the student's
 function called of those and what each returned (``callees.py``); or ``"inject": [callee, ...]``:
@@ -34,7 +32,7 @@ import traceback
 import warnings
 from typing import Any
 
-from . import audit, inputs, origin, wire
+from . import inputs, origin, wire
 from .callees import Callees, in_modules
 from .channel import ChannelClosed, recv_frame, send_frame
 from .contain import contain
@@ -134,8 +132,6 @@ class Server:
         self.sock = sock
         self.home = home
         self.files: set[str] = set()
-        self.held: dict[str, set[str]] = {}  # module -> libraries it holds (audit.held_by)
-        self.reached: dict[str, set[str]] = {}  # function -> libraries its audited calls reached
         self.seq: Any = None  # the request being served (a callee frame carries it)
 
     def run(self) -> None:
@@ -178,7 +174,6 @@ class Server:
                 request["func"],
                 request["args"],
                 request["kwargs"],
-                request.get("audit") is True,
                 request.get("observe") or [],
                 request.get("inject") or [],
             )
@@ -203,10 +198,6 @@ class Server:
             mod = importlib.import_module(module)
         except BaseException as e:
             return {"ok": False, "error": _describe(e, self.files)}
-        try:
-            self.held[module] = audit.held_by(mod)
-        except BaseException:  # a module object of the student's that resists being looked at
-            self.held[module] = set()
         names = []
         for name, value in list(vars(mod).items()):
             if type(name) is str and not name.startswith("_") and callable(value):
@@ -218,18 +209,16 @@ class Server:
         failed comes back (None when it returned), never a value."""
         errors = []
         for c in calls:
-            reply = self.call(
-                c["module"], c["func"], c["args"], c["kwargs"], c.get("audit") is True
-            )
+            reply = self.call(c["module"], c["func"], c["args"], c["kwargs"])
             errors.append(None if reply["ok"] else reply["error"])
         return {"ok": True, "errors": errors}
 
     def many(self, request: dict) -> dict:
         """Several calls of one function in one exchange; each result as a call's reply."""
-        module, func, check = request["module"], request["func"], request.get("audit") is True
+        module, func = request["module"], request["func"]
         results = []
         for c in request["calls"]:
-            reply = self.call(module, func, c["args"], c["kwargs"], check)
+            reply = self.call(module, func, c["args"], c["kwargs"])
             results.append(reply)
         return {"ok": True, "results": results}
 
@@ -239,7 +228,6 @@ class Server:
         func: str,
         args: Any,
         kwargs: Any,
-        check: bool = False,
         observe: list | None = None,
         inject: list | None = None,
     ) -> dict:
@@ -247,7 +235,6 @@ class Server:
         if fn is None:
             return {"ok": False, "error": {"kind": "missing", "message": f"no function {func}"}}
         before = inputs.snapshot(args, kwargs)
-        seen: set[str] = set()
         error = None
         targets, spaces = in_modules(self.files, list(inject or observe or []))
         callees = Callees(
@@ -263,22 +250,16 @@ class Server:
             warnings.simplefilter("default")
             try:
                 with callees:
-                    if check:  # a NumPy question: note the libraries it reaches (audit.py)
-                        with audit.Watch(self.held.get(module, set())) as seen:
-                            value = fn(*args, **kwargs)
-                    else:
-                        value = fn(*args, **kwargs)
+                    value = fn(*args, **kwargs)
             except BaseException as e:
                 error = _describe(e, self.files)
-        reached = self.reached.setdefault(func, set()) if check else set()
-        reached |= seen
         told = callees.reply_fields() if (observe or inject) else {}
         if warned:
             told["warned"] = True
         if error is not None:
-            return {"ok": False, "error": error, **self._reached(reached), **told}
+            return {"ok": False, "error": error, **told}
         changed = inputs.modified(before)  # the contract: inputs are never modified in place
-        reply = {"ok": True, "value": value, **self._reached(reached), **told}
+        reply = {"ok": True, "value": value, **told}
         return reply | ({"modified": changed} if changed else {})
 
     def ask(self, question: dict) -> dict:
@@ -290,9 +271,3 @@ class Server:
             raise TypeError(f"{question.get('callee')}: {e}") from None
         answer = wire.decode(recv_frame(self.sock))
         return answer if type(answer) is dict else {}
-
-    @staticmethod
-    def _reached(reached: set[str] | None) -> dict:
-        if not reached:
-            return {}
-        return {"reached": sorted(reached)[: audit.MAX_NAMES]}

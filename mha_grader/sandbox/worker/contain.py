@@ -18,6 +18,7 @@ from .linux import (
     MS_NODEV,
     MS_NOSUID,
     MS_PRIVATE,
+    MS_RDONLY,
     MS_REC,
     PR_SET_DUMPABLE,
     PR_SET_NO_NEW_PRIVS,
@@ -68,10 +69,11 @@ def contain(spec: dict) -> str:
     """Apply the layer's containment to this process; returns its private folder (the cwd).
 
     - namespaces (inside bubblewrap), as root: a uid of its own, its own mount, IPC and
-      network namespaces and a size-limited tmpfs as its folder;
+      network namespaces and a size-limited tmpfs as its folder (a NumPy worker: torch's
+      folders hidden under empty ones);
     - uid (no namespaces, as root): a uid of its own and a 0700 folder; files it creates stay
-      private to that uid; Landlock where the kernel has it; the seccomp filter (no network,
-      no new process, see seccomp.worker_filter);
+      private to that uid; Landlock where the kernel has it (a NumPy worker: torch's files
+      unreadable); the seccomp filter (no network, no new process, see seccomp.worker_filter);
     - limits (not root): the grader's uid, its own folder; Landlock where the kernel has it;
       the seccomp filter (also: no signal outside its process group).
     Every layer: the resource limits, no_new_privs, not dumpable, killed with the zygote.
@@ -93,6 +95,9 @@ def contain(spec: dict) -> str:
             MS_NOSUID | MS_NODEV,
             f"size={size},mode=0700,uid={uid},gid={uid}",
         )
+        # A NumPy worker: torch's folders empty and read-only in its own view of the files.
+        for folder in spec.get("withheld_paths", []):
+            mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0555")
     elif uid is not None:
         os.chown(home, uid, uid)
     os.chdir(home)
@@ -112,7 +117,8 @@ def contain(spec: dict) -> str:
             os.umask(0o077)  # fixed by the filter: what it writes in /tmp stays its own
         abi = spec["landlock"]
         if abi:
-            landlock.restrict(abi, spec["read_paths"], READ_WRITE_DEVICES, home)
+            withheld = spec.get("withheld_paths", [])
+            landlock.restrict(abi, spec["read_paths"], READ_WRITE_DEVICES, home, withheld)
         if spec.get("seccomp_program"):  # built once by the zygote
             seccomp.load_program(spec["seccomp_program"])
         else:

@@ -54,11 +54,31 @@ def _fs_rights(abi: int) -> int:
     return _FS_BY_ABI.get(abi, _FS_V5)
 
 
-def restrict(abi: int, read: list[str], read_write_files: list[str], home: str) -> None:
+def readable(read: list[str], withheld: list[str]) -> list[tuple[str, int]]:
+    """Rules to read everything beneath ``read`` except the folders ``withheld``: a folder above
+    a withheld one may only be listed, and each of its other entries is read in full."""
+    rules: list[tuple[str, int]] = []
+    for path in read:
+        inside = [w for w in withheld if w == path or w.startswith(path.rstrip("/") + "/")]
+        if not inside:
+            rules.append((path, READ))
+        elif path not in inside and os.path.isdir(path):
+            rules.append((path, READ_DIR))
+            try:
+                entries = sorted(os.listdir(path))
+            except OSError:
+                continue
+            rules += readable([os.path.join(path, e) for e in entries], inside)
+    return rules
+
+
+def restrict(
+    abi: int, read: list[str], read_write_files: list[str], home: str, withheld: list[str] = ()
+) -> None:
     """Restrict this process (and everything it starts) to reading ``read`` (beneath each
-    path), reading and writing the files ``read_write_files`` (such as /dev/null) and doing
-    anything in ``home``; with ABI 4, no TCP; with ABI 6, no abstract Unix socket or signal
-    reaching out of this domain. Paths that do not exist are skipped."""
+    path) but ``withheld``, reading and writing the files ``read_write_files`` (such as
+    /dev/null) and doing anything in ``home``; with ABI 4, no TCP; with ABI 6, no abstract Unix
+    socket or signal reaching out of this domain. Paths that do not exist are skipped."""
     handled = _fs_rights(abi)
     attr = struct.pack("<Q", handled)
     if abi >= 4:
@@ -68,7 +88,7 @@ def restrict(abi: int, read: list[str], read_write_files: list[str], home: str) 
     buf = ctypes.create_string_buffer(attr, len(attr))
     ruleset = _syscall(ctypes.c_long(_CREATE_RULESET), buf, ctypes.c_size_t(len(attr)), 0)
     try:
-        rules = [(p, READ & handled) for p in read]
+        rules = [(p, rights & handled) for p, rights in readable(read, list(withheld))]
         rules += [(p, (READ_FILE | WRITE_FILE) & handled) for p in read_write_files]
         rules.append((home, handled))
         for path, rights in rules:

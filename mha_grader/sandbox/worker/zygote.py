@@ -2,7 +2,10 @@
 
 It imports NumPy and PyTorch once, then forks one worker per request so nothing is started
 twice. It never runs student code itself: each child closes the control socket before it
-imports anything of the student's. Requests arrive as JSON on a SOCK_SEQPACKET control socket,
+imports anything of the student's. Before torch comes in, it forks the NumPy questions'
+zygote, which serves a second control socket the same way, for good without torch
+(``withheld.py``: its workers can import NumPy and the standard library only). Requests
+arrive as JSON on a SOCK_SEQPACKET control socket,
 with file descriptors attached (SCM_RIGHTS):
 - ``{"op": "spawn", "uid": u, "limits": {...}}`` + [channel socket, output pipe] -> ``{"pid": p}``
 - ``{"op": "kill", "pid": p}`` -> ``{"status": ...}``: kills every process of the child's uid
@@ -14,6 +17,8 @@ Run as: ``python -I -S -B -c "...; from worker.zygote import main; main()" CONFI
 Before importing anything large it says ``{"started": ...}``: the containment layer it runs,
 Landlock's ABI, and what a worker contained as in that layer could and could not read (a
 child contained exactly like a worker tries); ``{"ready": true}`` follows once torch is in.
+The NumPy questions' zygote says ``{"ready": true, "torch_files": ...}`` on its own socket:
+whether a worker contained as its are can read torch's files ("hidden" or "readable").
 """
 
 from __future__ import annotations
@@ -236,11 +241,16 @@ class Zygote:
             self.kill({"pid": pid})
 
 
-def _warm_up(np, torch) -> None:
-    """Run once what every worker will run, so the lazy first-call set-up of torch and NumPy
-    is paid here and shared by every fork instead of paid per submission."""
+def _warm_up_numpy(np) -> None:
+    """Run once what every worker will run, so the lazy first-call set-up of NumPy is paid
+    here and shared by every fork instead of paid per submission."""
     x = np.random.default_rng(0).standard_normal((4, 8))
     np.exp(x - x.max(axis=-1, keepdims=True)) @ x.T
+
+
+def _warm_up_torch(np, torch) -> None:
+    """The same for torch's module, in the layouts and dtypes the hidden tests use."""
+    x = np.random.default_rng(0).standard_normal((4, 8))
     for dtype in (torch.float32, torch.float64):
         for batch_first in (False, True):
             mha = torch.nn.MultiheadAttention(
@@ -251,6 +261,35 @@ def _warm_up(np, torch) -> None:
                 mha(t, t, t, need_weights=True, average_attn_weights=False)
             mha.state_dict()
             mha.in_proj_weight.detach().to(torch.float64).numpy()
+
+
+def _fork_numpy_zygote(config: dict, killer: Killer | None, abi: int, program) -> None:
+    """Fork the zygote of the NumPy questions' workers while torch is not in this process:
+    it serves its own control socket, with the NumPy-only wall (``withheld``) installed for
+    good; where the layer allows, its workers cannot even read torch's files (``contain``).
+    It dies with this zygote."""
+    fd = config["numpy_ctrl_fd"]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(config["ctrl_fd"])  # the other zygote's socket is not its own
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
+            from . import withheld
+
+            killer = Killer() if killer is not None else None  # its own: replies not shared
+            hidden = withheld.locations()  # found before the wall stands: nothing imported
+            withheld.install(withheld.ALLOWED, withheld.REFUSED)
+            numpy_config = {**config, "withheld_paths": hidden}
+            ctrl = socket.socket(fileno=fd)
+            zygote = Zygote(numpy_config, ctrl, killer, abi, program)
+            files = _withheld_check(numpy_config, killer, abi, program) if hidden else "absent"
+            reply = {"ready": True, "privileged": zygote.privileged, "torch_files": files}
+            ctrl.send(json.dumps(reply).encode())
+            zygote.serve()
+        finally:
+            os._exit(0)
+    os.close(fd)
 
 
 def _collapse_heap() -> None:
@@ -288,6 +327,7 @@ def worker_spec(
         "tmp_base": config["tmp_base"],
         "hide_paths": config["hide_paths"],
         "read_paths": config["read_paths"],
+        "withheld_paths": config.get("withheld_paths", []),
         "landlock": landlock_abi,
     }
 
@@ -362,6 +402,17 @@ def _self_check(
         return {"error": "the check child stopped without a report"}
 
 
+def _withheld_check(config: dict, killer: Killer | None, abi: int, program) -> str:
+    """Whether a NumPy worker, contained exactly as one, can read a file of torch's: "hidden"
+    (the layer hides them) or "readable" (the import wall alone stands)."""
+    probe = os.path.join(config["withheld_paths"][0], "__init__.py")
+    check = {**config, "check": {**config["check"], "must_read": [], "must_not_read": [probe]}}
+    report = _self_check(check, killer, abi, program)
+    if "error" in report:
+        return "unknown"
+    return "readable" if report.get("readable") else "hidden"
+
+
 def _reap_quietly(pid: int) -> None:
     try:
         os.waitpid(pid, os.WNOHANG)
@@ -393,12 +444,16 @@ def main() -> None:
     if config.get("probe") or "error" in started:
         return
     import numpy  # noqa: F401  (the point: imported once, shared by every fork)
-    import torch
 
     from . import child  # noqa: F401  (and the worker's own code)
 
+    _warm_up_numpy(numpy)
+    if config.get("numpy_ctrl_fd") is not None:  # before torch is in this process
+        _fork_numpy_zygote(config, killer, started["landlock"], program)
+    import torch
+
     torch.set_num_threads(1)
-    _warm_up(numpy, torch)
+    _warm_up_torch(numpy, torch)
     _collapse_heap()
     zygote = Zygote(config, ctrl, killer, started["landlock"], program)
     zygote.ctrl.send(json.dumps({"ready": True, "privileged": zygote.privileged}).encode())
