@@ -163,11 +163,17 @@ def _worker_processes() -> list[int]:
 
 def _zygote_descendants(engine: Engine) -> list[int]:
     """What still runs under the zygote (which reaps every orphan of a worker), but its own
-    helper that kills uids (running as root, never as a worker)."""
+    helper that kills uids (running as root, never as a worker) and the NumPy questions'
+    zygote (which reaps its own workers' orphans)."""
     import psutil
 
     zygote = psutil.Process(engine._zygote._proc.pid)
-    return [p.pid for p in zygote.children(recursive=True) if p.uids().real != 0]
+    numpy_zygote = engine._zygote.numpy_pid
+    return [
+        p.pid
+        for p in zygote.children(recursive=True)
+        if p.uids().real != 0 and p.pid != numpy_zygote
+    ]
 
 
 def test_fork_bomb_is_limited_and_its_whole_tree_is_killed(engine, tmp_path):

@@ -172,6 +172,7 @@ class Zygote:
         self._numpy_ctrl: socket.socket | None = None  # the NumPy questions' zygote (withheld)
         self._numpy_ready = False
         self.torch_files = ""  # in a NumPy worker: "hidden", "readable" or "absent"
+        self.numpy_pid: int | None = None  # the NumPy questions' zygote, as its sandbox numbers it
         self.numpy = NumpyZygote(self)
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._log: tempfile.SpooledTemporaryFile | None = None
@@ -328,6 +329,7 @@ class Zygote:
                         f"the NumPy questions' sandbox did not start:\n{self._log_text()}"
                     )
                 self.torch_files = str(hello.get("torch_files", ""))
+                self.numpy_pid = hello.get("pid") if type(hello.get("pid")) is int else None
                 self._numpy_ready = True
             return self._exchange(self._numpy_ctrl, req, fds)
 

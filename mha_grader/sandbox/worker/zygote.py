@@ -285,6 +285,7 @@ def _fork_numpy_zygote(config: dict, killer: Killer | None, abi: int, program) -
             zygote = Zygote(numpy_config, ctrl, killer, abi, program)
             files = _withheld_check(numpy_config, killer, abi, program) if hidden else "absent"
             reply = {"ready": True, "privileged": zygote.privileged, "torch_files": files}
+            reply["pid"] = os.getpid()  # as this pid namespace numbers it
             ctrl.send(json.dumps(reply).encode())
             zygote.serve()
         finally:
