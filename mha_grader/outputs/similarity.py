@@ -144,6 +144,7 @@ _PLAIN_DUNDERS = frozenset(
     | {"__post_init__", "__version__", "__qualname__", "__module__", "__array__"}
 )
 _WATCHED = dict.fromkeys(_ROUTES | _DECODERS, "route") | dict.fromkeys(_BUILTINS_RUNNING, "builtin")
+WATCHED_NAMES = frozenset(_WATCHED)
 _DUNDER = re.compile(r"__\w+__")
 _BLOB = re.compile(r"[A-Za-z0-9+/=_\-]{200,}")  # a long run without spaces: base64 or hex data
 # A string that names what the lists above hold: a key for getattr, vars() or sys.modules.
@@ -152,6 +153,16 @@ _WATCHED_STRING = re.compile(
     + "|".join(re.escape(n) for n in sorted(_BUILTINS_RUNNING | _ROUTES | {"exec"}))
     + r")\s*\Z"
 )
+
+
+def watched_name(name: str) -> bool:
+    """Whether ``runtime_reasons`` may name this identifier (wherever it stands): a builtin that
+    runs text or reaches namespaces, a module or function that loads or decodes code,
+    ``getattr``, or a dunder beyond plain code's."""
+    name = _name(name)
+    if name in _WATCHED or name == "getattr":
+        return True
+    return name[:2] == "__" == name[-2:] and len(name) > 4 and name not in _PLAIN_DUNDERS
 
 
 def _name(text: str) -> str:
