@@ -60,6 +60,7 @@ import keyword
 import lzma
 import re
 import unicodedata
+import warnings
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -87,6 +88,7 @@ GROUP_MIN = 3  # shared code is reported for groups of at least this many submis
 COHESION = 0.5  # ... of whom are most of the submissions that hold the code they share
 MAX_REDUCED = 100_000  # reduced characters compared per file; a longer file is also listed
 MAX_BUILT = 200_000  # characters of code decoded from one file's text (built_code)
+DECODE_WORK = 10_000_000  # ... and characters it may transform looking for it
 SHOWN = 50  # pairs listed in the HTML report (the summary lists fewer)
 
 # -- the code Python runs --------------------------------------------------------------------
@@ -385,16 +387,24 @@ def runtime_reasons(code: str) -> list[str]:
 _NOT_CODE_ONLY = (ast.Expr, ast.Pass)
 
 
+def _parse(text: str) -> ast.Module | None:
+    """``text`` parsed as Python, or None (quietly: no SyntaxWarning reaches the grader's
+    output)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+
 def _is_code(text: str) -> bool:
     """Whether ``text`` is Python with a statement beyond a lone expression (so that a word, a
     name or a blob of base64 is not taken for code)."""
     if len(text) < 12 or "\0" in text:
         return False
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return any(
+    tree = _parse(text)
+    return tree is not None and any(
         not isinstance(node, _NOT_CODE_ONLY)
         or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
         for node in tree.body
@@ -588,16 +598,19 @@ class _Folder:
         return None
 
 
-def _decodings(value: str | bytes) -> Iterator[str]:
+def _decodings(value: str | bytes, budget: list[int]) -> Iterator[str]:
     """``value`` and what it decodes to, in up to three layers: text as it is, reversed or
-    rot13; base64 (standard, URL-safe, base32, base85), hex; compressed bytes inflated."""
+    rot13; base64 (standard, URL-safe, base32, base85), hex; compressed bytes inflated. Each
+    value looked at costs its length from ``budget[0]``; nothing more is tried once it is
+    spent."""
     seen: set = set()
     todo = [(value, 0)]
     while todo:
         v, depth = todo.pop()
-        if v in seen or not v:
+        if v in seen or not v or budget[0] <= 0:
             continue
         seen.add(v)
+        budget[0] -= len(v)
         if isinstance(v, bytes):
             try:
                 text = v.decode("utf-8")
@@ -621,24 +634,25 @@ def _decodings(value: str | bytes) -> Iterator[str]:
             todo += [(n, depth + 1) for n in nexts if n]
 
 
-def built_code(source: str) -> list[str]:
+def built_code(source: str) -> tuple[list[str], bool]:
     """Python code that ``source`` holds as text, which it may run: what the arguments of its
     calls and its assignments fold to (``_Folder``), decoded where they are blobs
     (``_decodings``), kept where they parse as Python with a statement beyond a lone
-    expression; in layers (code that holds code), at most MAX_BUILT characters. Best effort:
+    expression; in layers (code that holds code), at most MAX_BUILT characters. Also whether
+    the search went through every value (it stops after DECODE_WORK characters). Best effort:
     what it cannot fold or decode is still named by ``runtime_reasons``."""
     found: list[str] = []
     seen: set[str] = set()
     total = 0
+    budget = [DECODE_WORK]
 
     def visit(text: str, layer: int) -> None:
         nonlocal total
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = _parse(text)
+        if tree is None:
             return
         for value in _Folder(tree).values():
-            for decoded in _decodings(value):
+            for decoded in _decodings(value, budget):
                 if decoded in seen or total + len(decoded) > MAX_BUILT:
                     continue
                 seen.add(decoded)
@@ -649,7 +663,7 @@ def built_code(source: str) -> list[str]:
                         visit(decoded, layer + 1)
 
     visit(source, 0)
-    return found
+    return found, budget[0] > 0
 
 
 def kgram_hashes(text: str, k: int = K) -> np.ndarray:
@@ -766,7 +780,9 @@ def fingerprint(code: str, filename: str, boilerplate: np.ndarray | None = None)
         reasons.insert(0, "a coding declaration (Python reads other text than the file shows)")
     shown = source
     if reasons:
-        pieces = built_code(source)
+        pieces, complete = built_code(source)
+        if not complete:
+            reasons.append("more text than the grader decodes: some of it not looked at")
         if pieces:
             shown += "".join(_BUILT_HEADER.format(i + 1) + p for i, p in enumerate(pieces))
             reduced = _reduce(shown)
