@@ -63,10 +63,10 @@ def _digest(*parts: str | None) -> str:
     return h.hexdigest()[:16]
 
 
-_SKIPPED = (tokenize.COMMENT, tokenize.NL)
-_ENDS = (tokenize.NEWLINE, tokenize.DEDENT, tokenize.ENDMARKER)
+_SKIPPED = {tokenize.COMMENT, tokenize.NL}
+_ENDS = {tokenize.NEWLINE: "\1N", tokenize.DEDENT: "\1D", tokenize.ENDMARKER: "\1E"}
 _WATCHED = WATCHED_NAMES | {"getattr"}
-_BREAKS = (None, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+_BREAKS = {None, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 
 
@@ -94,6 +94,9 @@ def _program(text: str | None) -> tuple[str | None, bool]:
     newlines = text.replace("\r\n", "\n")
     safe = "\r" not in newlines and source == newlines
     safe = safe and not _COOKIE.search("\n".join(source.split("\n", 2)[:2]))
+    # One part per token, "\0" between them (a source holding "\0" was kept raw above); the
+    # structure tokens and each logical line's indentation start with characters no token
+    # string starts with (a control character outside a string is an ERRORTOKEN).
     parts: list[str] = []
     emit = parts.append
     start = True  # the next token starts a logical line
@@ -103,9 +106,12 @@ def _program(text: str | None) -> tuple[str | None, bool]:
         for kind, string, (row, col), (end_row, _), line in tokenize.generate_tokens(
             io.StringIO(source).readline
         ):
+            if kind in _SKIPPED:
+                before, before_end = kind, end_row
+                continue
             if kind == tokenize.ERRORTOKEN:
                 return raw, False
-            if safe and kind not in _SKIPPED:
+            if safe:
                 if pending and kind != tokenize.NEWLINE:
                     safe = False
                 pending = False
@@ -116,19 +122,20 @@ def _program(text: str | None) -> tuple[str | None, bool]:
                 elif kind == tokenize.NAME and (string in _WATCHED or string[:2] == "__"):
                     safe = not watched_name(string)
             before, before_end = kind, end_row
-            if kind in _SKIPPED:
-                continue
             if kind in _ENDS:
-                emit(tokenize.tok_name[kind])
+                emit(_ENDS[kind])
                 start = start or kind == tokenize.NEWLINE
-                continue
-            if start and kind != tokenize.INDENT:
-                emit(line[:col])  # the logical line's indentation, as written
-            emit(f"{kind} {string}")
-            start = kind == tokenize.INDENT
+            elif kind == tokenize.INDENT:
+                emit("\1I" + string)
+                start = True
+            else:
+                if start:
+                    emit("\2" + line[:col])  # the logical line's indentation, as written
+                    start = False
+                emit(string)
     except (tokenize.TokenError, SyntaxError):
         return raw, False
-    return "".join(f"{len(p)}:{p}" for p in parts), safe
+    return "\0".join(parts), safe
 
 
 _NOT_CODE = re.compile(r"^[ \t]*(?:#.*)?\r?$\n?", re.MULTILINE)  # a blank or comment-only line
