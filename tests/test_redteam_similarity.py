@@ -372,3 +372,24 @@ def test_independent_work_is_never_grouped_flagged_or_paired():
     for limit in (None, 1, 3):  # also when every shared line counts as common
         report = compare(students, common_limit=limit)
         assert report.pairs == [] and report.groups == [] and report.flagged == {}, limit
+
+
+def test_the_summary_and_the_report_list_groups_and_code_built_at_run_time(tmp_path):
+    from mha_grader.outputs.folder import OutputFolder
+    from mha_grader.outputs.summary import _similar_section
+
+    sources = honest_class() | leaked_copies(11)
+    sources["copy"] = dict(ORIGINAL, **{"multihead.py": BUILT[0][1]})
+    report = compare(sources)
+    similarity.write(tmp_path, report)
+    text = "\n".join(_similar_section(OutputFolder(tmp_path)))
+    assert "**The same code**" in text and "leak00, leak01, leak02" in text
+    assert (
+        "**Code many submissions share**: " in text and "- 12 submissions, " in text
+    )  # the decoded copy too
+    assert "**Code built at run time**" in text and "- copy, multihead.py: " in text
+    assert "imports zlib" in text and "not evidence of copying" in text
+    html = (tmp_path / "similarity.html").read_text()
+    assert "Code many submissions share" in html and "The same code" in html
+    for word in ("plagiar", "cheat", "guilty"):
+        assert word not in (text + html).lower()

@@ -1270,9 +1270,11 @@ def render_html(report: Report) -> str:
     if report.flagged:
         lines += [
             "<h2>Code built at run time</h2>",
-            '<p class="note">These files build or reach code at run time (or could): what '
-            "ran may not be the code their text shows. Read them; where the grader decoded "
-            "code from their text, it is shown after the file and compared too.</p>",
+            '<p class="note">These files use what can build, load or reach code at run time '
+            "(exec, eval, compile, importlib, a decoded blob, a coding declaration, a module "
+            "beyond plain numerical code...), so what ran may not be the code their text "
+            "shows. Read them; where the grader decoded code from their text, it is shown "
+            "after the file and compared too.</p>",
             "<ul>",
         ]
         for s, files in sorted(report.flagged.items()):

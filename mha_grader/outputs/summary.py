@@ -351,9 +351,10 @@ def _similar_section(out: OutputFolder, shown: int = 20) -> list[str]:
     if flagged:
         lines += [
             "",
-            "**Code built at run time**: what these files run may not be the code their text "
-            "shows (`exec`, `eval`, `compile`, `importlib`, a decoded blob, a coding "
-            "declaration...); read them. Where the grader could decode the code, it was "
+            "**Code built at run time**: these files use what can build, load or reach code "
+            "at run time (`exec`, `eval`, `compile`, `importlib`, a decoded blob, a coding "
+            "declaration, a module beyond plain numerical code...), so what ran may not be "
+            "what their text shows; read them. Where the grader could decode the code, it was "
             "compared too.",
             "",
         ]
