@@ -309,6 +309,14 @@ def test_bindings_the_queue_cannot_settle_are_named():
         files_of(multihead("globals()['soft' + 'max'] = lambda x, axis=-1: x\n")), "softmax"
     )
     assert "at run time" in dyn.note and "globals" in dyn.note
+    served = queue.what_ran(
+        files_of(
+            code_files()["multihead.py"].replace("def softmax(", "def _softmax(")
+            + "\n\ndef __getattr__(name):\n    return abs\n"
+        ),
+        "softmax",
+    )
+    assert "__getattr__" in served.note and served.bindings[-1].source.startswith("def __getattr__")
     other = code_files() | {
         "crosscheck.py": code_files()["crosscheck.py"]
         + "\nimport multihead\nmultihead.softmax = abs\n"

@@ -122,6 +122,7 @@ _ROUTES = frozenset(
     # NumPy's and torch's ways of loading or compiling code
     | {"load", "loads", "load_inline", "cpp_extension", "jit", "hub", "f2py", "ctypeslib"}
     | {"_C", "_dynamo", "allow_pickle", "read_array", "weights_only", "load_library"}
+    | {"distutils", "extbuild", "build_and_import_extension"}
 )
 _DECODERS = frozenset(
     {"base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "zipfile", "tarfile"}

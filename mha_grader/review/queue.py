@@ -250,6 +250,13 @@ def what_ran(files: dict[str, str], qid: str) -> Shown | None:
     found = _bindings(text, tree, qid)
     at_import = [b for b in found if b.kind != "global"]
     notes = []
+    served = [b for b in _bindings(text, tree, "__getattr__") if b.kind == "def"]
+    if served and not at_import:
+        found.append(served[-1])
+        notes.append(
+            f"{own} binds no {qid}; its module __getattr__ (line {served[-1].line}) serves "
+            "names it does not bind: what ran is what that returned"
+        )
     last = at_import[-1] if at_import else None
     if len(at_import) > 1:
         lines = ", ".join(str(b.line) for b in at_import[:-1]) + f" and {last.line}"
