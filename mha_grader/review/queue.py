@@ -338,6 +338,12 @@ def code_of(out: OutputFolder, item: Item) -> tuple[Shown | None, str]:
         if shown is not None and (shown.bindings or shown.note):
             return shown, where
         return None, f"no function {item.question} in {where}"
+    graded = sealed.hashes.get(item.question, "") if sealed else ""
+    if graded and not graded.startswith(decisions.CODE_RULE) and candidates:
+        return None, (
+            "graded by an earlier grader, whose record cannot tell this code from a changed "
+            "one: grade it again (mha-grade batch --regrade, or one) to see it here"
+        )
     return None, f"the code as graded is not at hand (submission: {item.source or 'unknown'})"
 
 
