@@ -345,3 +345,25 @@ def test_the_queue_screen_shows_every_binding_and_the_note(tmp_path):
     screen_of._show(item)
     screen = console.export_text()
     assert "bound 2 times" in screen and "(what ran)" in screen and "return x" in screen
+
+
+def test_code_sealed_by_an_earlier_grader_is_shown_only_where_its_record_can_tell(tmp_path):
+    out = tmp_path / "out"
+    for student, text in (("fay", code_files()["multihead.py"]), ("eve", HIDDEN[0][1])):
+        seal(
+            out,
+            make_grade(student, share={"softmax": 0.0}, flagged={"softmax": "hm"}),
+            files=files_of(text),
+        )
+        sealed = OutputFolder(out).read_seal(student)
+        sealed.hashes = {  # as an earlier grader sealed it
+            q: earlier_rule_hash(files_of(text), q) if q in CODE_QUESTIONS else h
+            for q, h in sealed.hashes.items()
+            if "@" not in q
+        }
+        OutputFolder(out).write_seal(sealed)
+    items = {i.student: i for i in review_items.items(out) if i.question == "softmax"}
+    shown, _ = queue.code_of(OutputFolder(out), items["fay"])
+    assert shown is not None and shown.ran.source.startswith("def softmax")
+    shown, why = queue.code_of(OutputFolder(out), items["eve"])  # an exec'd string: cannot tell
+    assert shown is None and "earlier grader" in why and "--regrade" in why
