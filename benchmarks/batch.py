@@ -242,7 +242,10 @@ def main() -> int:
             print(stdout.decode(), stderr.decode(), file=sys.stderr)
             return 1
         rows = (out / "grades.csv").read_text().count("\n") - 1
-        pairs = len(json.loads((out / "similarity.json").read_text())["pairs"])
+        report = json.loads((out / "similarity.json").read_text())
+        pairs = len(report["pairs"])
+        groups = [(g["kind"], len(g["students"])) for g in report["groups"]]
+        built = len({f["student"] for f in report["runtime_code"]})
         t_import_after = time_import(wrap)
 
     t_ref = statistics.median([t_import, t_import_after])
@@ -269,6 +272,13 @@ def main() -> int:
         f"time (target <= 10%): {parent:.2f} s in the parent after grading + "
         f"{in_graders:.2f} s of fingerprints in the grading processes / {args.jobs} jobs; "
         f"{pairs} pairs worth a look ({counts['copied']} copies planted)"
+    )
+    same = sorted((n for kind, n in groups if kind == "same"), reverse=True)
+    shared = sorted((n for kind, n in groups if kind == "shared"), reverse=True)
+    print(
+        f"groups: {len(same)} with the same code (the largest: {same[:6]}), "
+        f"{len(shared)} sharing code many hold (sizes {shared}); {built} submissions whose code "
+        "is not all in their text"
     )
     return 0 if rows == args.n else 1
 

@@ -1,4 +1,5 @@
-"""Similar submissions: which pairs of a class share enough code to be worth a look.
+"""Similar submissions: which students of a class share enough code to be worth a look, and whose
+code is not all in its text.
 
 The comparison is copydetect's (winnowing over tokens, MOSS's method; offline): every file is
 reduced to its tokens with names replaced by ``V``, function names by ``F`` and strings by ``S``
@@ -8,6 +9,28 @@ and never count; two files match where they share hashes, and copydetect turns t
 hashes into matched stretches of each file (``compare_files``) and highlights them in the raw
 code (``highlight_overlap``). Hashes are order-free, so reordering functions changes nothing.
 
+What is compared is the code Python runs, not the file's text as it looks (``read_code``):
+the text as the interpreter decodes it (a coding declaration such as ``utf-7`` can turn a
+comment into code), line endings made one (a file with ``\\r`` alone ends its lines as Python
+does), comments and layout stripped before any size bound (a long comment costs nothing), the
+statement separators and trailing commas Python lets a student add or leave out dropped. A
+file that builds code at run time (``exec``, ``eval``, ``compile``, ``__import__``,
+``importlib``, a blob decoded with ``base64``, ``zlib``, ``codecs``...: ``runtime_reasons``)
+is listed for a person whatever it is similar to, and the code it holds as text, where simple
+folding and decoding reach it (``built_code``), is compared with the rest of the file.
+
+Four things are listed, each a reason to read, never evidence of copying on its own:
+
+- **pairs**: each of the two has at least ``THRESHOLD`` of its own code in common with the
+  other, or one has at least ``CONTAIN`` of its code in the other (a copy padded with code of
+  its own), counting code that at most ``common_limit`` submissions hold;
+- **the same code**: submissions whose reduced code is the same (names, comments, layout and
+  the order of top-level statements set aside), whatever the class size;
+- **shared code**: three or more submissions whose code is mostly code that more than
+  ``common_limit`` submissions hold, and that share most of it with one another (a leaked
+  solution in many copies), reported as a group rather than dropped as common;
+- **code built at run time**: files whose code is not all in their text.
+
 Two things are done here rather than by copydetect, for speed and for reproducible reports:
 the reduction to tokens uses one regular expression instead of pygments' Python lexer (which
 costs ~25 ms a file, more than grading the whole submission; the reduced text has the same
@@ -15,24 +38,32 @@ text, see ``reduce_code``), and k-grams are hashed with a fixed polynomial hash 
 uses Python's ``hash``, salted per process, so two runs would pick different fingerprints).
 To keep a class of 1,000 linear, pairs are first screened by a sample of their fingerprints
 (those whose hash is 0 modulo ``SAMPLE``); copydetect then compares only the screened pairs.
-Code that more than ``common_limit`` submissions share is treated like the stubs: common
-idioms (a max-shifted softmax) are not evidence of anything.
-
-A flag means "look at this pair", never "these students copied": a study group, a tutorial or
-the lecture's code are innocent reasons for shared code.
+Code that more than ``common_limit`` submissions share is left out of pairs: common idioms (a
+max-shifted softmax) are not evidence of anything; it is looked at again for groups only.
 """
 
 from __future__ import annotations
 
+import ast
+import base64
+import binascii
 import builtins
+import bz2
+import codecs
 import copy
 import functools
+import hashlib
 import html
+import importlib.util
 import json
 import keyword
+import lzma
 import re
+import unicodedata
+import warnings
+import zlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -49,16 +80,105 @@ from .folder import CODE_FILES, OutputFolder, as_folder, write_atomic
 K = 45  # copydetect's noise threshold: matches shorter than K reduced characters never count
 SAMPLE = 8  # screening keeps fingerprints whose hash is 0 mod SAMPLE (about 1 in 8)
 SCREEN = 0.8  # ... and passes pairs whose samples overlap by this share of the threshold
-THRESHOLD = 0.65  # flagged: each of the two has at least this share of its own code in common
+THRESHOLD = 0.65  # a pair: each of the two has at least this share of its own code in common
+CONTAIN = 0.85  # ... or one of the two has at least this share of its own code in the other
 MIN_MATCH = 300  # ... and the shared code is at least this many reduced characters long
-MAX_CHARS = 200_000  # longer files are compared on their first MAX_CHARS characters
+CONTAIN_MIN = 600  # ... (a contained one: at least this many of its own reduced characters)
+GROUP_MIN = 3  # shared code is reported for groups of at least this many submissions
+COHESION = 0.5  # ... of whom are most of the submissions that hold the code they share
+MAX_REDUCED = 100_000  # reduced characters compared per file; a longer file is also listed
+MAX_BUILT = 200_000  # characters of code decoded from one file's text (built_code)
+DECODE_WORK = 10_000_000  # ... and characters it may transform looking for it
 SHOWN = 50  # pairs listed in the HTML report (the summary lists fewer)
+
+# -- the code Python runs --------------------------------------------------------------------
+
+
+def read_code(text: str) -> str:
+    """``text`` as the interpreter reads the file grading writes from it (UTF-8 bytes): decoded
+    by its coding declaration, with universal newlines (``\\r\\n`` and ``\\r`` end lines as
+    ``\\n`` does). A declaration Python refuses leaves the text with its newlines made one."""
+    try:
+        return importlib.util.decode_source(text.encode("utf-8", "surrogatepass"))
+    except (SyntaxError, UnicodeError, LookupError, ValueError):
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# Names that turn text into code, or reach what does (the interpreter's namespaces, frames,
+# code objects, modules that run text), wherever they stand outside strings and comments. A
+# builtin after "." is someone's method (torch's ``module.eval()``), so those count bare only.
+_BUILTINS_RUNNING = frozenset(
+    {"exec", "eval", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
+    | {"setattr", "delattr", "execfile", "reload"}
+)
+_ROUTES = frozenset(
+    # modules and functions that run or load text as code, or reach the namespaces that do
+    {"builtins", "importlib", "imp", "runpy", "pickle", "cPickle", "dill", "marshal", "shelve"}
+    | {"ctypes", "cffi", "inspect", "sys", "subprocess", "gc", "pdb", "timeit", "cProfile"}
+    | {"doctest", "pydoc", "codeop", "zipimport", "pkgutil", "attrgetter", "methodcaller"}
+    # frames and code objects
+    | {"f_globals", "f_locals", "f_builtins", "f_back", "f_code", "tb_frame", "gi_frame"}
+    | {"cr_frame", "ag_frame", "_getframe", "co_code", "CodeType", "FunctionType"}
+    # NumPy's and torch's ways of loading or compiling code
+    | {"load", "loads", "load_inline", "cpp_extension", "jit", "hub", "f2py", "ctypeslib"}
+    | {"_C", "_dynamo", "allow_pickle", "read_array", "weights_only", "load_library"}
+    | {"distutils", "extbuild", "build_and_import_extension"}
+)
+_DECODERS = frozenset(
+    {"base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "zipfile", "tarfile"}
+    | {"fromhex", "unhexlify", "b64decode", "b32decode", "b16decode", "b85decode"}
+    | {"a85decode", "decodebytes", "standard_b64decode", "urlsafe_b64decode", "decompress"}
+    | {"rot13", "rot_13", "a2b_base64", "a2b_hex"}
+)
+# What plain numerical code imports; any other module is named (it may run or reach code).
+_PLAIN_MODULES = frozenset(
+    {"numpy", "torch", "multihead", "math", "cmath", "numbers", "itertools", "functools"}
+    | {"operator", "collections", "typing", "typing_extensions", "dataclasses", "abc", "enum"}
+    | {"warnings", "copy", "random", "statistics", "fractions", "decimal", "__future__"}
+    | {"contextlib", "re", "string", "textwrap", "time", "heapq", "bisect", "scipy"}
+)
+# Dunder names plain code uses; any other (``__globals__``, ``__builtins__``, ``__code__``,
+# ``__dict__``, ``__subclasses__``...) reaches the interpreter's internals. Defining a dunder
+# method (after ``def``) is plain.
+_PLAIN_DUNDERS = frozenset(
+    {"__init__", "__name__", "__main__", "__future__", "__all__", "__file__", "__class__"}
+    | {"__call__", "__len__", "__getitem__", "__setitem__", "__iter__", "__next__", "__repr__"}
+    | {"__str__", "__eq__", "__hash__", "__contains__", "__enter__", "__exit__", "__slots__"}
+    | {"__post_init__", "__version__", "__qualname__", "__module__", "__array__"}
+)
+_WATCHED = dict.fromkeys(_ROUTES | _DECODERS, "route") | dict.fromkeys(_BUILTINS_RUNNING, "builtin")
+WATCHED_NAMES = frozenset(_WATCHED)
+_DUNDER = re.compile(r"__\w+__")
+_BLOB = re.compile(r"[A-Za-z0-9+/=_\-]{200,}")  # a long run without spaces: base64 or hex data
+# A string that names what the lists above hold: a key for getattr, vars() or sys.modules.
+_WATCHED_STRING = re.compile(
+    r"\A\s*(?:"
+    + "|".join(re.escape(n) for n in sorted(_BUILTINS_RUNNING | _ROUTES | {"exec"}))
+    + r")\s*\Z"
+)
+
+
+def watched_name(name: str) -> bool:
+    """Whether ``runtime_reasons`` may name this identifier (wherever it stands): a builtin that
+    runs text or reaches namespaces, a module or function that loads or decodes code,
+    ``getattr``, or a dunder beyond plain code's."""
+    name = _name(name)
+    if name in _WATCHED or name == "getattr":
+        return True
+    return name[:2] == "__" == name[-2:] and len(name) > 4 and name not in _PLAIN_DUNDERS
+
+
+def _name(text: str) -> str:
+    """An identifier as Python binds it: non-ASCII names are NFKC-normalised (``ｅｘｅｃ`` is
+    ``exec``)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
 
 # -- reducing code to tokens (copydetect's filter_code, without pygments) -----------------------
 
 _TOKEN = re.compile(
     r"""
-    (?P<drop>[ \t\f\r\n]+|\\\r?\n|\#[^\r\n]*)
+    (?P<drop>[ \t\f\r\n;]+|\\\r?\n|\#[^\r\n]*)
    |(?P<string>[rRbBuUfF]{0,2}(?:
         '''(?:[^'\\]|\\.|'(?!''))*'''
        |\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
@@ -73,15 +193,73 @@ _TOKEN = re.compile(
 # Kept as written, as pygments' lexer keeps them: keywords, builtins (int, ValueError, range).
 _LITERAL_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
 _PSEUDO_NAMES = frozenset({"self", "cls", "__file__", "__name__", "__doc__", "__spec__"})
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 
 
-def reduce_code(code: str) -> tuple[str, np.ndarray]:
-    """copydetect's filtered text and offsets for Python code.
+@dataclass
+class _Reduced:
+    text: str
+    offsets: np.ndarray
+    blocks: list[int]  # where each top-level statement starts in text
+    reasons: list[str]  # what in the code may build other code at run time (runtime_reasons)
+
+
+def _next_token(tokens: list, i: int) -> int:
+    """The index of the first token after ``i`` that is not layout or a comment (or len)."""
+    i += 1
+    while i < len(tokens) and tokens[i][0]:
+        i += 1
+    return i
+
+
+def _getattr_is_plain(tokens: list, i: int) -> bool:
+    """Whether the ``getattr`` at ``i`` is called with a plain string literal as the name:
+    ``getattr(obj, "name"[, default])``."""
+    j = _next_token(tokens, i)
+    if j >= len(tokens) or tokens[j][4] != "(":
+        return False
+    depth = 0
+    while j < len(tokens):
+        op = tokens[j][4]
+        if op in _OPEN:
+            depth += 1
+        elif op in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return False  # one argument, or none
+        elif op == "," and depth == 1:
+            break
+        j = _next_token(tokens, j)
+    j = _next_token(tokens, j)
+    if j >= len(tokens) or not tokens[j][1] or "f" in tokens[j][1][:2].lower():
+        return False
+    after = _next_token(tokens, j)
+    return after < len(tokens) and tokens[after][4] in (",", ")")
+
+
+def _string_reasons(text: str, reasons: list[str]) -> None:
+    body = text.lstrip("rRbBuUfF")
+    quote = 3 if body[:3] in ('"""', "'''") else 1
+    inner = body[quote:-quote]
+    for dunder in _DUNDER.findall(inner):
+        if dunder not in _PLAIN_DUNDERS:
+            reasons.append(f"the string {dunder!r}")
+    if len(inner) < 40 and _WATCHED_STRING.match(inner):
+        reasons.append(f"the string {inner.strip()!r}")
+    blob = _BLOB.search(inner)
+    if blob:
+        reasons.append(f"a {len(blob.group(0)):,}-character blob")
+
+
+def _reduce(code: str) -> _Reduced:
+    """copydetect's filtered text and offsets for Python code, where each top-level statement
+    starts, and what in the code may build other code at run time.
 
     Variables and attributes become ``V``, a name after ``def`` ``F``, after ``class`` ``O``, a
-    string ``S``; keywords, builtins, numbers and operators stay; whitespace and comments go.
-    The offsets are copydetect's: ``[index in the reduced text, characters removed before it]``,
-    which ``compare_files`` uses to map matches back onto the raw code.
+    string ``S``; keywords, builtins, numbers and operators stay; whitespace, comments, ``;``
+    and trailing commas go. The offsets are copydetect's: ``[index in the reduced text,
+    characters removed before it]``, which ``compare_files`` uses to map matches back onto the
+    raw code.
     """
     out: list[str] = []
     emit = out.append
@@ -91,18 +269,41 @@ def reduce_code(code: str) -> tuple[str, np.ndarray]:
     removed = 0
     previous = ""
     importing = ""  # "module" while naming modules in an import (kept), "names" after from-import
+    depth = 0  # open brackets
+    line_start = True  # the next token starts a line at column 0 (a top-level statement)
+    blocks: list[int] = []
+    reasons: list[str] = []
     # findall gives each token as (drop, string, name, number, op): all in C, one tuple a token.
-    for drop, string, name, number, op in _TOKEN.findall(code):
+    tokens = _TOKEN.findall(code)
+    for i, (drop, string, name, number, op) in enumerate(tokens):
         if drop:
             at.append(length - 1)
             shift.append(removed)
             removed += len(drop)
-            if "\n" in drop:
+            if "\n" in drop or ";" in drop:
                 importing = ""
+            if drop[0] != "#":
+                line_start = drop.endswith("\n") and not drop.startswith("\\")
             continue
+        if line_start and depth == 0:
+            blocks.append(length)
+        line_start = False
         text = string or name or number or op
         letter = None
-        if string:
+        if op:
+            if op in _OPEN:
+                depth += 1
+            elif op in _CLOSE:
+                depth = max(0, depth - 1)
+            elif op == ",":
+                j = _next_token(tokens, i)
+                if j < len(tokens) and tokens[j][4] in _CLOSE:  # a trailing comma: optional
+                    at.append(length - 1)
+                    shift.append(removed)
+                    removed += 1
+                    continue
+        elif string:
+            _string_reasons(text, reasons)
             if text[0] in "'\"" and not text.startswith(("'''", '"""')):
                 # A plain one-line string: pygments keeps its quotes, reduces what is inside.
                 if len(text) == 2:
@@ -117,25 +318,353 @@ def reduce_code(code: str) -> tuple[str, np.ndarray]:
                 previous = text
                 continue
             letter = "S"
-        elif name and previous != "@" and name not in _PSEUDO_NAMES:
-            # (decorators, self, __name__ stay as written, as pygments keeps them)
-            if name in ("from", "import"):
-                importing = "names" if name == "import" and importing == "module" else "module"
-            elif previous == ".":
-                letter = None if importing == "module" else "V"
-            elif name not in _LITERAL_NAMES and importing != "module":
-                letter = "F" if previous == "def" else "O" if previous == "class" else "V"
+        elif name:
+            bound = name if name.isascii() else _name(name)
+            watched = _WATCHED.get(bound)
+            if watched is not None:
+                if watched != "builtin" or previous != ".":
+                    reasons.append(bound)
+            elif bound == "getattr" and not _getattr_is_plain(tokens, i):
+                reasons.append("getattr with a computed name")
+            elif bound[0] == "_" and bound[:2] == "__" == bound[-2:] and len(bound) > 4:
+                if bound not in _PLAIN_DUNDERS and previous != "def":
+                    reasons.append(bound)
+            if importing == "module" and previous in ("import", "from", ","):
+                if bound not in _PLAIN_MODULES and bound not in ("import", "from"):
+                    reasons.append(f"imports {bound}")
+            if previous != "@" and name not in _PSEUDO_NAMES:
+                # (decorators, self, __name__ stay as written, as pygments keeps them)
+                if name in ("from", "import"):
+                    importing = "names" if name == "import" and importing == "module" else "module"
+                elif previous == ".":
+                    letter = None if importing == "module" else "V"
+                elif bound not in _LITERAL_NAMES and importing != "module":
+                    letter = "F" if previous == "def" else "O" if previous == "class" else "V"
+            if letter is None and bound is not name:
+                text = bound  # a keyword or builtin written in other letters is the same name
         previous = text
         if letter is None:
             emit(text)
             length += len(text)
+            if len(text) != len(name or text):
+                at.append(length - 1)
+                shift.append(removed)
+                removed += len(name) - len(text)
         else:
             emit(letter)
             length += 1
             at.append(length - 1)
             shift.append(removed)
             removed += len(text) - 1
-    return "".join(out), np.array([at, shift], dtype=np.int64).T
+    return _Reduced(
+        "".join(out), np.array([at, shift], dtype=np.int64).T, blocks, list(dict.fromkeys(reasons))
+    )
+
+
+def reduce_code(code: str) -> tuple[str, np.ndarray]:
+    """copydetect's filtered text and offsets for Python code (see ``_reduce``)."""
+    reduced = _reduce(code)
+    return reduced.text, reduced.offsets
+
+
+def runtime_reasons(code: str) -> list[str]:
+    """What in ``code`` (as Python reads it) may build or reach other code at run time, in a
+    few words each, or an empty list: names that run text (``exec``, ``eval``, ``compile``,
+    ``__import__``), reach the interpreter's namespaces or frames (``vars``, ``globals``,
+    ``sys``, ``__globals__``, ``getattr`` with a computed name), load code (``pickle``,
+    ``importlib``, ``torch.jit``...) or decode blobs (``base64``, ``zlib``, ``codecs``...),
+    strings naming them, long blobs, imports beyond plain numerical code, and a coding
+    declaration that makes Python read other text than the file shows. A list of known routes:
+    a route it does not know is not named."""
+    source = read_code(code)
+    reasons = _reduce(source).reasons
+    if source != code.replace("\r\n", "\n").replace("\r", "\n"):
+        reasons.insert(0, "a coding declaration (Python reads other text than the file shows)")
+    return reasons
+
+
+# -- code held as text -------------------------------------------------------------------------
+
+_NOT_CODE_ONLY = (ast.Expr, ast.Pass)
+
+
+def _parse(text: str) -> ast.Module | None:
+    """``text`` parsed as Python, or None (quietly: no SyntaxWarning reaches the grader's
+    output)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+
+def _is_code(text: str) -> bool:
+    """Whether ``text`` is Python with a statement beyond a lone expression (so that a word, a
+    name or a blob of base64 is not taken for code)."""
+    if len(text) < 12 or "\0" in text:
+        return False
+    tree = _parse(text)
+    return tree is not None and any(
+        not isinstance(node, _NOT_CODE_ONLY)
+        or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+        for node in tree.body
+    )
+
+
+def _inflate(data: bytes) -> bytes | None:
+    """``data`` decompressed (zlib, gzip, raw deflate, bz2, xz/lzma), at most MAX_BUILT bytes."""
+    attempts = []
+    if data[:1] == b"\x78":
+        attempts.append(zlib.decompressobj)
+    if data[:2] == b"\x1f\x8b":
+        attempts.append(lambda: zlib.decompressobj(16 + zlib.MAX_WBITS))
+    attempts.append(lambda: zlib.decompressobj(-zlib.MAX_WBITS))
+    if data[:3] == b"BZh":
+        attempts.append(bz2.BZ2Decompressor)
+    if data[:1] in (b"\xfd", b"\x5d"):
+        attempts.append(lzma.LZMADecompressor)
+    for make in attempts:
+        try:
+            out = make().decompress(data, MAX_BUILT)
+        except (ValueError, OSError, EOFError, zlib.error, lzma.LZMAError):
+            continue
+        if out:
+            return out
+    return None
+
+
+_DECODE = {
+    "b64decode": base64.b64decode,
+    "standard_b64decode": base64.standard_b64decode,
+    "decodebytes": base64.decodebytes,
+    "a2b_base64": binascii.a2b_base64,
+    "urlsafe_b64decode": base64.urlsafe_b64decode,
+    "b32decode": base64.b32decode,
+    "b16decode": lambda x: base64.b16decode(x, casefold=True),
+    "b85decode": base64.b85decode,
+    "a85decode": base64.a85decode,
+    "unhexlify": binascii.unhexlify,
+    "a2b_hex": binascii.a2b_hex,
+    "fromhex": lambda x: bytes.fromhex(x if isinstance(x, str) else x.decode("ascii")),
+    "decompress": _inflate,
+}
+_CODECS = {"rot13": "rot13", "rot_13": "rot13", "base64": "b64decode", "base_64": "b64decode"}
+_CODECS |= {"hex": "unhexlify", "hex_codec": "unhexlify", "zlib": "decompress", "zip": "decompress"}
+_CODECS |= {"bz2": "decompress", "base64_codec": "b64decode", "zlib_codec": "decompress"}
+
+
+def _transform(how: str, value: object) -> object:
+    """``value`` through the decoder named ``how`` (a key of _DECODE, or rot13), or None."""
+    try:
+        if how == "rot13":
+            return codecs.decode(value, "rot13") if isinstance(value, str) else None
+        if isinstance(value, str):
+            value = value.encode("latin-1") if how != "fromhex" else value
+        if not isinstance(value, bytes | str):
+            return None
+        return _DECODE[how](value)
+    except (ValueError, TypeError, binascii.Error, UnicodeError, KeyError):
+        return None
+
+
+class _Folder:
+    """The values simple constant expressions of a module fold to: literals, concatenation and
+    repetition, f-strings of constants, ``join``, ``chr``, ``bytes``, slices (``[::-1]``),
+    ``replace``, ``encode``/``decode``, ``to_bytes``, the decoders of _DECODE and
+    ``codecs.decode``, and names bound once to such an expression."""
+
+    def __init__(self, tree: ast.AST):
+        self.tree = tree
+        stores: Counter = Counter()
+        bound: dict[str, ast.expr] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stores[node.id] += 1
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                if isinstance(node.targets[0], ast.Name):
+                    bound[node.targets[0].id] = node.value
+        self.names = {n: v for n, v in bound.items() if stores[n] == 1}
+        self.memo: dict[int, object] = {}
+
+    def values(self) -> list[str | bytes]:
+        """What the arguments of calls and the values of assignments fold to."""
+        found = []
+        for node in ast.walk(self.tree):
+            parts: list = []
+            if isinstance(node, ast.Call):
+                parts = [*node.args, *(k.value for k in node.keywords)]
+            elif isinstance(node, ast.Assign | ast.AnnAssign | ast.Return) and node.value:
+                parts = [node.value]
+            for part in parts:
+                value = self.fold(part)
+                if isinstance(value, str | bytes) and len(value) >= 12:
+                    found.append(value)
+        return list(dict.fromkeys(found))
+
+    def fold(self, node: ast.AST, depth: int = 0) -> object:
+        key = id(node)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # a name bound to itself folds to nothing
+        try:
+            value = self._fold(node, depth) if depth < 64 else None
+        except (ValueError, TypeError, OverflowError, UnicodeError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, str | bytes | list) and len(value) > MAX_BUILT:
+            value = None
+        self.memo[key] = value
+        return value
+
+    def _fold(self, node: ast.AST, depth: int) -> object:
+        def f(n: ast.AST) -> object:
+            return self.fold(n, depth + 1)
+
+        if isinstance(node, ast.Constant):
+            v = node.value
+            return v if isinstance(v, str | bytes | int) and not isinstance(v, bool) else None
+        if isinstance(node, ast.Name):
+            bound = self.names.get(node.id)
+            return f(bound) if bound is not None else None
+        if isinstance(node, ast.JoinedStr):
+            parts = [f(p) for p in node.values]
+            return "".join(parts) if all(isinstance(p, str) for p in parts) else None
+        if isinstance(node, ast.FormattedValue):
+            v = f(node.value)
+            return str(v) if isinstance(v, str | int) else None
+        if isinstance(node, ast.List | ast.Tuple):
+            items = [f(e) for e in node.elts]
+            return items if all(i is not None for i in items) else None
+        if isinstance(node, ast.BinOp):
+            a, b = f(node.left), f(node.right)
+            if isinstance(node.op, ast.Add) and type(a) is type(b) and a is not None:
+                return a + b
+            if isinstance(node.op, ast.Mult) and isinstance(b, int) and 0 <= b <= MAX_BUILT:
+                return a * b if isinstance(a, str | bytes) and len(a) * b <= MAX_BUILT else None
+            return None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            v = f(node.value)
+            bounds = [None if s is None else f(s) for s in (node.slice.lower, node.slice.upper)]
+            step = None if node.slice.step is None else f(node.slice.step)
+            if isinstance(v, str | bytes | list) and all(
+                b is None or isinstance(b, int) for b in bounds
+            ):
+                return v[slice(*bounds, step if isinstance(step, int) and step else None)]
+            return None
+        if isinstance(node, ast.Call):
+            return self._call(node, f)
+        return None
+
+    def _call(self, node: ast.Call, f) -> object:
+        func = node.func
+        name = _name(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+        if name == "map" and len(node.args) == 2 and getattr(node.args[0], "id", "") == "chr":
+            codes = f(node.args[1])
+            return [chr(c) for c in codes] if isinstance(codes, list) else None
+        args = [f(a) for a in node.args]
+        obj = f(func.value) if isinstance(func, ast.Attribute) else None
+        first = args[0] if args else None
+        if name == "join" and isinstance(obj, str | bytes) and len(args) == 1:
+            items = list(first) if isinstance(first, str) else first
+            if isinstance(items, list) and all(type(i) is type(obj) for i in items):
+                return obj.join(items)
+        if name == "chr" and isinstance(first, int):
+            return chr(first)
+        if name in ("bytes", "bytearray") and isinstance(first, list):
+            return bytes(first) if all(isinstance(i, int) for i in first) else None
+        if name in ("bytes", "bytearray", "str") and isinstance(first, str) and len(args) >= 2:
+            return first.encode(args[1]) if isinstance(args[1], str) and name != "str" else None
+        if name == "str" and isinstance(first, str):
+            return first
+        if name in ("reversed", "list") and isinstance(first, str | bytes | list):
+            return first[::-1] if name == "reversed" else first
+        if name == "replace" and isinstance(obj, str | bytes) and len(args) >= 2:
+            if type(args[0]) is type(obj) and type(args[1]) is type(obj):
+                return obj.replace(args[0], args[1])
+        if name == "encode" and isinstance(obj, str):
+            return obj.encode(first if isinstance(first, str) else "utf-8")
+        if name == "decode" and isinstance(obj, bytes):
+            return obj.decode(first if isinstance(first, str) else "utf-8")
+        if name in ("decode", "encode") and obj is None and len(args) >= 2:
+            how = _CODECS.get(str(args[1]).lower().replace("-", "_"))
+            if how is not None:
+                return _transform(how, first)
+            if name == "decode" and isinstance(first, bytes) and isinstance(args[1], str):
+                return first.decode(args[1])
+        if name == "to_bytes" and isinstance(obj, int) and isinstance(first, int):
+            order = args[1] if len(args) > 1 and isinstance(args[1], str) else "big"
+            return obj.to_bytes(first, order) if first <= MAX_BUILT else None
+        if name in _DECODE and first is not None:
+            return _transform(name, first)
+        return None
+
+
+def _decodings(value: str | bytes, budget: list[int]) -> Iterator[str]:
+    """``value`` and what it decodes to, in up to three layers: text as it is, reversed or
+    rot13; base64 (standard, URL-safe, base32, base85), hex; compressed bytes inflated. Each
+    value looked at costs its length from ``budget[0]``; nothing more is tried once it is
+    spent."""
+    seen: set = set()
+    todo = [(value, 0)]
+    while todo:
+        v, depth = todo.pop()
+        if v in seen or not v or budget[0] <= 0:
+            continue
+        seen.add(v)
+        budget[0] -= len(v)
+        if isinstance(v, bytes):
+            try:
+                text = v.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text is not None:
+                yield text
+            nexts = [_inflate(v)]
+            if text is not None:
+                nexts.append(text)
+        else:
+            yield v
+            nexts = [v[::-1], _transform("rot13", v)]
+            compact = "".join(v.split())
+            if re.fullmatch(r"[A-Za-z0-9+/=_\-]+", compact):
+                for how in ("b64decode", "urlsafe_b64decode", "b32decode", "fromhex"):
+                    nexts.append(_transform(how, compact))
+            else:
+                nexts.append(_transform("b85decode", compact))
+        if depth < 3:
+            todo += [(n, depth + 1) for n in nexts if n]
+
+
+def built_code(source: str) -> tuple[list[str], bool]:
+    """Python code that ``source`` holds as text, which it may run: what the arguments of its
+    calls and its assignments fold to (``_Folder``), decoded where they are blobs
+    (``_decodings``), kept where they parse as Python with a statement beyond a lone
+    expression; in layers (code that holds code), at most MAX_BUILT characters. Also whether
+    the search went through every value (it stops after DECODE_WORK characters). Best effort:
+    what it cannot fold or decode is still named by ``runtime_reasons``."""
+    found: list[str] = []
+    seen: set[str] = set()
+    total = 0
+    budget = [DECODE_WORK]
+
+    def visit(text: str, layer: int) -> None:
+        nonlocal total
+        tree = _parse(text)
+        if tree is None:
+            return
+        for value in _Folder(tree).values():
+            for decoded in _decodings(value, budget):
+                if decoded in seen or total + len(decoded) > MAX_BUILT:
+                    continue
+                seen.add(decoded)
+                if decoded != text and _is_code(decoded):
+                    found.append(decoded)
+                    total += len(decoded)
+                    if layer < 3:
+                        visit(decoded, layer + 1)
+
+    visit(source, 0)
+    return found, budget[0] > 0
 
 
 def kgram_hashes(text: str, k: int = K) -> np.ndarray:
@@ -163,12 +692,15 @@ class Fingerprint:
     ``compare_files`` reads (``hashes``, ``hash_idx``, ``token_coverage``...)."""
 
     filename: str
-    raw_code: str
+    raw_code: str  # what is shown: the code as Python reads it, with the code it builds after it
     filtered_code: str
     offsets: np.ndarray
     kgrams: np.ndarray  # hash of the k-gram at each kept position
     positions: np.ndarray  # where each kept k-gram starts in filtered_code
     k: int = K
+    source: str = ""  # the file as handed in (fingerprints made while grading are reused for it)
+    canon: str = ""  # the reduced code's top-level statements in sorted order, hashed
+    reasons: list[str] = field(default_factory=list)  # why a person should read it anyway
 
     def keep(self, mask: np.ndarray) -> None:
         self.kgrams, self.positions = self.kgrams[mask], self.positions[mask]
@@ -205,28 +737,74 @@ class Fingerprint:
         """Characters of filtered_code inside some kept k-gram (copydetect's get_token_coverage,
         vectorised)."""
         if "_coverage" not in self.__dict__:
-            starts = self.positions  # distinct and rising
-            ends = np.minimum(starts + self.k, len(self.filtered_code))
-            # Union of [start, end) intervals: the ends rise with the starts (k is fixed), so
-            # each interval adds what lies beyond the previous one's end.
-            previous = np.concatenate([starts[:1], ends[:-1]])
-            covered = np.sum(ends - np.minimum(np.maximum(starts, previous), ends))
-            self.__dict__["_coverage"] = int(covered)
+            self.__dict__["_coverage"] = _covered(self.positions, self.k, len(self.filtered_code))
         return self.__dict__["_coverage"]
+
+    def matched(self, other: Fingerprint) -> int:
+        """Characters of filtered_code inside some kept k-gram that ``other`` holds too (what
+        copydetect's compare_files counts as this file's overlap)."""
+        if not len(other.kgrams):
+            return 0
+        mask = _member(self.kgrams, other.unique)
+        return _covered(self.positions[mask], self.k, len(self.filtered_code))
+
+
+def _covered(starts: np.ndarray, k: int, length: int) -> int:
+    """Characters inside the union of the windows [start, start + k) (starts rising)."""
+    if not len(starts):
+        return 0
+    ends = np.minimum(starts + k, length)
+    # The ends rise with the starts (k is fixed), so each window adds what lies beyond the
+    # previous one's end.
+    previous = np.concatenate([starts[:1], ends[:-1]])
+    return int(np.sum(ends - np.minimum(np.maximum(starts, previous), ends)))
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """values in sorted_set, elementwise (a binary search: much faster than np.isin here)."""
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
     i = np.searchsorted(sorted_set, values).clip(max=len(sorted_set) - 1)
     return sorted_set[i] == values
 
 
+_BUILT_HEADER = "\n\n# ---- code this file builds at run time, as the grader decoded it ({}) ----\n"
+
+
 def fingerprint(code: str, filename: str, boilerplate: np.ndarray | None = None) -> Fingerprint:
-    """Every k-gram of the reduced code except the boilerplate's (copydetect with window 1)."""
-    code = code[:MAX_CHARS]
-    reduced, offsets = reduce_code(code)
-    hashes = kgram_hashes(reduced)
-    fp = Fingerprint(filename, code, reduced, offsets, hashes, np.arange(len(hashes)))
+    """Every k-gram of the reduced code Python runs, except the boilerplate's (copydetect with
+    window 1), and what a person should know about the file (``runtime_reasons``)."""
+    source = read_code(code)
+    reduced = _reduce(source)
+    reasons = list(reduced.reasons)
+    if source != code.replace("\r\n", "\n").replace("\r", "\n"):
+        reasons.insert(0, "a coding declaration (Python reads other text than the file shows)")
+    shown = source
+    if reasons:
+        pieces, complete = built_code(source)
+        if not complete:
+            reasons.append("more text than the grader decodes: some of it not looked at")
+        if pieces:
+            shown += "".join(_BUILT_HEADER.format(i + 1) + p for i, p in enumerate(pieces))
+            reduced = _reduce(shown)
+            reasons += [r for r in reduced.reasons if r not in reasons]
+            reasons.append(f"decoded: {len(pieces)} piece(s) of code, compared with the rest")
+    text, offsets = reduced.text, reduced.offsets
+    if len(text) > MAX_REDUCED:
+        reasons.append(
+            f"{len(text):,} characters of code once comments and layout are set aside: "
+            f"compared on the first {MAX_REDUCED:,}"
+        )
+        text, offsets = text[:MAX_REDUCED], offsets[offsets[:, 0] < MAX_REDUCED]
+    hashes = kgram_hashes(text)
+    blocks = [b for b in reduced.blocks if b < len(text)]
+    ends = [*blocks[1:], len(text)]
+    parts = sorted(text[b:e] for b, e in zip(blocks, ends, strict=True))
+    head = text[: blocks[0]] if blocks else text
+    canon = hashlib.blake2b("\0".join([head, *parts]).encode(), digest_size=12).hexdigest()
+    fp = Fingerprint(
+        filename, shown, text, offsets, hashes, np.arange(len(hashes)), K, code, canon, reasons
+    )
     if boilerplate is not None:
         fp.drop(boilerplate)
     return fp
@@ -248,7 +826,7 @@ def stub_boilerplate() -> dict[str, np.ndarray]:
     out = {}
     for name in CODE_FILES:
         try:
-            reduced, _ = reduce_code((EXERCISES / name).read_text())
+            reduced, _ = reduce_code(read_code((EXERCISES / name).read_text()))
         except OSError:
             reduced = ""
         out[name] = np.unique(kgram_hashes(reduced))
@@ -262,10 +840,11 @@ def stub_boilerplate() -> dict[str, np.ndarray]:
 class Pair:
     a: str
     b: str
-    share_a: float  # share of a's own code (stubs excluded) also found in b
+    share_a: float  # share of a's own code (stubs and common code excluded) also found in b
     share_b: float
     matched: int  # reduced characters in matched stretches (the smaller of the two sides)
     files: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> highlighted html
+    contained: bool = False  # listed because one of the two is (nearly) all in the other
 
     @property
     def score(self) -> float:
@@ -273,12 +852,28 @@ class Pair:
 
 
 @dataclass
+class Group:
+    """Submissions listed together: ``same`` (their reduced code is the same, whatever the
+    class size) or ``shared`` (their code is mostly code that more than ``common_limit``
+    submissions hold, and each has at least ``share`` of its code in another member's)."""
+
+    kind: str
+    students: list[str]
+    share: float = 1.0
+    files: dict[str, tuple[str, str]] = field(default_factory=dict)  # two members side by side
+    shown: tuple[str, str] = ("", "")  # which two
+
+
+@dataclass
 class Report:
     students: int
-    pairs: list[Pair]  # flagged pairs, most similar first
+    pairs: list[Pair]  # listed pairs, most similar first
     threshold: float = THRESHOLD
     common_limit: int = 0
     compared: int = 0  # pairs that copydetect compared after screening
+    groups: list[Group] = field(default_factory=list)  # the same code, then shared code
+    flagged: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # code built at run
+    # time: student -> file -> reasons
 
 
 def common_limit_for(students: int) -> int:
@@ -294,37 +889,51 @@ def compare(
     highlight: bool = True,
     given: Mapping[str, Mapping[str, Fingerprint]] | None = None,
 ) -> Report:
-    """Flag every pair of students whose code files are mostly the same. `given` may hold
+    """Pairs, groups and files worth a look (see the module's docstring). `given` may hold
     fingerprints already made (by the grading processes) of some students' files."""
     from copydetect.detector import compare_files
 
     students = sorted(sources)
     limit = common_limit_for(len(students)) if common_limit is None else common_limit
     given = given or {}
-    prints: dict[str, dict[str, Fingerprint]] = {}
+    full: dict[str, dict[str, Fingerprint]] = {}  # every k-gram but the stubs'
     for s in students:
         # Fingerprints made while grading are used when they are of this very code.
         ready, todo = given.get(s) or {}, {}
-        prints[s] = {}
+        full[s] = {}
         for name, code in sources[s].items():
             fp = ready.get(name)
-            if fp is not None and fp.raw_code == code[:MAX_CHARS]:
-                prints[s][name] = copy.copy(fp)  # (compare drops common code from its copy)
+            if isinstance(fp, Fingerprint) and fp.source == code and fp.k == K:
+                full[s][name] = copy.copy(fp)  # (compare drops common code from copies)
             else:
                 todo[name] = code
-        prints[s].update(fingerprint_files(todo, s))
+        full[s].update(fingerprint_files(todo, s))
+        for fp in full[s].values():
+            fp.unique  # noqa: B018 (made once, before the copies below share it)
+    flagged = {
+        s: {name: list(fp.reasons) for name, fp in sorted(full[s].items()) if fp.reasons}
+        for s in students
+    }
+    flagged = {s: files for s, files in flagged.items() if files}
+    own = {s: sum(fp.token_coverage for fp in full[s].values()) for s in students}
+    same = _same_code(students, full, own, min_match)
+
+    # For pairs, code that more than `limit` submissions hold is common: left out.
+    prints = {s: {name: copy.copy(fp) for name, fp in full[s].items()} for s in students}
+    common: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # the common hashes, how many hold each
     for name in CODE_FILES:
         docs = [prints[s][name] for s in students if name in prints[s]]
         if not docs:
             continue
-        # How many submissions hold each hash; code in more than `limit` of them is common.
         values, counts = np.unique(np.concatenate([d.unique for d in docs]), return_counts=True)
-        common = values[counts > limit]
+        many = counts > limit
+        common[name] = (values[many], counts[many])
         for d in docs:
-            d.drop(common)
+            d.drop(values[many])
+    shared = _shared_code(students, full, own, common, threshold, min_match, highlight)
 
     candidates = _screen(students, prints, threshold)
-    flagged: list[Pair] = []
+    flagged_pairs: list[Pair] = []
     for a, b in candidates:
         matched = {a: 0.0, b: 0.0}
         covered = {a: 0.0, b: 0.0}
@@ -343,12 +952,166 @@ def compare(
         share_a = matched[a] / covered[a] if covered[a] else 0.0
         share_b = matched[b] / covered[b] if covered[b] else 0.0
         pair = Pair(a, b, share_a, share_b, int(min(matched.values())))
-        if pair.score >= threshold and pair.matched >= min_match:
+        both = pair.score >= threshold and pair.matched >= min_match
+        inside = any(
+            share >= max(CONTAIN, threshold) and matched[s] >= max(CONTAIN_MIN, min_match)
+            for s, share in ((a, share_a), (b, share_b))
+        )
+        if both or inside:
+            pair.contained = not both
             if highlight:
                 pair.files = _highlight(prints[a], prints[b], slices)
-            flagged.append(pair)
-    flagged.sort(key=lambda p: (-p.score, p.a, p.b))
-    return Report(len(students), flagged, threshold, limit, len(candidates))
+            flagged_pairs.append(pair)
+    flagged_pairs.sort(key=lambda p: (-p.score, -max(p.share_a, p.share_b), p.a, p.b))
+    groups = same + shared
+    return Report(len(students), flagged_pairs, threshold, limit, len(candidates), groups, flagged)
+
+
+def _same_code(
+    students: list[str], prints: dict[str, dict[str, Fingerprint]], own: dict, min_match: int
+) -> list[Group]:
+    """Students whose reduced code is the same in every file (names, comments, layout and the
+    order of top-level statements set aside), with at least ``min_match`` reduced characters
+    of their own beyond the stubs: listed whatever the class size."""
+    by_code: dict[tuple, list[str]] = {}
+    for s in students:
+        if own[s] >= min_match:
+            key = tuple(prints[s][n].canon if n in prints[s] else "" for n in CODE_FILES)
+            by_code.setdefault(key, []).append(s)
+    groups = [Group("same", members) for members in by_code.values() if len(members) > 1]
+    return sorted(groups, key=lambda g: (-len(g.students), g.students))
+
+
+def _shared_code(
+    students: list[str],
+    prints: dict[str, dict[str, Fingerprint]],
+    own: dict[str, int],
+    common: dict[str, tuple[np.ndarray, np.ndarray]],
+    threshold: float,
+    min_match: int,
+    highlight: bool,
+) -> list[Group]:
+    """Groups of at least GROUP_MIN students whose code is mostly common code (held by more
+    than common_limit submissions), who each have at least ``threshold`` of their code (all of
+    it but the stubs) in common with another member, and who are most (COHESION) of the
+    submissions holding the code they share: one body of code in many copies, not idioms that
+    many submissions hold in other company.
+
+    Only students whose sampled fingerprints are mostly common are candidates; students with
+    the same code count once (with their number); candidates are screened by the common
+    samples they share (one matrix product), then linked strongest first where the shares
+    (copydetect's coverage, common code counted) reach the threshold, skipping pairs already
+    linked, so that a group of a hundred copies costs about a hundred comparisons."""
+    salt = {name: np.int64(i * 0x5851F42D4C957F2D) for i, name in enumerate(CODE_FILES)}
+    reps: list[str] = []  # one student per distinct code
+    members_of: dict[str, list[str]] = {}
+    rep_of: dict[tuple, str] = {}
+    mostly: dict[str, np.ndarray] = {}  # a representative's sampled common hashes
+    holders: dict[str, np.ndarray] = {}  # ... how many submissions hold each
+    size: dict[str, int] = {}  # ... and how many sampled hashes it has in all
+    for s in students:
+        if not prints[s] or own[s] < min_match:
+            continue
+        everything, held, held_by = [], [], []
+        for name, fp in prints[s].items():
+            sample = fp.unique[fp.unique % SAMPLE == 0]
+            everything.append(sample ^ salt[name])
+            if name in common:
+                values, counts = common[name]
+                mine = sample[_member(sample, values)]
+                held.append(mine ^ salt[name])
+                held_by.append(counts[np.searchsorted(values, mine)])
+        n_all = sum(len(x) for x in everything)
+        n_common = sum(len(x) for x in held)
+        if not n_all or n_common < SCREEN * threshold * n_all:
+            continue
+        rep = rep_of.setdefault(tuple(fp.canon for _, fp in sorted(prints[s].items())), s)
+        if rep == s:
+            reps.append(s)
+            members_of[s] = []
+            mostly[s], holders[s] = np.concatenate(held), np.concatenate(held_by)
+            size[s] = n_all
+        members_of[rep].append(s)
+    if len(reps) < 2:
+        return []
+    columns, index = np.unique(np.concatenate([mostly[r] for r in reps]), return_inverse=True)
+    matrix = np.zeros((len(reps), len(columns)), dtype=np.float32)
+    rows = np.repeat(np.arange(len(reps)), [len(mostly[r]) for r in reps])
+    matrix[rows, index] = 1.0
+    overlap = matrix @ matrix.T
+    sizes = np.array([size[r] for r in reps], dtype=np.float32)
+    estimate = np.minimum(overlap / sizes[:, None], overlap / sizes[None, :])
+    i_idx, j_idx = np.nonzero(np.triu(estimate >= SCREEN * threshold, k=1))
+    order = np.argsort(-estimate[i_idx, j_idx], kind="stable")
+    parent = list(range(len(reps)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    best = [0.0] * len(reps)  # each representative's largest share found in another member
+    links: list[tuple[int, int]] = []
+    for i, j in zip(i_idx[order].tolist(), j_idx[order].tolist(), strict=True):
+        if root(i) == root(j):
+            continue
+        a, b = reps[i], reps[j]
+        share_a, share_b = _full_shares(prints[a], prints[b], own[a], own[b])
+        if min(share_a, share_b) < threshold:
+            continue
+        best[i], best[j] = max(best[i], share_a), max(best[j], share_b)
+        parent[root(i)] = root(j)
+        links.append((i, j))
+    components: dict[int, list[int]] = {}
+    for i in range(len(reps)):
+        components.setdefault(root(i), []).append(i)
+    groups = []
+    for rows_of in components.values():
+        members = sorted(s for i in rows_of for s in members_of[reps[i]])
+        if len(rows_of) < 2 or len(members) < GROUP_MIN:
+            continue
+        # The code two or more members hold: how many of its holders are members?
+        hashes = np.concatenate([mostly[reps[i]] for i in rows_of])
+        held_by = np.concatenate([holders[reps[i]] for i in rows_of])
+        weight = np.repeat(
+            [len(members_of[reps[i]]) for i in rows_of], [len(mostly[reps[i]]) for i in rows_of]
+        )
+        kept, where, inside = np.unique(hashes, return_index=True, return_inverse=True)
+        in_group = np.bincount(inside, weights=weight)
+        shared_by = in_group >= 2
+        if (
+            not shared_by.any()
+            or in_group[shared_by].sum() < COHESION * held_by[where][shared_by].sum()
+        ):
+            continue
+        group = Group("shared", members, min(best[i] for i in rows_of))
+        rows_set = set(rows_of)
+        i, j = next((i, j) for i, j in links if i in rows_set)
+        group.shown = (reps[i], reps[j])
+        if highlight:
+            group.files = _highlight_full(prints[reps[i]], prints[reps[j]])
+        groups.append(group)
+    return sorted(groups, key=lambda g: (-len(g.students), g.students))
+
+
+def _full_shares(
+    a: dict[str, Fingerprint], b: dict[str, Fingerprint], own_a: int, own_b: int
+) -> tuple[float, float]:
+    """The share of each one's code (stubs excluded) that the other holds too."""
+    matched_a = sum(fa.matched(b[n]) for n, fa in a.items() if n in b)
+    matched_b = sum(fb.matched(a[n]) for n, fb in b.items() if n in a)
+    return (matched_a / own_a if own_a else 0.0, matched_b / own_b if own_b else 0.0)
+
+
+def _highlight_full(a: dict[str, Fingerprint], b: dict[str, Fingerprint]) -> dict:
+    from copydetect.detector import compare_files
+
+    slices = {}
+    for name in CODE_FILES:
+        if name in a and name in b and a[name].hashes & b[name].hashes:
+            slices[name] = compare_files(a[name], b[name])[2]
+    return _highlight(a, b, slices)
 
 
 def _screen(
@@ -367,7 +1130,8 @@ def _screen(
     for holders in index.values():
         if len(holders) > 1:
             shared.update(combinations(holders, 2))
-    # A share of the threshold: a sample of a hundred or more fingerprints is not that far off
+    # A share of the threshold, of the smaller of the two (so that a copy padded with code of
+    # its own still passes): a sample of a hundred or more fingerprints is not that far off
     # (renamed and reordered copies sit 0.1 or more above the threshold).
     return sorted(
         (a, b)
@@ -398,11 +1162,27 @@ def write(out: OutputFolder | str | Path, report: Report) -> None:
     data = {
         "students": report.students,
         "threshold": report.threshold,
+        "contain": CONTAIN,
         "min_match": MIN_MATCH,
         "common_limit": report.common_limit,
         "pairs": [
-            {"a": p.a, "b": p.b, "share_a": round(p.share_a, 4), "share_b": round(p.share_b, 4)}
+            {
+                "a": p.a,
+                "b": p.b,
+                "share_a": round(p.share_a, 4),
+                "share_b": round(p.share_b, 4),
+                "contained": p.contained,
+            }
             for p in report.pairs
+        ],
+        "groups": [
+            {"kind": g.kind, "students": g.students, "share": round(g.share, 4)}
+            for g in report.groups
+        ],
+        "runtime_code": [
+            {"student": s, "file": name, "reasons": reasons}
+            for s, files in sorted(report.flagged.items())
+            for name, reasons in files.items()
         ],
     }
     write_atomic(out.similarity_json, json.dumps(data, indent=1) + "\n")
@@ -414,11 +1194,28 @@ def read(out: OutputFolder | str | Path) -> dict | None:
         data = json.loads(as_folder(out).similarity_json.read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("pairs"), list) else None
+    if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
+        return None
+    for key in ("groups", "runtime_code"):  # (a report written before they were added)
+        if not isinstance(data.get(key), list):
+            data[key] = []
+    return data
 
 
 def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
+
+
+def names(students: list[str], shown: int = 12) -> str:
+    """Students as a list in words, the first ``shown`` of them."""
+    more = len(students) - shown
+    listed = ", ".join(students[:shown])
+    return listed + (f" and {more} more" if more > 0 else "")
+
+
+def describe(reasons: list[str]) -> str:
+    """A file's reasons to be read, for a person."""
+    return "; ".join(reasons)
 
 
 _CSS = """
@@ -431,37 +1228,93 @@ mark { background: #ffd27a; }
 """
 
 
+def _side_by_side(a: str, b: str, files: dict[str, tuple[str, str]]) -> list[str]:
+    e = html.escape
+    lines = []
+    for name, (hl_a, hl_b) in files.items():
+        lines += [
+            f"<h3>{e(name)}</h3>",
+            '<table class="pair"><tr>',
+            f"<td><b>{e(a)}</b><pre>{hl_a}</pre></td>",
+            f"<td><b>{e(b)}</b><pre>{hl_b}</pre></td>",
+            "</tr></table>",
+        ]
+    return lines
+
+
 def render_html(report: Report) -> str:
     e = html.escape
+    same = [g for g in report.groups if g.kind == "same"]
+    shared = [g for g in report.groups if g.kind == "shared"]
     lines = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<title>Similar submissions: pairs worth a look</title>",
+        "<title>Similar submissions: what is worth a look</title>",
         f"<style>{_CSS}</style></head><body>",
-        "<h1>Similar submissions: pairs worth a look</h1>",
+        "<h1>Similar submissions: what is worth a look</h1>",
         '<p class="note">Each pair below shares at least '
         f"{pct(report.threshold)} of each student's own code in <code>multihead.py</code> and "
-        "<code>crosscheck.py</code> (the handed-out stubs, and code that more than "
+        f"<code>crosscheck.py</code>, or one of the two has {pct(CONTAIN)} of its code in the "
+        "other (the handed-out stubs, and code that more than "
         f"{report.common_limit} submissions share, are left out; renamed variables and "
-        "reordered functions still match). Shared code is highlighted. Similar code is a "
-        "reason to read both submissions, not evidence of copying: students may have worked "
-        "from the same tutorial, the lecture's code or a study group. Talk to the students "
-        "before concluding anything.</p>",
-        f"<p>{report.students} submissions compared; {len(report.pairs)} pairs worth a look.</p>",
+        "reordered functions still match). What is compared is the code Python runs: "
+        "comments, layout and line endings set aside, and the code a file builds at run "
+        "time where the grader could decode it. Shared code is highlighted. Similar code is "
+        "a reason to read both submissions, not evidence of copying: students may have "
+        "worked from the same tutorial, the lecture's code or a study group. Talk to the "
+        "students before concluding anything.</p>",
+        f"<p>{report.students} submissions compared; {len(report.pairs)} pairs, "
+        f"{len(same)} groups with the same code, {len(shared)} groups sharing code many "
+        f"submissions hold and {len(report.flagged)} submissions whose code is not all in "
+        "their text are worth a look.</p>",
     ]
+    if report.flagged:
+        lines += [
+            "<h2>Code built at run time</h2>",
+            '<p class="note">These files use what can build, load or reach code at run time '
+            "(exec, eval, compile, importlib, a decoded blob, a coding declaration, a module "
+            "beyond plain numerical code...), so what ran may not be the code their text "
+            "shows. Read them; where the grader decoded code from their text, it is shown "
+            "after the file and compared too.</p>",
+            "<ul>",
+        ]
+        for s, files in sorted(report.flagged.items()):
+            for name, reasons in files.items():
+                lines.append(f"<li><b>{e(s)}</b>, {e(name)}: {e(describe(reasons))}</li>")
+        lines.append("</ul>")
+    if same:
+        lines += [
+            "<h2>The same code</h2>",
+            '<p class="note">These submissions have the same code once names, comments, '
+            "layout and the order of functions are set aside (listed whatever the class "
+            "size).</p>",
+            "<ul>",
+            *(f"<li>{e(names(g.students, 100))}</li>" for g in same),
+            "</ul>",
+        ]
+    if shared:
+        lines += [
+            "<h2>Code many submissions share</h2>",
+            '<p class="note">Each group below is mostly code that more than '
+            f"{report.common_limit} submissions hold, and each member has at least the share "
+            "given of its code in another member's: one body of code in many submissions (a "
+            "leaked or published solution, the lecture's code, a tutorial). Two members are "
+            "shown side by side.</p>",
+        ]
+        for g in shared:
+            lines.append(
+                f"<h3>{len(g.students)} submissions, each at least {pct(g.share)} in another's"
+                f"</h3><p>{e(names(g.students, 100))}</p>"
+            )
+            lines += _side_by_side(*g.shown, g.files)
+    if report.pairs:
+        lines.append("<h2>Pairs</h2>")
     for p in report.pairs[:SHOWN]:
         lines.append(
             f"<h2>{e(p.a)} and {e(p.b)}</h2><p>{pct(p.share_a)} of {e(p.a)}'s code and "
             f"{pct(p.share_b)} of {e(p.b)}'s code in common.</p>"
         )
-        for name, (hl_a, hl_b) in p.files.items():
-            lines += [
-                f"<h3>{e(name)}</h3>",
-                '<table class="pair"><tr>',
-                f"<td><b>{e(p.a)}</b><pre>{hl_a}</pre></td>",
-                f"<td><b>{e(p.b)}</b><pre>{hl_b}</pre></td>",
-                "</tr></table>",
-            ]
+        lines += _side_by_side(p.a, p.b, p.files)
     if len(report.pairs) > SHOWN:
         rest = len(report.pairs) - SHOWN
         lines.append(f"<p>{rest} more pairs are listed in similarity.json.</p>")

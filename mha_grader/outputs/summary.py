@@ -6,6 +6,7 @@ grading output, whichever command produced it.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping
@@ -290,7 +291,8 @@ def _partial_lines(out: OutputFolder) -> list[str]:
 
 
 def _similar_section(out: OutputFolder, shown: int = 20) -> list[str]:
-    """Pairs worth a look (similarity.json), or why there are none; nothing after `one`."""
+    """Pairs, groups and files worth a look (similarity.json), or why there are none; nothing
+    after `one`."""
     data = similarity.read(out)
     if data is None:
         run = out.read_run()
@@ -305,26 +307,80 @@ def _similar_section(out: OutputFolder, shown: int = 20) -> list[str]:
         return []
     pairs = data["pairs"]
     lines = ["", "## Similar submissions", ""]
+    contain = data.get("contain")
     rule = (
         f"each has at least {similarity.pct(data['threshold'])} of its own code in "
-        "`multihead.py` and `crosscheck.py` in common with the other; the handed-out stubs and "
+        "`multihead.py` and `crosscheck.py` in common with the other"
+        + (f", or one has {similarity.pct(contain)} of its code in the other" if contain else "")
+        + "; the handed-out stubs and "
         f"code shared by more than {data['common_limit']} submissions are left out"
     )
+    groups = [g for g in data["groups"] if isinstance(g, dict)]
+    flagged = [f for f in data["runtime_code"] if isinstance(f, dict)]
     if not pairs:
         lines.append(f"No pair of the {data['students']} submissions is worth a look ({rule}).")
-        return lines
-    lines.append(
-        f"{len(pairs)} pairs worth a look ({rule}); side by side, shared code highlighted, in "
-        "[similarity.html](similarity.html). Similar code is a reason to read both, not "
-        "evidence of copying."
-    )
-    lines += ["", "| pair | share of the first's code | of the second's |", "|---|---|---|"]
-    for p in pairs[:shown]:
-        share_a, share_b = similarity.pct(p["share_a"]), similarity.pct(p["share_b"])
-        lines.append(f"| {p['a']} and {p['b']} | {share_a} | {share_b} |")
-    if len(pairs) > shown:
-        lines.append(f"\n{len(pairs) - shown} more in similarity.html.")
+    else:
+        lines.append(
+            f"{len(pairs)} pairs worth a look ({rule}); side by side, shared code highlighted, "
+            "in [similarity.html](similarity.html). Similar code is a reason to read both, not "
+            "evidence of copying."
+        )
+        lines += ["", "| pair | share of the first's code | of the second's |", "|---|---|---|"]
+        for p in pairs[:shown]:
+            share_a, share_b = similarity.pct(p["share_a"]), similarity.pct(p["share_b"])
+            lines.append(f"| {_cell(p['a'])} and {_cell(p['b'])} | {share_a} | {share_b} |")
+        if len(pairs) > shown:
+            lines.append(f"\n{len(pairs) - shown} more in similarity.html.")
+    same = [g for g in groups if g.get("kind") == "same"]
+    shared = [g for g in groups if g.get("kind") == "shared"]
+    if same:
+        lines += [
+            "",
+            "**The same code** (names, comments, layout and the order of functions set aside), "
+            "listed whatever the class size:",
+            "",
+            *(f"- {_names(g)}" for g in same[:shown]),
+        ]
+        if len(same) > shown:
+            lines.append(f"- and {len(same) - shown} more groups in similarity.html")
+    if shared:
+        lines += [
+            "",
+            "**Code many submissions share**: each group is mostly code more than "
+            f"{data['common_limit']} submissions hold, and each member has that share of its "
+            "code in another member's (a leaked or published solution, the lecture's code, a "
+            "tutorial):",
+            "",
+        ]
+        for g in shared[:shown]:
+            share = similarity.pct(float(g.get("share", 0)))
+            lines.append(f"- {len(g.get('students', []))} submissions, {share}: {_names(g)}")
+    if flagged:
+        lines += [
+            "",
+            "**Code built at run time**: these files use what can build, load or reach code "
+            "at run time (`exec`, `eval`, `compile`, `importlib`, a decoded blob, a coding "
+            "declaration, a module beyond plain numerical code...), so what ran may not be "
+            "what their text shows; read them. Where the grader could decode the code, it was "
+            "compared too.",
+            "",
+        ]
+        for f in flagged[:shown]:
+            reasons = similarity.describe([str(r) for r in f.get("reasons", [])])
+            who = f"{_plain(str(f.get('student')))}, {_plain(str(f.get('file')))}"
+            lines.append(f"- {who}: {_plain(reasons)}")
+        if len(flagged) > shown:
+            lines.append(f"- and {len(flagged) - shown} more in similarity.html")
     return lines
+
+
+def _names(group: dict) -> str:
+    return _plain(similarity.names([str(s) for s in group.get("students", [])]))
+
+
+def _plain(text: str) -> str:
+    """Text as plain markdown: one line, markup characters escaped (``__x__`` is not bold)."""
+    return re.sub(r"([\\`*_{}\[\]<>#|!])", r"\\\1", " ".join(text.split()))
 
 
 def _cell(text: str) -> str:

@@ -34,6 +34,7 @@ from .decisions import (
     Reviews,
     ReviewsError,
     check_score,
+    holds,
     load,
     locked,
     save,
@@ -190,6 +191,7 @@ def render(out: OutputFolder, sealed: Seal, reviews: Reviews) -> dict[str, str]:
 class Settled:
     rows: list[dict[str, str]]
     dropped: list[Key] = field(default_factory=list)  # decisions whose answer changed
+    carried: list[Key] = field(default_factory=list)  # decisions keyed again to today's rule
     unsealed: list[Key] = field(default_factory=list)  # decisions on a student with no grade kept
 
 
@@ -202,7 +204,7 @@ def as_graded(
     """A freshly graded submission with the decisions on it applied: those on a question whose
     hash changed count as reopened, as ``settle`` will record them (so the reports written
     while grading are already the final ones)."""
-    holding = {q: d for q, d in decisions.items() if hashes.get(q) == d.judged}
+    holding = {q: d for q, d in decisions.items() if holds(d.judged, hashes, q)}
     reopened = dict(reopened) | {
         q: Reopened(d, utc_now()) for q, d in decisions.items() if q not in holding
     }
@@ -212,7 +214,7 @@ def as_graded(
 def stale(reviews: Reviews, sealed: Seal) -> list[str]:
     """The student's questions whose decision judged something else than what was graded."""
     decisions, _ = reviews.of(sealed.student)
-    return [q for q, d in decisions.items() if sealed.hashes.get(q) != d.judged]
+    return [q for q, d in decisions.items() if not holds(d.judged, sealed.hashes, q)]
 
 
 def settle(out: OutputFolder | str | Path, rows: Iterable[Mapping[str, str]]) -> Settled:
@@ -239,6 +241,13 @@ def settle(out: OutputFolder | str | Path, rows: Iterable[Mapping[str, str]]) ->
                 reviews.reopened[key] = Reopened(reviews.decisions.pop(key), utc_now())
                 result.dropped.append(key)
                 changed = True
+            for q, d in reviews.of(student)[0].items():
+                if d.judged != sealed.hashes.get(q):  # held under the earlier rule: once
+                    reviews.decisions[(student, q)] = dataclasses.replace(
+                        d, judged=sealed.hashes[q]
+                    )
+                    result.carried.append((student, q))
+                    changed = True
             rows[i] = render(out, sealed, reviews)
         if changed:
             save(out, reviews)
@@ -252,6 +261,13 @@ def report_settled(settled: Settled, command: str) -> None:
         print(
             f"mha-grade {command}: {len(settled.dropped)} review decision(s) dropped, since the "
             f"answer changed: {which}. They wait for a person again (mha-grade review).",
+            file=sys.stderr,
+        )
+    if settled.carried:
+        print(
+            f"mha-grade {command}: {len(settled.carried)} review decision(s) on code made under "
+            "the earlier rule for what a decision judges are kept, now keyed to the tokens "
+            "Python reads (their code has nothing that rule could misread).",
             file=sys.stderr,
         )
     if settled.unsealed:

@@ -3,19 +3,29 @@ review``), and what each decision judges.
 
 A decision records who decided, when, the score, an optional note, the grader's score at the
 time, and a hash of what was judged (``judged``): the visible answer for a written question
-(whitespace ignored), the file the function lives in for a code question (blank lines,
-comment-only lines and trailing spaces ignored; ``crosscheck.py`` questions also cover
-``multihead.py``, which it may import). Grading keeps the same hashes in each student's seal,
-so a decision holds while they match; ``apply.py`` applies decisions to the reports, and a
-decision whose answer changed is moved to ``[reopened...]`` there.
+(whitespace ignored), the tokens Python reads in the file the function lives in for a code
+question (``_program``: strings included, comments and layout that changes nothing ignored;
+``crosscheck.py`` questions also cover ``multihead.py``, which it may import). Grading keeps
+the same hashes in each student's seal, so a decision holds while they match (``holds``);
+``apply.py`` applies decisions to the reports, and a decision whose answer changed is moved to
+``[reopened...]`` there.
+
+Code hashes carry the rule they were made under (``CODE_RULE``). A decision on code judged
+under the earlier rule (blank lines, comment-only lines and trailing spaces ignored, a rule
+blind to such lines inside strings) holds once more where that rule still calls the code
+unchanged and the code has nothing that rule could misread; ``apply.settle`` then keys it to
+the current rule.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
+import io
 import math
 import re
+import tokenize
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +37,7 @@ from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS, WRITTEN_QUESTIONS
 
 from ..outputs.folder import OutputFolder, as_folder, write_atomic
 from ..outputs.reports import points as points_text
+from ..outputs.similarity import WATCHED_NAMES, watched_name
 from ..points import POINTS
 
 MAX_NOTE = 2000  # characters of a reviewer's note
@@ -40,6 +51,9 @@ class ReviewsError(Exception):
 
 # -- what was judged -------------------------------------------------------------------------
 
+CODE_RULE = "v2:"  # a code question's hash starts with this: made over the tokens Python reads
+EARLIER = "@v1"  # in a seal, question + EARLIER: the earlier rule's hash, where it is safe
+
 
 def _digest(*parts: str | None) -> str:
     h = hashlib.sha256()
@@ -49,13 +63,87 @@ def _digest(*parts: str | None) -> str:
     return h.hexdigest()[:16]
 
 
+_SKIPPED = {tokenize.COMMENT, tokenize.NL}
+_ENDS = {tokenize.NEWLINE: "\1N", tokenize.DEDENT: "\1D", tokenize.ENDMARKER: "\1E"}
+_WATCHED = WATCHED_NAMES | {"getattr"}
+_BREAKS = {None, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
+_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
+
+
+def _program(text: str | None) -> tuple[str | None, bool]:
+    """What Python reads in ``text``, as one string: the file decoded as the interpreter decodes
+    the file grading writes (its coding declaration honoured, ``\r\n`` and ``\r`` ending lines
+    as ``\n`` does), then its tokens (``tokenize``): strings as written, a ``#`` inside one
+    included; comments, blank lines and line breaks inside brackets left out; each logical
+    line's indentation kept as written (a tab for spaces can make a TabError). A file that
+    does not decode or tokenize is kept as its raw text, so that no change goes unseen.
+
+    Also whether the earlier rule (``_program_v1``) could not have misread this code: no line
+    of a string but a whole-statement string (a docstring), no backslash continuation, no
+    coding declaration or lone ``\r``, and no name that reads code or constants at run time
+    (``exec``, ``__doc__``, ``getattr``... ``similarity.watched_name``)."""
+    if text is None:
+        return None, True
+    raw = "\0raw\0" + text
+    try:
+        source = importlib.util.decode_source(text.encode("utf-8", "surrogatepass"))
+    except (SyntaxError, UnicodeError, LookupError, ValueError):
+        return raw, False
+    if "\0" in source:
+        return raw, False
+    newlines = text.replace("\r\n", "\n")
+    safe = "\r" not in newlines and source == newlines
+    safe = safe and not _COOKIE.search("\n".join(source.split("\n", 2)[:2]))
+    # One part per token, "\0" between them (a source holding "\0" was kept raw above); the
+    # structure tokens and each logical line's indentation start with characters no token
+    # string starts with (a control character outside a string is an ERRORTOKEN).
+    parts: list[str] = []
+    emit = parts.append
+    start = True  # the next token starts a logical line
+    before, before_end = None, 0  # the previous token's kind and last row
+    pending = False  # a multi-line string began a logical line: safe if it is the whole line
+    try:
+        for kind, string, (row, col), (end_row, _), line in tokenize.generate_tokens(
+            io.StringIO(source).readline
+        ):
+            if kind in _SKIPPED:
+                before, before_end = kind, end_row
+                continue
+            if kind == tokenize.ERRORTOKEN:
+                return raw, False
+            if safe:
+                if pending and kind != tokenize.NEWLINE:
+                    safe = False
+                pending = False
+                if before not in _BREAKS and row > before_end:
+                    safe = False  # a backslash continuation
+                if kind == tokenize.STRING and row != end_row:
+                    pending = safe = start
+                elif kind == tokenize.NAME and (string in _WATCHED or string[:2] == "__"):
+                    safe = not watched_name(string)
+            before, before_end = kind, end_row
+            if kind in _ENDS:
+                emit(_ENDS[kind])
+                start = start or kind == tokenize.NEWLINE
+            elif kind == tokenize.INDENT:
+                emit("\1I" + string)
+                start = True
+            else:
+                if start:
+                    emit("\2" + line[:col])  # the logical line's indentation, as written
+                    start = False
+                emit(string)
+    except (tokenize.TokenError, SyntaxError):
+        return raw, False
+    return "\0".join(parts), safe
+
+
 _NOT_CODE = re.compile(r"^[ \t]*(?:#.*)?\r?$\n?", re.MULTILINE)  # a blank or comment-only line
 
 
-def _program(text: str | None) -> str | None:
-    """Python source without blank lines, comment-only lines and trailing spaces: the same
-    for code that only gained or lost such lines. (Cheap on purpose: it runs for every
-    submission; parsing both files would add about 5% to a batch.)"""
+def _program_v1(text: str | None) -> str | None:
+    """The earlier rule: Python source without blank lines, comment-only lines and trailing
+    spaces (blind to such lines inside strings: kept only to carry decisions made under it)."""
     if text is None:
         return None
     lines = _NOT_CODE.sub("", text.replace("\r\n", "\n")).split("\n")
@@ -70,19 +158,35 @@ def code_files(qid: str) -> tuple[str, ...]:
 
 def judged(files: Mapping[str, str]) -> dict:
     """What a decision on each question of this submission would judge: ``hashes`` (question
-    id -> hash) and ``answers`` (written question id -> the visible answer, or None when there
-    is no section). Kept in the seal."""
+    id -> hash; for a code question whose files the earlier rule cannot misread, also question
+    + EARLIER -> that rule's hash) and ``answers`` (written question id -> the visible answer,
+    or None when there is no section). Kept in the seal."""
     text = files.get("answers.md")
     answers = parse_answers(text) if text is not None else dict.fromkeys(WRITTEN_QUESTIONS)
-    programs = {name: _program(files.get(name)) for name in ("multihead.py", "crosscheck.py")}
+    programs, safe = {}, {}
+    for name in ("multihead.py", "crosscheck.py"):
+        programs[name], safe[name] = _program(files.get(name))
     hashes = {}
     for q in QUESTION_IDS:
         if q in WRITTEN_QUESTIONS:
             answer = answers.get(q)
             hashes[q] = _digest("answer", None if answer is None else " ".join(answer.split()))
-        else:
-            hashes[q] = _digest("code", *(programs[name] for name in code_files(q)))
+            continue
+        names = code_files(q)
+        hashes[q] = CODE_RULE + _digest("code", *(programs[name] for name in names))
+        if all(safe[name] for name in names):
+            hashes[q + EARLIER] = _digest("code", *(_program_v1(files.get(n)) for n in names))
     return {"hashes": hashes, "answers": {q: answers.get(q) for q in WRITTEN_QUESTIONS}}
+
+
+def holds(judged: str, hashes: Mapping[str, str], qid: str) -> bool:
+    """Whether a decision that judged ``judged`` holds on what has these hashes (a seal's):
+    the same hash; or, for a decision on code made under the earlier rule, that rule's hash of
+    code it cannot have misread (``judged``)."""
+    if hashes.get(qid) == judged:
+        return True
+    earlier = hashes.get(qid + EARLIER)
+    return qid in CODE_QUESTIONS and not judged.startswith(CODE_RULE) and earlier == judged
 
 
 # -- the store -------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ..outputs import reports
 from ..outputs.folder import OutputFolder, as_folder
 from ..points import POINTS
 from .apply import read_sealed
-from .decisions import Decision, Reviews, load
+from .decisions import Decision, Reviews, holds, load
 
 
 class Kind(StrEnum):
@@ -135,7 +135,7 @@ def items(
             cases = [r for r in sealed.grade.results if r.question == q]
             decision = decisions.get(q)
             previous = reopened[q].previous if q in reopened else None
-            if decision is not None and sealed.hashes.get(q) != decision.judged:
+            if decision is not None and not holds(decision.judged, sealed.hashes, q):
                 decision, previous = None, decision  # changed since: dropped at the next settle
             kind = CHANGED if previous is not None else _kind(cases)
             if decision is not None:

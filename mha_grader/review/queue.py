@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -31,7 +32,8 @@ from mha_check.questions import CODE_QUESTIONS, SIGNATURES, WRITTEN_QUESTIONS
 
 from ..grading.submission import load_submission
 from ..outcomes import Tag
-from ..outputs.folder import OutputFolder, as_folder, write_atomic
+from ..outputs import similarity
+from ..outputs.folder import CODE_FILES, OutputFolder, as_folder, write_atomic
 from ..outputs.reports import points
 from ..outputs.summary import build_summary
 from ..paths import EXERCISES
@@ -99,24 +101,224 @@ def rubric_asks(qid: str) -> list[tuple[float, str]]:
 
 # -- the student's code -----------------------------------------------------------------------
 
+MAX_BINDING_LINES = 40  # lines of a statement that binds the name, shown
 
-def function_source(files: dict[str, str], qid: str) -> str | None:
-    """The source of the student's function for a code question, or None."""
-    text = files.get(CODE_QUESTIONS[qid])
+
+@dataclass(frozen=True)
+class Binding:
+    """A statement that binds a name in a module: where, how, its text."""
+
+    line: int
+    kind: str  # "def", "class", "assignment", "import", "deletion", "global" (set in a function)
+    source: str
+    conditional: bool = False  # inside an if, for, while, try or with at module level
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the queue shows of a code question's function: every statement of its file that
+    binds the name (in file order), and the grader's note on them."""
+
+    bindings: tuple[Binding, ...]
+    note: str = ""
+    named: tuple[tuple[str, Binding], ...] = ()  # what a last assignment names, and its binding
+
+    @property
+    def ran(self) -> Binding | None:
+        """The binding in force after import: the last one at module level."""
+        at_import = [b for b in self.bindings if b.kind != "global"]
+        return at_import[-1] if at_import else None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _stores(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` binds ``name`` in the scope it stands in (not inside a function, class,
+    lambda or comprehension of its own)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store | ast.Del):
+            return True
+        if isinstance(n, ast.ExceptHandler) and n.name == name:
+            return True
+        if isinstance(n, ast.MatchAs | ast.MatchStar) and n.name == name:
+            return True
+        for child in ast.iter_child_nodes(n):
+            if not isinstance(child, _SCOPES + _COMPREHENSIONS):
+                todo.append(child)
+    return False
+
+
+def _segment(text: str, node: ast.stmt, header_only: bool = False) -> str:
+    lines = re.split(r"\r\n|\r|\n", text)  # the lines Python numbers
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    last = node.lineno if header_only else (node.end_lineno or node.lineno)
+    last = min(last, first + MAX_BINDING_LINES - 1)
+    return "\n".join(lines[first - 1 : last])
+
+
+def _bindings(text: str, tree: ast.Module, name: str) -> list[Binding]:
+    """Every statement that binds ``name`` as a global of the module, in file order: at module
+    level (also inside its if, for, while, try, with and match), and in functions that declare
+    it ``global``."""
+    found: list[Binding] = []
+
+    def add(node: ast.AST, kind: str, conditional: bool, header_only: bool = False) -> None:
+        source = _segment(text, node, header_only)
+        found.append(Binding(node.lineno, kind, source, conditional))
+
+    def visit(body: list, conditional: bool) -> None:
+        for node in body:
+            if isinstance(node, ast.ExceptHandler | ast.match_case):
+                if isinstance(node, ast.ExceptHandler) and node.name == name:
+                    add(node, "assignment", True, header_only=True)
+                visit(node.body, True)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                if node.name == name:
+                    add(node, "class" if isinstance(node, ast.ClassDef) else "def", conditional)
+                if not isinstance(node, ast.ClassDef) and any(
+                    isinstance(n, ast.Global) and name in n.names for n in ast.walk(node)
+                ):
+                    for stmt in ast.walk(node):  # set by a function that declares it global
+                        simple = not any(getattr(stmt, f, None) for f in _BODIES)
+                        if isinstance(stmt, ast.stmt) and simple and not isinstance(stmt, _SCOPES):
+                            if _stores(stmt, name):
+                                add(stmt, "global", True, header_only=True)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+                    add(node, "import", conditional)
+            elif any(getattr(node, field, None) for field in _BODIES):
+                head = [v for f, v in ast.iter_fields(node) if f not in _BODIES]
+                parts = [x for v in head for x in (v if isinstance(v, list) else [v])]
+                if any(isinstance(x, ast.AST) and _stores(x, name) for x in parts):
+                    add(node, "assignment", conditional, header_only=True)  # for, with, walrus
+                for field in _BODIES:
+                    visit(getattr(node, field, None) or [], True)
+            elif _stores(node, name):
+                add(node, "deletion" if isinstance(node, ast.Delete) else "assignment", conditional)
+
+    visit(tree.body, False)
+    return sorted(found, key=lambda b: b.line)
+
+
+def _set_from(files: dict[str, str], own: str, name: str) -> list[str]:
+    """Where the other code files set ``<module>.name`` (or ``setattr(..., "name", ...)``)."""
+    found = []
+    for other in CODE_FILES:
+        text = files.get(other)
+        if other == own or not text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            sets = (
+                isinstance(node, ast.Attribute)
+                and node.attr == name
+                and isinstance(node.ctx, ast.Store | ast.Del)
+            ) or (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") == "setattr"
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value == name
+            )
+            if sets:
+                found.append(f"{other} sets .{name} at line {node.lineno}")
+    return found
+
+
+def what_ran(files: dict[str, str], qid: str) -> Shown | None:
+    """Every statement of the student's file that binds a code question's function (the last
+    one is what ran at import), with a note when that is not a plain, single ``def``: bound more
+    than once, by an assignment, decorated, conditionally, from the other file, or in a file
+    that builds code at run time. None when the file is missing or does not parse."""
+    own = CODE_QUESTIONS[qid]
+    text = files.get(own)
     if text is None:
         return None
+    text = similarity.read_code(text)  # as Python reads it (a coding declaration honoured)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == qid:
-            return ast.get_source_segment(text, node, padded=True)
-    return None
+    found = _bindings(text, tree, qid)
+    at_import = [b for b in found if b.kind != "global"]
+    notes = []
+    served = [b for b in _bindings(text, tree, "__getattr__") if b.kind == "def"]
+    if served and not at_import:
+        found.append(served[-1])
+        notes.append(
+            f"{own} binds no {qid}; its module __getattr__ (line {served[-1].line}) serves "
+            "names it does not bind: what ran is what that returned"
+        )
+    last = at_import[-1] if at_import else None
+    if len(at_import) > 1:
+        lines = ", ".join(str(b.line) for b in at_import[:-1]) + f" and {last.line}"
+        notes.append(
+            f"{qid} is bound {len(at_import)} times in {own} (lines {lines}); the last, at line "
+            f"{last.line} ({_kinds(last)}), is what ran at import"
+        )
+    elif last is not None and last.kind != "def":
+        notes.append(f"{qid} is bound by {_kinds(last)} at line {last.line}, not a def")
+    if last is not None and last.conditional:
+        notes.append(
+            f"line {last.line} is inside an if, for, while, try or with: it ran only if that "
+            "reached it"
+        )
+    if last is not None and last.kind == "def" and last.source.lstrip().startswith("@"):
+        notes.append(f"{qid} is decorated: what ran is what the decorator returned")
+    named = []
+    if last is not None and last.kind == "assignment":
+        for stmt in ast.walk(tree):
+            if getattr(stmt, "lineno", None) == last.line and isinstance(stmt, ast.Assign):
+                if isinstance(stmt.value, ast.Name) and stmt.value.id != qid:
+                    target = [b for b in _bindings(text, tree, stmt.value.id) if b.kind != "global"]
+                    if target:
+                        named.append((stmt.value.id, target[-1]))
+                        notes.append(f"it names {stmt.value.id}, bound at line {target[-1].line}")
+                break
+    later = [str(b.line) for b in found if b.kind == "global"]
+    if later:
+        notes.append(
+            f"a function declaring it global rebinds it when called (line {', '.join(later)})"
+        )
+    notes += _set_from(files, own, qid)
+    reasons = similarity.runtime_reasons(files[own])
+    if reasons:
+        notes.append(
+            f"{own} may build or bind code at run time ({similarity.describe(reasons)}): what "
+            "ran may be none of these"
+        )
+    return Shown(tuple(found), "; ".join(notes) + ("." if notes else ""), tuple(named))
 
 
-def code_of(out: OutputFolder, item: Item) -> tuple[str | None, str]:
-    """The student's function as graded, and where it was read (or why it is not shown)."""
+def _kinds(b: Binding) -> str:
+    """How a binding binds, in words."""
+    return {
+        "def": "a def",
+        "class": "a class",
+        "import": "an import",
+        "deletion": "a del",
+        "global": "a function that declares it global",
+    }.get(b.kind, "an assignment")
+
+
+def function_source(files: dict[str, str], qid: str) -> str | None:
+    """The source of what the student's file binds to a code question's name last (what ran
+    at import), or None."""
+    shown = what_ran(files, qid)
+    return shown.ran.source if shown is not None and shown.ran is not None else None
+
+
+def code_of(out: OutputFolder, item: Item) -> tuple[Shown | None, str]:
+    """The student's function as graded (every binding of its name, ``what_ran``), and where
+    it was read (or why it is not shown)."""
     candidates = []
     kept = out.read_sources().get(item.student)
     if kept:
@@ -128,14 +330,20 @@ def code_of(out: OutputFolder, item: Item) -> tuple[str | None, str]:
             pass
     sealed = apply.read_sealed(out, item.student)
     for files, where in candidates:
-        if sealed and decisions.judged(files)["hashes"][item.question] != sealed.hashes.get(
-            item.question
-        ):
-            continue  # changed since it was graded: not what is being judged
-        source = function_source(files, item.question)
-        if source is not None:
-            return source, where
+        if sealed:
+            graded = sealed.hashes.get(item.question, "")
+            if not decisions.holds(graded, decisions.judged(files)["hashes"], item.question):
+                continue  # changed since it was graded: not what is being judged
+        shown = what_ran(files, item.question)
+        if shown is not None and (shown.bindings or shown.note):
+            return shown, where
         return None, f"no function {item.question} in {where}"
+    graded = sealed.hashes.get(item.question, "") if sealed else ""
+    if graded and not graded.startswith(decisions.CODE_RULE) and candidates:
+        return None, (
+            "graded by an earlier grader, whose record cannot tell this code from a changed "
+            "one: grade it again (mha-grade batch --regrade, or one) to see it here"
+        )
     return None, f"the code as graded is not at hand (submission: {item.source or 'unknown'})"
 
 
@@ -343,15 +551,27 @@ class Queue:
 
     def _show_code(self, item: Item) -> None:
         c = self.console
-        source, where = code_of(self.out, item)
-        if source is not None:
-            lines = plain(source).splitlines()
-            shown = "\n".join(lines[:MAX_CODE_LINES])
-            code = Syntax(shown, "python", line_numbers=False, word_wrap=True)
-            more = len(lines) - MAX_CODE_LINES
+        shown, where = code_of(self.out, item)
+        if shown is not None:
+            if shown.note:
+                c.print(Text(plain(shown.note), style="yellow"))
+            parts: list = []
+            room = MAX_CODE_LINES
+            for b in shown.bindings:
+                if len(shown.bindings) > 1:
+                    ran = " (what ran)" if b is shown.ran else ""
+                    parts.append(Text(f"line {b.line}, {_kinds(b)}{ran}:", style="bold cyan"))
+                lines = plain(b.source).splitlines()
+                parts.append(Syntax("\n".join(lines[:room]), "python", word_wrap=True))
+                if len(lines) > room:
+                    parts.append(Text(f"… {len(lines) - room} more lines", style="italic"))
+                room = max(room - len(lines), 5)
+            for name, b in shown.named:
+                parts.append(Text(f"line {b.line}, {name}, which it names:", style="bold cyan"))
+                lines = plain(b.source).splitlines()
+                parts.append(Syntax("\n".join(lines[:room]), "python", word_wrap=True))
             title = f"the student's {item.question} ({where})"
-            body = Group(code, Text(f"… {more} more lines", style="italic")) if more > 0 else code
-            c.print(Panel(body, title=title, title_align="left"))
+            c.print(Panel(Group(*parts), title=title, title_align="left"))
         else:
             c.print(Text(where, style="italic"))
         self._show_grader(item)
