@@ -148,8 +148,11 @@ class Zygote:
             self.statuses[pid] = status
 
     def _wait(self, pid: int, kill: bool = False) -> None:
-        """Reap the worker ``pid`` (killing it first), keeping how it ended."""
-        if kill:
+        """Reap the worker ``pid`` (killing it first), keeping how it ended. A pid already
+        reaped is never signalled: it may be another process's by now."""
+        if pid in self.statuses:
+            return
+        if kill:  # not reaped: our child, alive or a zombie, still holds this pid
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -197,6 +200,9 @@ class Zygote:
                 _remove_files_of(uid)
         elif uid is not None:
             _kill_uid(self.killer, uid, self.reap)
+            # a worker killed before it took its uid (killed right after its spawn) is not
+            # reached by its uid: it is this process's child, killed as such
+            self._wait(pid, kill=True)
         else:
             for target in (-pid, pid):  # its process group, then itself
                 try:
