@@ -134,6 +134,20 @@ class Engine:
                     # hidden tests' inputs and expected values), /proc/<pid>/mem included.
                     prctl(PR_SET_DUMPABLE, 0)
 
+    def warm(self) -> None:
+        """The grading side's one-time work, done before the first submission arrives (the
+        hidden tests parsed, torch imported, the rubrics and hand-outs read) and the sandbox
+        ready: the first grade then costs what every other does."""
+        _load_hidden_tests()
+        try:
+            written.warm()
+        except Exception:  # the first answer sheet meets the same failure, and reports it
+            log.exception("warming up the written grading failed")
+        with self._lock:
+            zygote = self._zygote
+        if zygote is not None and zygote.alive():
+            zygote.ping()
+
     def wait_idle(self) -> None:
         """Return once every worker of the sessions closed so far is gone."""
         with self._lock:

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from functools import cache
 
+from mha_check.otter_format import exception_test_file_class
 from mha_check.questions import CODE_QUESTIONS
 
 from .. import paths
@@ -54,8 +55,8 @@ def _test_file(qid: str):
         raise KeyError(f"{qid!r} is not a code question id")
     with _lock:
         if qid not in _loaded:
-            from otter.test_files import ExceptionTestFile
-
+            # otter's test-file format alone: `import otter` would bring nbconvert and pandas
+            ExceptionTestFile = exception_test_file_class()
             paths.ensure_solutions_importable()  # the hidden tests import `solutions`
             path = paths.HIDDEN_TESTS / f"{qid}.py"
             test_file = ExceptionTestFile.from_file(str(path))

@@ -84,15 +84,33 @@ def find_submissions(folder: Path) -> tuple[dict[str, Path], list[str]]:
 _engine = None
 
 
-def _start_engine(limits: Limits | None, require: str | None, protect: tuple[Path, ...]) -> None:
+def _start_engine(
+    limits: Limits | None, require: str | None, protect: tuple[Path, ...], turn=None
+) -> None:
     """Runs once in each grading process: the sandbox and its imports start once per process,
-    in the strongest layer that works for this process (recorded in each results.json)."""
+    in the strongest layer that works for this process (recorded in each results.json).
+
+    ``turn`` (a lock and an event shared by the grading processes): the first process to take
+    the lock starts at once and says when it is ready to grade; the others wait for that (a
+    minute at most) before they start. Started together, every process and its sandbox would
+    import torch at once and share the cores four ways: the first grade would come when all
+    of them are ready. One at a time, the first grade comes as soon as one is."""
     global _engine
+    if turn is not None:
+        lock, ready = turn
+        first = lock.acquire(block=False)  # never released: only one process is the first
+        if not first:
+            ready.wait(timeout=60.0)
     _engine = Engine(limits, require=require, protect=protect)
     try:
         _engine.start()
+        if turn is not None and first:
+            _engine.warm()
     except SandboxError:  # retried by each grade: a grader error for those students, not a 0
         pass
+    finally:
+        if turn is not None and first:
+            ready.set()
     atexit.register(_engine.close)
 
 
@@ -257,8 +275,9 @@ def _grade_all(
     # threads (the progress bar) and torch's thread pools.
     ctx = multiprocessing.get_context("spawn")
     jobs = max(1, min(jobs, len(todo)))
+    turn = (ctx.Lock(), ctx.Event()) if jobs > 1 else None
     pool = ProcessPoolExecutor(
-        jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits, require, protect)
+        jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits, require, protect, turn)
     )
     store = decisions_or_none(out)  # decisions go into the reports as they are first written
     futures = {

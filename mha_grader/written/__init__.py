@@ -1,6 +1,6 @@
 """Grading of the written answers in answers.md against rubric concepts (autograder/rubrics/)."""
 
-from .grade import NEEDS_REVIEW, grade_answer, grade_written, needs_review
+from .grade import NEEDS_REVIEW, grade_answer, grade_written, needs_review, warm
 from .rubric import RubricError, load_rubrics
 
 __all__ = [
@@ -10,4 +10,5 @@ __all__ = [
     "grade_written",
     "load_rubrics",
     "needs_review",
+    "warm",
 ]

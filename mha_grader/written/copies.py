@@ -73,6 +73,13 @@ def _shingles(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, 
     return found
 
 
+def warm(rubrics: dict[str, Rubric]) -> None:
+    """Index the hand-outs for every rubric now, as the first answer sheet would."""
+    handouts = load_handouts()
+    for rubric in rubrics.values():
+        _shingles(rubric, handouts)
+
+
 def find_copies(
     rubric: Rubric, sentences: list[Sentence], handouts: tuple[Handout, ...] | None = None
 ) -> list[Copy]:

@@ -114,6 +114,14 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     return _result(qid, share * POINTS[qid], "\n".join(lines), reason=lines[-1] if flags else None)
 
 
+def warm() -> None:
+    """Pay now what the first answer sheet of a process pays: the rubrics read and compiled, the
+    hand-outs indexed (a grading process does it while its sandbox starts)."""
+    from .copies import warm as index_handouts
+
+    index_handouts(load_rubrics())
+
+
 def grade_written(answers_text: str | None) -> list[TestResult]:
     """One result per written question, in contract order. ``answers_text`` is the content of
     answers.md (decoded with errors="replace"), or None when the submission has no answers.md."""

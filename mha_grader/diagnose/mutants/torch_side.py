@@ -7,8 +7,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from solutions import crosscheck as ref_cc
-
 
 def torch_blocks(mha) -> dict[str, np.ndarray]:
     """The module's q, k, v and out weights as stored by torch: (out, in), float64."""
@@ -45,6 +43,8 @@ def _wft_kqv(mha):
 
 
 def _wft_module_dtype(mha):
+    from solutions import crosscheck as ref_cc  # torch: imported when first needed
+
     found = ref_cc.weights_from_torch(mha)
     dtype = mha.in_proj_weight.detach().numpy().dtype
     return tuple(w.astype(dtype) for w in found)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 
 from ... import errors
@@ -24,14 +23,20 @@ if TYPE_CHECKING:
 
 
 CALLEES = ("weights_from_torch", "multi_head_attention")
-REFERENCE = {
-    "weights_from_torch": ref_cc.weights_from_torch,
-    "multi_head_attention": ref.multi_head_attention,
-}
+
+
+def references() -> dict:
+    """The reference callees (the adapter imports torch: when first diagnosed, not before)."""
+    from solutions import crosscheck as ref_cc
+
+    return {
+        "weights_from_torch": ref_cc.weights_from_torch,
+        "multi_head_attention": ref.multi_head_attention,
+    }
 
 
 def check(over=None, **kw):
-    p = {**REFERENCE, **(over or {})}
+    p = {**references(), **(over or {})}
     return partial(
         mut.cross_check_with,
         weights_from_torch=p["weights_from_torch"],
@@ -54,7 +59,7 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     # What it did with its callees, as recorded: its calls of multi_head_attention answered by
     # the reference; a module does not travel to be answered, so where it called a wrong
     # weights_from_torch, our pipeline takes the student's weights_from_torch too.
-    made = s.calls_made(qid, probes, REFERENCE, answerable=("multi_head_attention",))
+    made = s.calls_made(qid, probes, references(), answerable=("multi_head_attention",))
     given, wrong, base = made.given, list(made.wrong), None
     if "weights_from_torch" in wrong:
         base = {"weights_from_torch": s.fn("weights_from_torch")}

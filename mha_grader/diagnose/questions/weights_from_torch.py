@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solutions import crosscheck as ref_cc
-
 from .. import mutants as mut
 from .. import probes as pr
 from ..catalogue import CATALOGUE
@@ -32,6 +30,8 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
 def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     student = s.student(qid, probes)
+    from solutions import crosscheck as ref_cc  # torch: imported when first needed
+
     expected = trusted(("ref", qid), ref_cc.weights_from_torch, probes)
     if matches(student, expected):
         if _not_float64(student):

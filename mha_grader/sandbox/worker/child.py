@@ -22,6 +22,7 @@ Every reply echoes the request's ``seq``; a failure is ``{"ok": False, "error": 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import importlib.abc
 import importlib.util
@@ -236,14 +237,16 @@ class Server:
             return {"ok": False, "error": {"kind": "missing", "message": f"no function {func}"}}
         before = inputs.snapshot(args, kwargs)
         error = None
-        targets, spaces = in_modules(self.files, list(inject or observe or []))
-        callees = Callees(
-            targets,
-            spaces,
-            getattr(fn, "__closure__", None) or (),
-            lambda e: _describe(e, self.files),
-            self.ask if inject else None,
-        )
+        callees: Callees | contextlib.nullcontext = contextlib.nullcontext()
+        if observe or inject:  # most calls watch nothing: no stand-ins to set up
+            targets, spaces = in_modules(self.files, list(inject or observe or []))
+            callees = Callees(
+                targets,
+                spaces,
+                getattr(fn, "__closure__", None) or (),
+                lambda e: _describe(e, self.files),
+                self.ask if inject else None,
+            )
         # Warnings (NumPy's overflow in exp...) are kept apart from what the code prints: only
         # whether there were any is told, never their text.
         with warnings.catch_warnings(record=True) as warned:
@@ -253,7 +256,7 @@ class Server:
                     value = fn(*args, **kwargs)
             except BaseException as e:
                 error = _describe(e, self.files)
-        told = callees.reply_fields() if (observe or inject) else {}
+        told = callees.reply_fields() if isinstance(callees, Callees) else {}
         if warned:
             told["warned"] = True
         if error is not None:
