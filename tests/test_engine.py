@@ -214,3 +214,37 @@ def test_numpys_own_exceptions_are_named_as_numpys_and_a_students_class_is_never
     for q in ("merge_heads", "distinct_head_pairs"):
         assert all(o.startswith("raised an exception of your own class") for o in said[q]), said
     assert "NumPy's AxisError" not in " ".join(said["merge_heads"] | said["distinct_head_pairs"])
+
+
+def _syntax_error_submission(tmp_path: Path, files: tuple[str, ...]) -> Path:
+    folder = folder_from(tmp_path, Path("solutions"), "typo")
+    for name in files:
+        with open(folder / name, "a") as f:
+            f.write("\n\ndef oops(:\n    pass\n")
+    return folder
+
+
+@pytest.mark.parametrize("files", [("multihead.py",), ("multihead.py", "crosscheck.py")])
+def test_a_file_that_does_not_compile_is_told_as_its_import_would_tell_it_without_a_worker(
+    engine, tmp_path, monkeypatch, files
+):
+    from mha_grader.grading import session as session_module
+    from mha_grader.sandbox import zygote as zygote_module
+
+    submission = load_submission(_syntax_error_submission(tmp_path, files))
+    monkeypatch.setattr(session_module, "COMPILE_HERE_CHARS", 0)  # the worker's own import
+    by_worker = engine.grade(submission)
+    monkeypatch.undo()
+    spawned = []
+    spawn = zygote_module._spawn
+    monkeypatch.setattr(
+        zygote_module, "_spawn", lambda *a, **k: spawned.append(1) or spawn(*a, **k)
+    )
+    here = engine.grade(submission)
+    assert [(r.name, r.score, r.output) for r in here.results] == [
+        (r.name, r.score, r.output) for r in by_worker.results
+    ]
+    assert here.status == by_worker.status == "import-error"
+    # crosscheck.py alone still loads in one worker; with both files broken, none starts
+    assert len(spawned) == (1 if files == ("multihead.py",) else 0)
+    assert "line" in next(r.output for r in here.results if r.question == "softmax")

@@ -202,6 +202,20 @@ def student_error(record: dict, func: str, door: shown.Door) -> errors.StudentCo
     return error
 
 
+def syntax_error_record(e: SyntaxError, file: str) -> dict:
+    """The error record the worker sends for a SyntaxError of ``file`` (child._describe)."""
+    mro = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"]
+    where = f"{file}, line {e.lineno}: {(e.text or '').strip()}"
+    return {
+        "kind": "raised",
+        "type": type(e).__name__,
+        "mro": mro,
+        "numpy": "",
+        "message": str(e.msg)[:500],
+        "where": where[:300],
+    }
+
+
 def import_error_text(record: dict, door: shown.Door, numpy_only: bool = False) -> str:
     """An import's error in full (kind, message, line): imports run before any hidden input
     exists in the worker, so the student may see their own message, escaped."""

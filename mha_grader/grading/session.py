@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from . import replies
 from .link import Answer, LinkClosed, LinkTimeout, LinkViolation, WorkerLink
 
 MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
+COMPILE_HERE_CHARS = 200_000  # files compiled on the trusted side before any worker starts
 NUMPY_MODULE = "multihead"  # the file of the NumPy questions, all a NumPy worker loads
 NUMPY_BROKEN = (
     "{label} could not be imported where the NumPy questions run (NumPy and the standard library "
@@ -140,11 +142,37 @@ class WorkerSession:
 
     def start(self) -> None:
         """Start a worker and import the student's modules (each under its own timeout). A
-        protocol violation while importing ends the session here: later calls say so."""
+        protocol violation while importing ends the session here: later calls say so. A file
+        that does not even compile is told so without a worker, and when no file is left to
+        import, no worker starts at all."""
+        if self.parent is None and self.kind == "full":
+            self._compile_first()
+        if all(m in self.broken for m in self.files):
+            return
         try:
             self._ensure_worker()
         except errors.ProtocolViolation:
             pass
+
+    def _compile_first(self) -> None:
+        """Compile each file here, as the worker's import would (from its bytes, so that a coding
+        declaration counts): a SyntaxError is the file's, with the same words and line the
+        worker would give, and costs no worker. Compiling runs none of the student's code; a
+        file the compiler cannot judge in bounds is left to the worker."""
+        for module, text in self.files.items():
+            if module in self.broken or len(text) > COMPILE_HERE_CHARS:
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # SyntaxWarnings are the worker's to see
+                    compile(text.encode("utf-8"), f"{module}.py", "exec", dont_inherit=True)
+            except SyntaxError as e:
+                record = replies.syntax_error_record(e, f"{module}.py")
+                why = replies.import_error_text(record, self.door)
+                self.broken[module] = f"{module}.py could not be imported: {why}"
+                self.log.import_errors[module] = self.broken[module]
+            except Exception:  # (RecursionError, MemoryError...) the worker will tell
+                continue
 
     def close(self) -> None:
         """Kill the worker and its process tree (the zygote finishes that in the background)."""
@@ -383,6 +411,8 @@ class WorkerSession:
             raise self.ended
         if (module, func) in self.skipped:
             raise self.skipped[(module, func)]
+        if module in self.broken:  # no worker needed to say so
+            raise errors.MissingFunction(self.broken[module])
         try:
             worker = self._ensure_worker()
         except errors.ProtocolViolation:
