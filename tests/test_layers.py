@@ -64,8 +64,7 @@ def run(
     )
 
 
-@pytest.fixture(scope="module")
-def nobody_checkout():
+def make_nobody_checkout() -> Path:
     """A copy of the checkout that nobody owns (nobody cannot read a root-owned checkout the
     uid layer has closed), run with this checkout's .venv (its interpreter made reachable)."""
     closure.open_the_way()
@@ -76,10 +75,16 @@ def nobody_checkout():
     entry = pwd.getpwnam(NOBODY)
     for path in [base, *base.rglob("*")]:
         os.lchown(path, entry.pw_uid, entry.pw_gid)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def nobody_checkout():
+    copy = make_nobody_checkout()
     try:
         yield copy
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(copy.parent, ignore_errors=True)
 
 
 def first_line(result: subprocess.CompletedProcess) -> str:
@@ -234,35 +239,74 @@ LAYER_RUNS = {
 }
 
 
-@pytest.mark.parametrize("expected", list(LAYER_RUNS))
-def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, request):
-    user, landlock = LAYER_RUNS[expected]
-    if landlock and not sandbox_landlock_here():
-        pytest.skip("this kernel has no Landlock")
-    cwd = request.getfixturevalue("nobody_checkout") if user else ROOT
-    suites = ["tests/test_hostile.py", "tests/test_sandbox.py", "tests/test_numpy_wall.py"]
+SUITES = ["tests/test_hostile.py", "tests/test_sandbox.py", "tests/test_numpy_wall.py"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def layer_runs():
+    """The hostile, sandbox and wall suites started in every layer at once, before this
+    file's other tests: they mostly wait (on time limits, on killed process trees), so four at
+    a time, beside the other tests, take little more than one.
+    Each run has a checkout and a pytest folder of its own: a nobody run without Landlock
+    writes where its user can (docs/containment.md), and must not reach another run."""
+    started: dict[str, tuple[subprocess.Popen, Path, str | None]] = {}
+    made: list[Path] = []
     before = shared_files()
     try:
-        result = run(
-            [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *suites],
-            user=user,
-            landlock=landlock,
-            cwd=cwd,
-            env={"MHA_EXPECT_SANDBOX": expected},
-            timeout=1800,
-        )
+        for expected, (user, landlock) in LAYER_RUNS.items():
+            if landlock and not sandbox_landlock_here():
+                continue
+            cwd = ROOT
+            if user:
+                cwd = make_nobody_checkout()
+                made.append(cwd.parent)
+            where = cwd.parent if user else None
+            scratch = Path(tempfile.mkdtemp(prefix=f"mha-layer-{expected}-", dir=where))
+            made.append(scratch)
+            if user:
+                os.chown(scratch, pwd.getpwnam(user).pw_uid, -1)
+            argv = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *SUITES]
+            argv.append(f"--basetemp={scratch / 'pytest'}")
+            env = {k: v for k, v in os.environ.items() if k != sandbox.REQUIRE_ENV}
+            env.update(MPLCONFIGDIR=str(scratch / ".mpl"), MHA_EXPECT_SANDBOX=expected)
+            log = open(scratch / "log.txt", "w+")  # noqa: SIM115 (read back below)
+            proc = subprocess.Popen(
+                refusing_kernel.wrap(argv, user=user, landlock=landlock),
+                cwd=cwd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            started[expected] = (proc, scratch, user)
+        yield started
     finally:
-        # The limits layer without Landlock cannot keep student code out of /tmp
-        # (docs/containment.md): what the hostile submissions left there as nobody must not
-        # reach the next run.
+        for proc, _, _ in started.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # What the hostile submissions left in the shared folders as nobody goes too.
         for path in shared_files() - before:
-            if user and path.lstat().st_uid == pwd.getpwnam(user).pw_uid:
+            if path.lstat().st_uid == pwd.getpwnam(NOBODY).pw_uid:
                 if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
+                    shutil.rmtree(path, ignore_errors=True)
                 else:
-                    path.unlink()
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout and " failed" not in result.stdout
+                    path.unlink(missing_ok=True)
+        for path in made:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.parametrize("expected", list(LAYER_RUNS))
+def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, layer_runs):
+    if expected not in layer_runs:
+        pytest.skip("this kernel has no Landlock")
+    proc, scratch, _ = layer_runs[expected]
+    try:
+        proc.wait(timeout=1800)
+    finally:
+        output = (scratch / "log.txt").read_text(errors="replace")
+    assert proc.returncode == 0, output[-8000:]
+    assert " passed" in output and " failed" not in output
 
 
 def test_a_uid_layer_that_cannot_close_a_trusted_path_does_not_start_and_says_why_in_a_line():
