@@ -21,7 +21,7 @@ from .copies import find_copies
 from .match import Match, Status, all_matches, best, phrasing_matches, status_of, unclaimed
 from .rubric import Misconception, Rubric
 from .stance import Stances, read_stances
-from .text import Sentence, split_sentences
+from .text import Sentence, Token, split_sentences
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,40 @@ def copies_prompt(sentence: Sentence, clauses: tuple[tuple[str, ...], ...]) -> b
 
 COPIED_EXCERPT_WORDS = 8  # of a copied part, quoted back in the feedback
 
+# The quantities a bare "it" stands for in these answers: "any head count works? It doesn't:
+# it must divide d_model", "d_model has to be divisible by it".
+REFERENTS = frozenset({"num_heads", "d_model"})
+
+
+def resolve_it(sentences: list[Sentence], stances: list[Stances]) -> list[Sentence]:
+    """Each "it" (not a cue's word) in a clause that names one of the two quantities read as the
+    other one, when the answer named it before: "d_model has to be divisible by it" and "it
+    must divide d_model" after "any head count works?" are num_heads. Any other "it" stays."""
+    named: list[Token] = []  # mentions of a referent, in order
+    resolved = []
+    for sentence, stance in zip(sentences, stances, strict=True):
+        tokens = list(sentence.tokens)
+        for i, tok in enumerate(sentence.tokens):
+            if tok.word == "it" and not stance.cue[i] and named:
+                clause = stance.clause_start[i]
+                own = {
+                    t.word
+                    for j, t in enumerate(sentence.tokens)
+                    if stance.clause_start[j] == clause and t.word in REFERENTS
+                }
+                # only an "it" its clause sets against the other quantity is read as one:
+                # "that it owns" (a head) or "it is a reshape" stay as they are
+                referent = next((t for t in reversed(named) if t.word not in own), None)
+                if not own:
+                    referent = None
+                if referent is not None:
+                    tokens[i] = referent
+            elif tok.word in REFERENTS:
+                named.append(tok)
+        changed = tokens != list(sentence.tokens)
+        resolved.append(replace(sentence, tokens=tuple(tokens)) if changed else sentence)
+    return resolved
+
 
 def read_concepts(rubric: Rubric, text: str) -> Reading:
     """What the answer says about each concept. A concept implied by others it names counts as
@@ -148,6 +182,7 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     hidden = [frozenset()] * len(sentences)
     for c in copies:
         hidden[c.sentence] = hidden[c.sentence] | c.positions
+    sentences = resolve_it(sentences, stances)
     # word look-ups shared by every phrasing of the rubric, one memo per sentence
     memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in range(len(sentences) + 1)]
     matches = {c.id: all_matches(c, sentences, memos, stances, hidden) for c in rubric.concepts}
