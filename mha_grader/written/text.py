@@ -72,6 +72,7 @@ _MATH: list[tuple[str, str]] = [
     (r"\bvs\.", "vs"),
     # note form: "h0 -> tok 4", "w/o", "b/c"
     (r"\bh(\d)\b", r"head \1"),
+    (r"\b(\d)h\b", r"\1 head"),
     (r"\btoks?\b", "token"),
     (r"\bw/o\b", "without"),
     (r"\bb/c\b", "because"),
