@@ -54,6 +54,7 @@ from .cues import (
     I_REPORTED,
     IGNORE,
     IT_IS_SAID,
+    MISTAKE_IS,
     NECESSITY,
     NEG_OPENING,
     NEG_SENTENCE,
@@ -410,7 +411,16 @@ def _read(words: list[str]) -> _Marks:
         end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
-    for pattern in (FALSE_THAT, WRONG_TO_SAY, IGNORE, NOBODY, I_DENY, I_DOUBT, NOUN_DENY):
+    for pattern in (
+        MISTAKE_IS,
+        FALSE_THAT,
+        WRONG_TO_SAY,
+        IGNORE,
+        NOBODY,
+        I_DENY,
+        I_DOUBT,
+        NOUN_DENY,
+    ):
         _mark_forward(text, pattern, marks, "deny")
     for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
@@ -446,8 +456,14 @@ def _contrary_to_fact(
             denial = _not_so(nxt[1], 0)
         if denial is None:
             continue
+        # neither the condition nor what it would lead to is so: "If heads had their own
+        # matrices it would double, but they don't" says heads have none, and it does not double
+        for j in condition:
+            marks.supposed[j] = False
+            marks.flips[j] += 1
         for j in consequence:
             marks.supposed[j] = True
+            marks.flips[j] += 1
         for j in denial:
             where.cue[j] = True
 
