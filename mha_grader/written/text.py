@@ -174,11 +174,16 @@ class Sentence:
     question: bool  # ends with "?": a question asked back (often the prompt pasted) asserts nothing
 
 
+# Plurals the Snowball stemmer does not fold into their singular ("matrices" is "matric",
+# "matrix" is "matrix"): one stem for both, in answers and phrasings alike
+IRREGULAR = {"matrices": "matrix", "indices": "index", "vertices": "vertex"}
+
+
 @cache
 def stem(word: str) -> str:
     if not word.isalpha():
         return word  # notation (d_model, 256, wq) is compared as written
-    return _STEMMER.stemWord(word)
+    return _STEMMER.stemWord(IRREGULAR.get(word, word))
 
 
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
