@@ -115,6 +115,19 @@ ACCORDING = re.compile(
     rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
     rf"common belief|rumou?r|folklore|the myth)\b"
 )
+# the course's own material, cited for a finding: "according to the lab notebook, X", "the
+# notebook shows that X" ("the module" is also torch's nn.MultiheadAttention, whose count a
+# student reports as a finding of their own)
+COURSE = (
+    r"(?:(?:lab|course|jupyter) )?(?:notebook|notebooks|lecture slides|lecture|lectures|slides|"
+    r"lecture notes|course notes|readme|handout|handouts|hand outs?|worksheet|course|reading)"
+)
+CITED = re.compile(
+    rf"\baccording to (?:the |our |my )?{COURSE}\b"
+    rf"|\b(?:the|our|my) {COURSE} (?:say|says|said|show|shows|showed|shown|claim|claims|"
+    r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
+    r"suggests|suggested|points out|pointed out)(?: that)?\b"
+)
 CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
 # "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
 I_REPORTED = re.compile(

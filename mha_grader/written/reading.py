@@ -34,6 +34,8 @@ class Reading:
     doubtful: tuple[Misconception, ...] = ()
     copied: tuple[tuple[str, str], ...] = ()  # (hand-out, the answer's copied words), in order
     guessed: frozenset[str] = frozenset()  # recognised only in hedged clauses ("maybe", "?")
+    # recognised only as what the course material says ("according to the notebook, ...")
+    cited: frozenset[str] = frozenset()
 
 
 def _misconception_matches(
@@ -245,6 +247,11 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         for k, ms in counted.items()
         if status[k] is Status.RECOGNISED and ms and all(m.guessed for m in ms if m.supports)
     )
+    cited = frozenset(
+        k
+        for k, ms in counted.items()
+        if status[k] is Status.RECOGNISED and ms and all(m.cited for m in ms if m.supports)
+    )
     return Reading(
         status,
         tuple(m for m in rubric.misconceptions if m.id in wrong),
@@ -252,6 +259,7 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         tuple(m for m in rubric.misconceptions if m.id in yielded),
         tuple(_excerpt(text, sentences, c.sentence, c.source) for c in copies),
         guessed,
+        cited,
     )
 
 

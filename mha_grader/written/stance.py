@@ -40,6 +40,7 @@ from enum import Enum
 
 from .cues import (
     ACCORDING,
+    CITED,
     CLAUSE_PUNCTUATION,
     CONCLUSIONS,
     CONTINUATIONS,
@@ -93,6 +94,7 @@ class Frame(Enum):
     OTHERWISE = "otherwise"  # what would happen without what the student requires
     REPORTED = "reported"  # someone else's, or asked: not claimed either way
     CUE = "cue"  # a word of a stance cue, not content
+    CITED = "cited"  # what the course material says, as the student cites it
 
 
 @dataclass
@@ -108,6 +110,7 @@ class _Marks:
         self.supposed = [False] * self.n
         self.otherwise = [False] * self.n
         self.cue = [False] * self.n
+        self.cited = [False] * self.n  # credited as the course material's, not a finding
         # condition span -> its consequence span (both as ranges), for the grader's check of
         # what a condition supposes
         self.conditions: list[tuple[range, range]] = []
@@ -127,6 +130,9 @@ class Stances:
     cue: tuple[bool, ...]
     conditions: tuple[tuple[range, range], ...] = ()
     asks: bool = False  # a real question (or the question pasted), not answered after it
+    # what the course material is cited for ("according to the notebook, ..."): the student's
+    # claim, credited in part (empty: none)
+    cited: tuple[bool, ...] = ()
 
     def frame(self, i: int) -> Frame:
         if self.cue[i]:
@@ -139,6 +145,8 @@ class Stances:
             return Frame.SUPPOSED
         if self.flips[i] % 2:
             return Frame.DENIED
+        if self.cited and self.cited[i]:
+            return Frame.CITED
         return Frame.HEDGED if self.hedged[i] else Frame.ASSERTED
 
     def claimed(self, positions: tuple[int, ...] | list[int]) -> bool:
@@ -382,6 +390,8 @@ def _apply(marks: _Marks, scope: range, how: str) -> None:
             marks.reported[i] = False
         elif how == "hedge":
             marks.hedged[i] = True
+        elif how == "cite":
+            marks.cited[i] = True
 
 
 def _mark_tail(text: _Text, marks: _Marks) -> None:
@@ -422,6 +432,7 @@ def _read(words: list[str]) -> _Marks:
         NOUN_DENY,
     ):
         _mark_forward(text, pattern, marks, "deny")
+    _mark_forward(text, CITED, marks, "cite")
     for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
@@ -557,6 +568,7 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             tuple(m.cue),
             tuple(m.conditions),
             asked,
+            tuple(m.cited),
         )
         for w, m, asked in zip(words, marks, asks, strict=True)
     ]
