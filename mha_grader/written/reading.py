@@ -142,30 +142,38 @@ REFERENTS = frozenset({"num_heads", "d_model"})
 
 
 def resolve_it(sentences: list[Sentence], stances: list[Stances]) -> list[Sentence]:
-    """Each "it" (not a cue's word) in a clause that names one of the two quantities read as the
-    other one, when the answer named it before: "d_model has to be divisible by it" and "it
-    must divide d_model" after "any head count works?" are num_heads. Any other "it" stays."""
+    """Each "it" (not a cue's word) that stands for d_model or num_heads read as that quantity:
+    an "it" that opens a clause after a clause whose subject is one of them is that subject
+    ("d_model need not equal num_heads; it just has to be divisible by ..."); an "it" in a
+    clause that names one of them is the other one, when the answer named it before ("d_model
+    has to be divisible by it", "it must divide d_model"). Any other "it" stays ("that it owns",
+    "it is a reshape")."""
     named: list[Token] = []  # mentions of a referent, in order
+    subject: Token | None = None  # the referent that opened the clause before
     resolved = []
     for sentence, stance in zip(sentences, stances, strict=True):
         tokens = list(sentence.tokens)
+        starts = stance.clause_start
+        opened: Token | None = None  # the referent that opens the current clause
         for i, tok in enumerate(sentence.tokens):
-            if tok.word == "it" and not stance.cue[i] and named:
-                clause = stance.clause_start[i]
+            if i == starts[i] or (i and starts[i] != starts[i - 1]):
+                subject, opened = opened or subject, None
+            if tok.word == "it" and not stance.cue[i]:
                 own = {
-                    t.word
-                    for j, t in enumerate(sentence.tokens)
-                    if stance.clause_start[j] == clause and t.word in REFERENTS
-                }
-                # only an "it" its clause sets against the other quantity is read as one:
-                # "that it owns" (a head) or "it is a reshape" stay as they are
-                referent = next((t for t in reversed(named) if t.word not in own), None)
-                if not own:
-                    referent = None
+                    t.word for j, t in enumerate(tokens) if starts[j] == starts[i] and j != i
+                } & REFERENTS
+                referent = None
+                if i == starts[i] and subject is not None and not own:
+                    referent = subject
+                elif own:
+                    referent = next((t for t in reversed(named) if t.word not in own), None)
                 if referent is not None:
-                    tokens[i] = referent
-            elif tok.word in REFERENTS:
+                    tokens[i] = tok = referent
+            if tok.word in REFERENTS:
                 named.append(tok)
+                if opened is None and i == starts[i]:
+                    opened = tok
+        subject = opened or subject
         changed = tokens != list(sentence.tokens)
         resolved.append(replace(sentence, tokens=tuple(tokens)) if changed else sentence)
     return resolved

@@ -418,7 +418,7 @@ def _read(words: list[str]) -> _Marks:
     for m in CONTRARY.finditer(text.text):
         # "contrary to what some claim, X": the part before the comma is theirs, X the student's
         span = text.token_span(m)
-        end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
+        end = next((i for i in range(span.stop, len(words)) if words[i] in ",;:"), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
     for pattern in (
