@@ -162,6 +162,8 @@ MISTAKE_IS = re.compile(
 FALSE_THAT = re.compile(
     rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
     rf"(?: to {SAY})?(?: that)\b"
+    # a note's "Not true that ...", "False that ..." opening a statement
+    rf"|(?:^|(?<=[;:(]) ){ADV}{NEG_VERDICT} that\b"
 )
 WRONG_TO_SAY = re.compile(
     rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"

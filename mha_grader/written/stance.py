@@ -290,7 +290,9 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         # "d_model has to be divisible by num_heads or the heads won't get equal chunks": "or"
         # after a requirement, opening a clause of its own, means "otherwise"
         required = w == "or" and words[i + 1 : i + 2] != ["else"] and _opens_clause(words, i + 1)
-        required = required and bool(NECESSITY & set(words[clause_starts(words)[i - 1] : i]))
+        # (", or the heads ...": the requirement is the clause before the comma)
+        before = i - 1 - (i > 1 and words[i - 1] == ",")
+        required = required and bool(NECESSITY & set(words[clause_starts(words)[before] : i]))
         if (w == "otherwise" or (w == "else" and opens) or required) and not marks.cue[i]:
             # "otherwise X": what would happen without what was just said, so not X; "the heads
             # would otherwise get unequal shares": the whole clause
