@@ -2,7 +2,8 @@
 
 In order: a sentence that copies the question states nothing, nor does a part copied from a
 hand-out (copies.py); each clause gets the student's stance (stance.py), so only what the
-student claims counts; a misconception the answer asserts, in any question, claims its words
+student claims counts; a bare "it" that stands for d_model or num_heads is read as that quantity
+(``resolve_it``); a misconception the answer asserts, in any question, claims its words
 from the concepts (one that yields to a longer right reading of the same words is kept as
 ``doubtful``); what
 follows from a condition that states a wrong idea ("if each head had its own matrices, the count

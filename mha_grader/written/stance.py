@@ -6,17 +6,24 @@ govern, in the manner of the NegEx/ConText family of algorithms (a cue, a direct
 that ends at a clause or a contrast):
 
 - **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
-  "you might think", "it is often said that", "according to some"): neither earned nor charged;
+  "you might think", "it is often said that", "according to some", "I've read that", "I'm
+  told"): neither earned nor charged;
+- **cited**: the course material's, as the student cites it ("according to the lab notebook",
+  "the lecture slides say"): the student's claim, credited in part (grade.py), since the
+  question asks what they found;
 - **denied**: the student disowns it ("a myth says", "it is false that", "wrong to say",
-  "ignore anyone who says", "I doubt that", "I don't think", "I never believed it", a sentence
-  "That is false." after a claim, "..., which is false"): read as its negation, so a disowned
-  right idea contradicts the concept and a disowned wrong one states the right idea;
+  "ignore anyone who says", "I doubt that", "I don't think", "I never believed it", "a common
+  mistake is to think", "nobody should believe", "Not true that", a sentence "That is false."
+  after a claim, "..., which is false"): read as its negation, so a disowned right idea
+  contradicts the concept and a disowned wrong one states the right idea;
 - **supposed**: a condition ("if each head had its own matrices, ..."): it may earn (a condition
   on what works names what is needed) but never costs. A condition that is denied ("if not",
   "if d_model is not divisible by num_heads", "unless ...") states a requirement, and what it
   leads to is counterfactual, like what follows "otherwise" or "else": both read reversed, so
   "d_model must be divisible by num_heads, otherwise the features can't be cut equally" gives the
-  constraint and its reason. A consequence of a condition that is not denied is asserted;
+  constraint and its reason. A consequence of a condition that is not denied is asserted; a
+  condition that the next clause denies ("If heads had their own matrices it would double, but
+  they don't") is denied, and so is what it would lead to (supposed: it may earn, never costs);
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
