@@ -191,3 +191,19 @@ def test_the_module_key_still_earns_full_marks_through_grade_written():
 
     results = grade_written((DATA / "written_module_key.md").read_text(encoding="utf-8"))
     assert all(r.score == r.max_score for r in results)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "its a misconseption that each head has its own Wq. they all share one Wq, Wk, Wv and "
+        "split the output",
+        "i never beleived that heads have their own matrices; they share one Wq, Wk, Wv and "
+        "slice Q, K, V.",
+        "contary to popular belief no head has its own Wq: one shared Wq, Wk, Wv, and each head "
+        "takes a slice of the output.",
+    ],
+)
+def test_a_misspelt_disavowal_cue_still_disowns_the_idea_it_governs(text):
+    share, _, output = _graded("q1", text)
+    assert share == 1, output

@@ -99,6 +99,19 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
         (r"\s*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
+        # the stance cues' words as students often misspell them (rubric words have typo
+        # tolerance of their own; cue phrases are matched as written)
+        (r"\bbel(?:ei|i)v(e|es|ed|ing)\b", r"believ\1"),
+        (r"\bmis+con[cs]?e(?:p|pt)(?:s|t)?ion(s?)\b", r"misconception\1"),
+        # "its a myth", "its not true": "it's" typed without its apostrophe
+        (
+            r"\bits\s+(?=(?:a|an|not|false|wrong|true|untrue|incorrect|nonsense|like|because)\b)",
+            "it is ",
+        ),
+        (r"\bcont(?:a|ra)ry\b", "contrary"),
+        (r"\bas+ume(s|d)?\b", r"assume\1"),
+        (r"\bppl\b|\bpoeple\b|\bpeolpe\b", "people"),
+        (r"\bdefin(?:a|i)tely\b", "definitely"),
         # "unequal chunks" denies "equal chunks"
         (r"\bun(equal|equally|even|evenly)\b", r"not \1"),
         (r"\bnon-?(integer|whole)\b", r"not \1"),
