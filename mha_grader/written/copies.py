@@ -16,15 +16,21 @@ from dataclasses import dataclass
 
 from .rubric import Rubric
 from .sources import Handout, load_handouts
-from .text import Sentence
+from .text import FUNCTION_WORDS, Sentence
 
 SHINGLE = 4  # words in a run compared with the hand-outs
 COPIED_SHARE = 0.6  # of a sentence's words, from which the whole sentence is copied
 MIN_SENTENCE = 6  # words: a shorter sentence is never called a copy
 MIN_STRETCH = 12  # copied words in a row that are a copy inside a sentence of one's own
-# copied words that are not notation or numbers: "every projection is d_model x d_model
-# whatever the head count" is notation the whole module shares, not a copied explanation
+# copied words that are not notation, numbers or function words: "every projection is d_model x
+# d_model whatever the head count" is notation the whole module shares, and "head 1 is all on
+# token 4" the finding every student reports, not a copied explanation
 MIN_PLAIN = 5
+# a sentence copied this nearly whole (and at least MIN_SENTENCE words long) is a copy however
+# plain its words: a hand-out's sentence pasted as the answer ("the projections are d_model x
+# d_model whatever the head count: splitting into heads is a reshape")
+WHOLE_SHARE = 0.9
+WHOLE_MIN = MIN_SENTENCE
 
 
 @dataclass(frozen=True)
@@ -43,12 +49,16 @@ def _content(sentence: Sentence) -> list[tuple[int, str]]:
 
 
 def _plain(sentence: Sentence, positions: list[int]) -> int:
-    """How many of these tokens are ordinary words (not notation, phrase tokens or numbers)."""
+    """How many of these tokens are ordinary words (not notation, phrase tokens, numbers or
+    function words)."""
     tokens = sentence.tokens
     return sum(
         1
         for i in positions
-        if not tokens[i].canonical and len(tokens[i].word) > 1 and tokens[i].word.isalpha()
+        if not tokens[i].canonical
+        and len(tokens[i].word) > 1
+        and tokens[i].word.isalpha()
+        and tokens[i].word not in FUNCTION_WORDS
     )
 
 
@@ -101,7 +111,8 @@ def find_copies(
         if not sources:
             continue
         copied = [i for (i, _), c in zip(content, covered, strict=True) if c]
-        if _plain(sentence, copied) < MIN_PLAIN:
+        whole = len(content) >= WHOLE_MIN and len(copied) >= WHOLE_SHARE * len(content)
+        if not whole and _plain(sentence, copied) < MIN_PLAIN:
             continue
         if len(content) >= MIN_SENTENCE and len(copied) >= COPIED_SHARE * len(content):
             positions = frozenset(range(len(sentence.tokens)))

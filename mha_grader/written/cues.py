@@ -82,7 +82,8 @@ SAY = (
     r"believe|believes|believed|believing|argue|argues|argued|arguing|assume|assumes|assumed|"
     r"suggest|suggests|suggested|state|states|stated|insist|insists|insisted|tell|tells|told|"
     r"hold|holds|expect|expects|expected|maintain|maintains|write|writes|wrote|feel|feels|"
-    r"reckon|reckons|imagine|imagines|suppose|supposes|guess|guesses|assert|asserts)"
+    r"reckon|reckons|imagine|imagines|suppose|supposes|guess|guesses|assert|asserts|assuming|"
+    r"expecting|supposing|stating|insisting)"
 )
 PEOPLE = (
     r"(?:people|persons|students|folks|others|someone|somebody|anyone|anybody|everyone|"
@@ -96,7 +97,7 @@ DET = r"(?:(?:the|a|an|my|our|your|his|her|their|this|that|one|some) )"
 MODAL = (
     r"(?:(?:may|might|could|would|will|often|usually|sometimes|commonly|wrongly|mistakenly|"
     r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
-    r"tend to|seem to|used to|even|always|really|honestly) )*"
+    r"tend to|seem to|used to|even|always|really|honestly|should|must|can|ought to) )*"
 )
 # "some claim", "a friend told me", "the team argues", "you might think", "they say"
 OTHERS_SAY = re.compile(
@@ -114,11 +115,25 @@ ACCORDING = re.compile(
     rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
     rf"common belief|rumou?r|folklore|the myth)\b"
 )
+# the course's own material, cited for a finding: "according to the lab notebook, X", "the
+# notebook shows that X" ("the module" is also torch's nn.MultiheadAttention, whose count a
+# student reports as a finding of their own)
+COURSE = (
+    r"(?:(?:lab|course|jupyter) )?(?:notebook|notebooks|lecture slides|lecture|lectures|slides|"
+    r"lecture notes|course notes|readme|handout|handouts|hand outs?|worksheet|course|reading)"
+)
+CITED = re.compile(
+    rf"\baccording to (?:the |our |my )?{COURSE}\b"
+    rf"|\b(?:the|our|my) {COURSE} (?:say|says|said|show|shows|showed|shown|claim|claims|"
+    r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
+    r"suggests|suggested|points out|pointed out)(?: that)?\b"
+)
 CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
 # "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
 I_REPORTED = re.compile(
     r"\b(?:i|we) (?:(?:first|initially|originally|naively|wrongly) )?(?:expected|assumed|"
     r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
+    r"(?:m|am|are|have been|been) told|(?:have )?read (?:(?:online|somewhere|elsewhere) )?that|"
     r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
     r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
     r"expected)(?: that)?\b"
@@ -137,9 +152,18 @@ NOUN_DENY = re.compile(
     r"(?:myth|misconception|misunderstanding|fallacy|urban legend|fairy tale|old wives tale)"
     r"(?: (?:is|says|goes|holds|claims|has it|would have it|would say|would be))?(?: that)?\b"
 )
+# "a common mistake is to think X", "the classic trap is believing that X"
+MISTAKE_IS = re.compile(
+    r"\b(?:a|an|the|one|another) (?:(?:common|classic|typical|frequent|big|usual|easy|"
+    r"beginner|tempting|popular|widespread) )*(?:mistake|error|trap|pitfall|misconception|"
+    r"misunderstanding|fallacy|confusion) (?:is|would be|here is|people make is) (?:to )?"
+    rf"{SAY}(?: that)?\b"
+)
 FALSE_THAT = re.compile(
     rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
     rf"(?: to {SAY})?(?: that)\b"
+    # a note's "Not true that ...", "False that ..." opening a statement
+    rf"|(?:^|(?<=[;:(]) ){ADV}{NEG_VERDICT} that\b"
 )
 WRONG_TO_SAY = re.compile(
     rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"

@@ -20,6 +20,9 @@ NEEDS_REVIEW = Tag.NEEDS_REVIEW
 # Answers longer than this many times the rubric's max_words are read only up to that point:
 # they are flagged for a teacher anyway, and matching time stays bounded.
 READ_LIMIT = 4
+# An idea the answer gives only as what the course material says ("according to the notebook,
+# ...") earns this share of its weight: the question asks what the student found.
+CITED_SHARE = 0.5
 _HEADINGS = {q: f"## {q.upper()}" for q in WRITTEN_QUESTIONS} | {"challenge": "## Challenge"}
 
 
@@ -60,12 +63,19 @@ def _feedback(rubric: Rubric, reading: Reading) -> list[str]:
         lines.insert(
             0, "None of the ideas this question asks about were recognised in your answer."
         )
-    if recognised and not missing and not wrong:
+    if recognised and not missing and not wrong and not reading.cited:
         lines.append("Every idea this question asks about is there.")
     for source, excerpt in dict.fromkeys(reading.copied):
         lines.append(
             f'"{excerpt}" is copied from {source}: copied text earns nothing. Say in your own '
             "words what you found and why."
+        )
+    cited = [c.idea for c in rubric.concepts if c.id in reading.cited]
+    if cited:
+        lines.append(
+            "You give " + "; ".join(cited) + ' as what the course material says ("according '
+            'to the notebook", "the notebook shows"): it counts half. Say what you found when '
+            "you ran it yourself, in your own words."
         )
     guessed = [c.idea for c in rubric.concepts if c.id in reading.guessed]
     if guessed:
@@ -102,7 +112,11 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     reading = read_concepts(rubric, _first_words(text, READ_LIMIT * rubric.max_words))
     status = reading.status
     weights = {c.id: c.points for c in rubric.concepts}
-    earned = sum(w for k, w in weights.items() if status[k] is Status.RECOGNISED)
+    earned = sum(
+        w * (CITED_SHARE if k in reading.cited else 1.0)
+        for k, w in weights.items()
+        if status[k] is Status.RECOGNISED
+    )
     earned -= sum(w for k, w in weights.items() if status[k] is Status.CONTRADICTED)
     earned -= sum(m.penalty for m in reading.misconceptions) * rubric.total_weight
     share = max(0.0, earned) / rubric.total_weight

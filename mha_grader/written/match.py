@@ -54,6 +54,7 @@ class Match:
     possible: bool = False  # said as a possibility ("they might differ"), not as a finding
     supposed: bool = False  # in a condition or what would follow otherwise: never costs
     guessed: bool = False  # in a hedged clause ("I think", "maybe", "...?"): a claim all the same
+    cited: bool = False  # what the course material is cited for: credited in part
 
     @property
     def rank(self) -> tuple[int, int, int]:
@@ -204,6 +205,7 @@ def whole_answer(sentences: list[Sentence], stances: list[Stances]) -> tuple[Sen
     joined = Stances(
         tuple(x for p in _offsets(parts) for x in p),
         *(tuple(x for p in parts for x in getattr(p, f)) for f in FIELDS),
+        cited=tuple(x for p in parts for x in (p.cited or (False,) * len(p.cue))),
     )
     return Sentence(tuple(tokens), False), joined
 
@@ -276,6 +278,7 @@ def phrasing_matches(
                         _possible(tokens, positions),
                         supposed,
                         any(stance.hedged[i] for i in positions),
+                        bool(stance.cited) and all(stance.cited[i] for i in positions),
                     )
                 )
     return matches

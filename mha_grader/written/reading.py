@@ -2,7 +2,8 @@
 
 In order: a sentence that copies the question states nothing, nor does a part copied from a
 hand-out (copies.py); each clause gets the student's stance (stance.py), so only what the
-student claims counts; a misconception the answer asserts, in any question, claims its words
+student claims counts; a bare "it" that stands for d_model or num_heads is read as that quantity
+(``resolve_it``); a misconception the answer asserts, in any question, claims its words
 from the concepts (one that yields to a longer right reading of the same words is kept as
 ``doubtful``); what
 follows from a condition that states a wrong idea ("if each head had its own matrices, the count
@@ -21,7 +22,7 @@ from .copies import find_copies
 from .match import Match, Status, all_matches, best, phrasing_matches, status_of, unclaimed
 from .rubric import Misconception, Rubric
 from .stance import Stances, read_stances
-from .text import Sentence, split_sentences
+from .text import Sentence, Token, split_sentences
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Reading:
     doubtful: tuple[Misconception, ...] = ()
     copied: tuple[tuple[str, str], ...] = ()  # (hand-out, the answer's copied words), in order
     guessed: frozenset[str] = frozenset()  # recognised only in hedged clauses ("maybe", "?")
+    # recognised only as what the course material says ("according to the notebook, ...")
+    cited: frozenset[str] = frozenset()
 
 
 def _misconception_matches(
@@ -134,6 +137,48 @@ def copies_prompt(sentence: Sentence, clauses: tuple[tuple[str, ...], ...]) -> b
 
 COPIED_EXCERPT_WORDS = 8  # of a copied part, quoted back in the feedback
 
+# The quantities a bare "it" stands for in these answers: "any head count works? It doesn't:
+# it must divide d_model", "d_model has to be divisible by it".
+REFERENTS = frozenset({"num_heads", "d_model"})
+
+
+def resolve_it(sentences: list[Sentence], stances: list[Stances]) -> list[Sentence]:
+    """Each "it" (not a cue's word) that stands for d_model or num_heads read as that quantity:
+    an "it" that opens a clause after a clause whose subject is one of them is that subject
+    ("d_model need not equal num_heads; it just has to be divisible by ..."); an "it" in a
+    clause that names one of them is the other one, when the answer named it before ("d_model
+    has to be divisible by it", "it must divide d_model"). Any other "it" stays ("that it owns",
+    "it is a reshape")."""
+    named: list[Token] = []  # mentions of a referent, in order
+    subject: Token | None = None  # the referent that opened the clause before
+    resolved = []
+    for sentence, stance in zip(sentences, stances, strict=True):
+        tokens = list(sentence.tokens)
+        starts = stance.clause_start
+        opened: Token | None = None  # the referent that opens the current clause
+        for i, tok in enumerate(sentence.tokens):
+            if i == starts[i] or (i and starts[i] != starts[i - 1]):
+                subject, opened = opened or subject, None
+            if tok.word == "it" and not stance.cue[i]:
+                own = {
+                    t.word for j, t in enumerate(tokens) if starts[j] == starts[i] and j != i
+                } & REFERENTS
+                referent = None
+                if i == starts[i] and subject is not None and not own:
+                    referent = subject
+                elif own:
+                    referent = next((t for t in reversed(named) if t.word not in own), None)
+                if referent is not None:
+                    tokens[i] = tok = referent
+            if tok.word in REFERENTS:
+                named.append(tok)
+                if opened is None and i == starts[i]:
+                    opened = tok
+        subject = opened or subject
+        changed = tokens != list(sentence.tokens)
+        resolved.append(replace(sentence, tokens=tuple(tokens)) if changed else sentence)
+    return resolved
+
 
 def read_concepts(rubric: Rubric, text: str) -> Reading:
     """What the answer says about each concept. A concept implied by others it names counts as
@@ -148,6 +193,7 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     hidden = [frozenset()] * len(sentences)
     for c in copies:
         hidden[c.sentence] = hidden[c.sentence] | c.positions
+    sentences = resolve_it(sentences, stances)
     # word look-ups shared by every phrasing of the rubric, one memo per sentence
     memos: list[dict] = [{"vocabulary": rubric.vocabulary} for _ in range(len(sentences) + 1)]
     matches = {c.id: all_matches(c, sentences, memos, stances, hidden) for c in rubric.concepts}
@@ -210,6 +256,11 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         for k, ms in counted.items()
         if status[k] is Status.RECOGNISED and ms and all(m.guessed for m in ms if m.supports)
     )
+    cited = frozenset(
+        k
+        for k, ms in counted.items()
+        if status[k] is Status.RECOGNISED and ms and all(m.cited for m in ms if m.supports)
+    )
     return Reading(
         status,
         tuple(m for m in rubric.misconceptions if m.id in wrong),
@@ -217,6 +268,7 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         tuple(m for m in rubric.misconceptions if m.id in yielded),
         tuple(_excerpt(text, sentences, c.sentence, c.source) for c in copies),
         guessed,
+        cited,
     )
 
 

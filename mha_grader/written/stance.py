@@ -6,17 +6,24 @@ govern, in the manner of the NegEx/ConText family of algorithms (a cue, a direct
 that ends at a clause or a contrast):
 
 - **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
-  "you might think", "it is often said that", "according to some"): neither earned nor charged;
+  "you might think", "it is often said that", "according to some", "I've read that", "I'm
+  told"): neither earned nor charged;
+- **cited**: the course material's, as the student cites it ("according to the lab notebook",
+  "the lecture slides say"): the student's claim, credited in part (grade.py), since the
+  question asks what they found;
 - **denied**: the student disowns it ("a myth says", "it is false that", "wrong to say",
-  "ignore anyone who says", "I doubt that", "I don't think", "I never believed it", a sentence
-  "That is false." after a claim, "..., which is false"): read as its negation, so a disowned
-  right idea contradicts the concept and a disowned wrong one states the right idea;
+  "ignore anyone who says", "I doubt that", "I don't think", "I never believed it", "a common
+  mistake is to think", "nobody should believe", "Not true that", a sentence "That is false."
+  after a claim, "..., which is false"): read as its negation, so a disowned right idea
+  contradicts the concept and a disowned wrong one states the right idea;
 - **supposed**: a condition ("if each head had its own matrices, ..."): it may earn (a condition
   on what works names what is needed) but never costs. A condition that is denied ("if not",
   "if d_model is not divisible by num_heads", "unless ...") states a requirement, and what it
   leads to is counterfactual, like what follows "otherwise" or "else": both read reversed, so
   "d_model must be divisible by num_heads, otherwise the features can't be cut equally" gives the
-  constraint and its reason. A consequence of a condition that is not denied is asserted;
+  constraint and its reason. A consequence of a condition that is not denied is asserted; a
+  condition that the next clause denies ("If heads had their own matrices it would double, but
+  they don't") is denied, and so is what it would lead to (supposed: it may earn, never costs);
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
@@ -40,6 +47,7 @@ from enum import Enum
 
 from .cues import (
     ACCORDING,
+    CITED,
     CLAUSE_PUNCTUATION,
     CONCLUSIONS,
     CONTINUATIONS,
@@ -54,6 +62,7 @@ from .cues import (
     I_REPORTED,
     IGNORE,
     IT_IS_SAID,
+    MISTAKE_IS,
     NECESSITY,
     NEG_OPENING,
     NEG_SENTENCE,
@@ -92,6 +101,7 @@ class Frame(Enum):
     OTHERWISE = "otherwise"  # what would happen without what the student requires
     REPORTED = "reported"  # someone else's, or asked: not claimed either way
     CUE = "cue"  # a word of a stance cue, not content
+    CITED = "cited"  # what the course material says, as the student cites it
 
 
 @dataclass
@@ -107,6 +117,7 @@ class _Marks:
         self.supposed = [False] * self.n
         self.otherwise = [False] * self.n
         self.cue = [False] * self.n
+        self.cited = [False] * self.n  # credited as the course material's, not a finding
         # condition span -> its consequence span (both as ranges), for the grader's check of
         # what a condition supposes
         self.conditions: list[tuple[range, range]] = []
@@ -126,6 +137,9 @@ class Stances:
     cue: tuple[bool, ...]
     conditions: tuple[tuple[range, range], ...] = ()
     asks: bool = False  # a real question (or the question pasted), not answered after it
+    # what the course material is cited for ("according to the notebook, ..."): the student's
+    # claim, credited in part (empty: none)
+    cited: tuple[bool, ...] = ()
 
     def frame(self, i: int) -> Frame:
         if self.cue[i]:
@@ -138,6 +152,8 @@ class Stances:
             return Frame.SUPPOSED
         if self.flips[i] % 2:
             return Frame.DENIED
+        if self.cited and self.cited[i]:
+            return Frame.CITED
         return Frame.HEDGED if self.hedged[i] else Frame.ASSERTED
 
     def claimed(self, positions: tuple[int, ...] | list[int]) -> bool:
@@ -281,7 +297,9 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         # "d_model has to be divisible by num_heads or the heads won't get equal chunks": "or"
         # after a requirement, opening a clause of its own, means "otherwise"
         required = w == "or" and words[i + 1 : i + 2] != ["else"] and _opens_clause(words, i + 1)
-        required = required and bool(NECESSITY & set(words[clause_starts(words)[i - 1] : i]))
+        # (", or the heads ...": the requirement is the clause before the comma)
+        before = i - 1 - (i > 1 and words[i - 1] == ",")
+        required = required and bool(NECESSITY & set(words[clause_starts(words)[before] : i]))
         if (w == "otherwise" or (w == "else" and opens) or required) and not marks.cue[i]:
             # "otherwise X": what would happen without what was just said, so not X; "the heads
             # would otherwise get unequal shares": the whole clause
@@ -381,6 +399,8 @@ def _apply(marks: _Marks, scope: range, how: str) -> None:
             marks.reported[i] = False
         elif how == "hedge":
             marks.hedged[i] = True
+        elif how == "cite":
+            marks.cited[i] = True
 
 
 def _mark_tail(text: _Text, marks: _Marks) -> None:
@@ -407,11 +427,21 @@ def _read(words: list[str]) -> _Marks:
     for m in CONTRARY.finditer(text.text):
         # "contrary to what some claim, X": the part before the comma is theirs, X the student's
         span = text.token_span(m)
-        end = next((i for i in range(span.stop, len(words)) if words[i] == ","), len(words))
+        end = next((i for i in range(span.stop, len(words)) if words[i] in ",;:"), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
-    for pattern in (FALSE_THAT, WRONG_TO_SAY, IGNORE, NOBODY, I_DENY, I_DOUBT, NOUN_DENY):
+    for pattern in (
+        MISTAKE_IS,
+        FALSE_THAT,
+        WRONG_TO_SAY,
+        IGNORE,
+        NOBODY,
+        I_DENY,
+        I_DOUBT,
+        NOUN_DENY,
+    ):
         _mark_forward(text, pattern, marks, "deny")
+    _mark_forward(text, CITED, marks, "cite")
     for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
@@ -446,8 +476,14 @@ def _contrary_to_fact(
             denial = _not_so(nxt[1], 0)
         if denial is None:
             continue
+        # neither the condition nor what it would lead to is so: "If heads had their own
+        # matrices it would double, but they don't" says heads have none, and it does not double
+        for j in condition:
+            marks.supposed[j] = False
+            marks.flips[j] += 1
         for j in consequence:
             marks.supposed[j] = True
+            marks.flips[j] += 1
         for j in denial:
             where.cue[j] = True
 
@@ -541,6 +577,7 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             tuple(m.cue),
             tuple(m.conditions),
             asked,
+            tuple(m.cited),
         )
         for w, m, asked in zip(words, marks, asks, strict=True)
     ]

@@ -72,6 +72,7 @@ _MATH: list[tuple[str, str]] = [
     (r"\bvs\.", "vs"),
     # note form: "h0 -> tok 4", "w/o", "b/c"
     (r"\bh(\d)\b", r"head \1"),
+    (r"\b(\d)h\b", r"\1 head"),
     (r"\btoks?\b", "token"),
     (r"\bw/o\b", "without"),
     (r"\bb/c\b", "because"),
@@ -98,6 +99,19 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
         (r"\s*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
+        # the stance cues' words as students often misspell them (rubric words have typo
+        # tolerance of their own; cue phrases are matched as written)
+        (r"\bbel(?:ei|i)v(e|es|ed|ing)\b", r"believ\1"),
+        (r"\bmis+con[cs]?e(?:p|pt)(?:s|t)?ion(s?)\b", r"misconception\1"),
+        # "its a myth", "its not true": "it's" typed without its apostrophe
+        (
+            r"\bits\s+(?=(?:a|an|not|false|wrong|true|untrue|incorrect|nonsense|like|because)\b)",
+            "it is ",
+        ),
+        (r"\bcont(?:a|ra)ry\b", "contrary"),
+        (r"\bas+ume(s|d)?\b", r"assume\1"),
+        (r"\bppl\b|\bpoeple\b|\bpeolpe\b", "people"),
+        (r"\bdefin(?:a|i)tely\b", "definitely"),
         # "unequal chunks" denies "equal chunks"
         (r"\bun(equal|equally|even|evenly)\b", r"not \1"),
         (r"\bnon-?(integer|whole)\b", r"not \1"),
@@ -173,11 +187,16 @@ class Sentence:
     question: bool  # ends with "?": a question asked back (often the prompt pasted) asserts nothing
 
 
+# Plurals the Snowball stemmer does not fold into their singular ("matrices" is "matric",
+# "matrix" is "matrix"): one stem for both, in answers and phrasings alike
+IRREGULAR = {"matrices": "matrix", "indices": "index", "vertices": "vertex"}
+
+
 @cache
 def stem(word: str) -> str:
     if not word.isalpha():
         return word  # notation (d_model, 256, wq) is compared as written
-    return _STEMMER.stemWord(word)
+    return _STEMMER.stemWord(IRREGULAR.get(word, word))
 
 
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
