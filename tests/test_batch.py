@@ -169,3 +169,27 @@ def test_interrupted_batch_loses_nothing_and_resumes(tmp_path):
     resumed = run_batch_grading(subs, out, jobs=1, show_progress=False, limits=LIMITS)
     assert resumed.skipped == len(sealed) and resumed.graded == n - len(sealed)
     assert all(float(r["total"]) == MAX_TOTAL for r in read_rows(out).values())
+
+
+START_METHOD = """
+import sys, threading
+from mha_grader.runs.batch import _start_method
+if sys.argv[1] == "thread":
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+if sys.argv[1] == "torch":
+    import torch
+print(_start_method())
+"""
+
+
+@pytest.mark.parametrize(
+    ("state", "method"), [("alone", "fork"), ("thread", "spawn"), ("torch", "spawn")]
+)
+def test_grading_processes_are_forked_only_from_a_single_threaded_process_without_torch(
+    state, method
+):
+    done = subprocess.run(
+        [sys.executable, "-c", START_METHOD, state], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == method

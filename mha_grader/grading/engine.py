@@ -139,6 +139,7 @@ class Engine:
         hidden tests parsed, torch imported, the rubrics and hand-outs read) and the sandbox
         ready: the first grade then costs what every other does."""
         _load_hidden_tests()
+        _settle_process()
         try:
             written.warm()
         except Exception:  # the first answer sheet meets the same failure, and reports it
