@@ -196,6 +196,33 @@ def run_batch_grading(
         print(
             f"mha-grade batch: shard {shard}: {len(found)} of {total} submissions", file=sys.stderr
         )
+    out.make()
+    jobs = max(1, min(jobs, len(found)))
+    processes = _Processes(jobs, limits, require, (out.root, submissions))
+    if found and require is None and (regrade or not out.sealed_students()):
+        # Every student is to be graded, in whichever layer works: the grading processes start
+        # now, and their sandboxes boot (torch's import, mostly) while this process reads the
+        # class. (A required layer is probed first: refused, nothing starts.)
+        processes.start()
+    try:
+        return _run(
+            submissions, out, found, processes, regrade, show_progress, shard, require, on_layer
+        )
+    finally:
+        processes.stop()
+
+
+def _run(
+    submissions: Path,
+    out: OutputFolder,
+    found: dict[str, Path],
+    processes: _Processes,
+    regrade: bool,
+    show_progress: bool,
+    shard: shards.Shard | None,
+    require: str | None,
+    on_layer: Callable[[LayerInfo], None] | None,
+) -> BatchResult:
     fingerprint = grader_fingerprint()
     todo: dict[str, tuple[Submission, str]] = {}  # loaded once, here; graded as loaded
     rows: dict[str, dict[str, str]] = {}
@@ -212,10 +239,8 @@ def run_batch_grading(
             todo[sid] = (submission, key)
     skipped = len(rows)
     failed: list[str] = []
-    out.make()
-    protect = (out.root, submissions)
-    if todo:  # which layer the grading processes will find, before any of them starts
-        layer = probe_layer(require, protect)
+    if todo:  # which layer the grading processes find, said before any grade
+        layer = probe_layer(require, (out.root, submissions))
         if on_layer is not None:
             on_layer(layer)
     out.write_sources(sources)
@@ -231,10 +256,12 @@ def run_batch_grading(
     finished = False
     try:
         if todo:
-            spent = _grade_all(
-                todo, out, jobs, rows, failed, show_progress, limits, prints, require, protect
-            )
+            if processes.pool is None:  # not started early: as many as there is work for
+                processes.jobs = max(1, min(processes.jobs, len(todo)))
+            pool = processes.start()
+            spent = _grade_all(pool, todo, out, rows, failed, show_progress, prints)
             # The report's cost while grading: fingerprints, spread over the grading processes.
+            jobs = processes.jobs
             print(f"similarity: fingerprints made while grading in {spent:.2f} s ({jobs} jobs)")
         finished = True
     finally:
@@ -273,25 +300,54 @@ def _start_method() -> str:
     return "fork" if safe and sys.platform.startswith("linux") else "spawn"
 
 
+class _Processes:
+    """The grading processes of a run, started once, when first needed (each starts its
+    engine as it begins)."""
+
+    def __init__(
+        self, jobs: int, limits: Limits | None, require: str | None, protect: tuple[Path, ...]
+    ):
+        self.jobs, self.limits, self.require, self.protect = jobs, limits, require, protect
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            ctx = multiprocessing.get_context(_start_method())
+            turn = (ctx.Lock(), ctx.Event()) if self.jobs > 1 else None
+            self.pool = ProcessPoolExecutor(
+                self.jobs,
+                mp_context=ctx,
+                initializer=_start_engine,
+                initargs=(self.limits, self.require, self.protect, turn),
+            )
+            for _ in range(self.jobs):  # a process starts for a task: one each, doing nothing
+                self.pool.submit(int)
+        return self.pool
+
+    def stop(self) -> None:
+        if self.pool is not None:
+            _stop_pool(self.pool)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop the grading processes without waiting for what they are doing (their sandboxes
+    die with them): students graded so far are sealed already."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _grade_all(
+    pool: ProcessPoolExecutor,
     todo: dict[str, tuple[Submission, str]],
     out: OutputFolder,
-    jobs: int,
     rows: dict[str, dict[str, str]],
     failed: list[str],
     show_progress: bool,
-    limits: Limits | None,
     prints: dict[str, dict] | None = None,
-    require: str | None = None,
-    protect: tuple[Path, ...] = (),
 ) -> float:
-    """Grade `todo` in `jobs` processes; returns the seconds they spent on fingerprints."""
-    ctx = multiprocessing.get_context(_start_method())
-    jobs = max(1, min(jobs, len(todo)))
-    turn = (ctx.Lock(), ctx.Event()) if jobs > 1 else None
-    pool = ProcessPoolExecutor(
-        jobs, mp_context=ctx, initializer=_start_engine, initargs=(limits, require, protect, turn)
-    )
+    """Grade `todo` in the grading processes of ``pool``; returns the seconds they spent on
+    fingerprints."""
     store = decisions_or_none(out)  # decisions go into the reports as they are first written
     futures = {
         pool.submit(_grade_one, sub, out, key, store.of(sid) if store else None): sid
@@ -323,9 +379,7 @@ def _grade_all(
     except BaseException:
         # Ctrl-C or a kill: drop the queue and stop the grading processes (their sandboxes die
         # with them). Sealed students stay graded; the rest are graded by the next run.
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_pool(pool)
         raise
     finally:
         if progress:
