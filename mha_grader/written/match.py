@@ -70,12 +70,50 @@ class Match:
         return (a[0] <= b[0] and b[1] <= a[1]) or (b[0] <= a[0] and a[1] <= b[1])
 
 
+TRANSPOSE_MIN_LENGTH = 7  # two letters swapped ("matrcies", "seperate"): one slip, not two
+TWO_EDITS_MIN_LENGTH = 10  # a long word keeps its identity through two slips ("projecitons")
+
+
 @cache
 def small_typo(a: str, b: str) -> bool:
-    """A small typo: same first letter and a high similarity ratio, on words of some length."""
-    if min(len(a), len(b)) < TYPO_MIN_LENGTH or a[0] != b[0]:
+    """A small typo: same first letter and a high similarity ratio, on words of some length; in
+    longer words, one slip of any kind (a letter swapped with its neighbour, left out, added or
+    replaced), and in long words two."""
+    shorter = min(len(a), len(b))
+    if shorter < TYPO_MIN_LENGTH or a[0] != b[0]:
         return False
-    return SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO
+    if SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO:
+        return True
+    if shorter < TRANSPOSE_MIN_LENGTH:
+        return False
+    edits = _edits(a, b, 2)
+    return edits <= 1 if shorter < TWO_EDITS_MIN_LENGTH else edits <= 2
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Edit distance with adjacent swaps as one edit (optimal string alignment), or ``limit +
+    1`` when it is above ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] | None = None
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if (
+                before is not None
+                and i > 1
+                and j > 1
+                and a[i - 1] == b[j - 2]
+                and a[i - 2] == b[j - 1]
+            ):
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -83,7 +121,12 @@ def _typo_targets(word: str, stem: str, candidates: frozenset[tuple[str, str]]) 
     """Stems of the accepted words that ``word`` is a small typo of (cached: the same words
     recur in every answer sheet)."""
     return frozenset(
-        s for w, s in candidates if s != stem and (small_typo(word, w) or small_typo(stem, s))
+        s
+        for w, s in candidates
+        if s != stem
+        # either form of the answer's word against either form of the rubric's: "projecitons"
+        # is the plural of a slip of "projection"
+        and any(small_typo(x, y) for x in {word, stem} for y in {w, s})
     )
 
 

@@ -1,0 +1,59 @@
+"""Issue 21 round 3: right answers written the way notes are: slips in longer words (two letters
+swapped, a plural misspelt) and a note's abbreviations ("indep.", "dims", "#params"). The
+examples are in words of their own, not the labelled sets'."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_grader.points import POINTS
+from mha_grader.written import grade_answer
+from mha_grader.written.match import small_typo
+
+
+def _share(qid: str, text: str) -> float:
+    return grade_answer(qid, text).score / POINTS[qid]
+
+
+# ------------------------------------------------------------------------------ slips
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("matrcies", "matrices"),  # two letters swapped
+        ("seperate", "separate"),  # the usual one
+        ("paramters", "parameters"),
+        ("sofmtax", "softmax"),
+        ("projeciton", "projection"),  # swapped and long
+        ("projecitons", "projection"),  # swapped, and the plural's s: two slips in a long word
+    ],
+)
+def test_a_slip_or_two_in_a_longer_word_is_the_word(written, meant):
+    assert small_typo(written, meant)
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [("shape", "share"), ("casual", "causal"), ("heads", "heaps"), ("weights", "heights")],
+)
+def test_short_real_words_a_slip_apart_stay_different_words(written, meant):
+    assert not small_typo(written, meant)
+
+
+@pytest.mark.parametrize(
+    ("qid", "spelt", "slipped"),
+    [
+        (
+            "q1",
+            "one common set of projections, cut up per head; no separate matrices",
+            "one common set of porjections, cut up per head; no seperate matrcies",
+        ),
+        (
+            "q4",
+            "the number of independent softmaxes grows and each covers fewer dimensions",
+            "the number of indpeendent softmaxes grows and each covers fewer dimesnions",
+        ),
+    ],
+)
+def test_an_answer_with_swapped_letters_scores_as_spelt(qid, spelt, slipped):
+    assert _share(qid, spelt) == 1.0
+    assert _share(qid, slipped) == _share(qid, spelt)
