@@ -1,0 +1,81 @@
+"""Issue 21 round 3: right answers in words the rubrics did not hold (a paraphrase of each
+concept's idea), and the wrong answers in the same words that must stay wrong. The examples are in
+words of their own, not the labelled sets'."""
+
+from __future__ import annotations
+
+from mha_grader.points import POINTS
+from mha_grader.written import NEEDS_REVIEW, grade_answer
+
+
+def _graded(qid: str, text: str) -> tuple[float, bool, str]:
+    result = grade_answer(qid, text)
+    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
+
+
+def test_one_of_each_matrix_for_the_layer_is_the_shared_projection():
+    share, flagged, _ = _graded(
+        "q1",
+        "The layer only has one of each, and every head takes a piece of the projected Q, K and V.",
+    )
+    assert share == 1.0 and not flagged
+
+
+def test_one_matrix_for_each_head_is_not_one_of_each():
+    share, _, _ = _graded("q1", "There is one of each head's Wq, Wk and Wv.")
+    assert share <= 0.5
+
+
+def test_weight_shapes_set_by_d_model_alone_say_why_the_count_stays():
+    share, flagged, _ = _graded("q2", "256 twice: the matrix shapes depend on d_model only.")
+    assert share == 1.0 and not flagged
+
+
+def test_weight_shapes_that_depend_on_the_head_count_too_say_nothing_of_why():
+    share, _, _ = _graded("q2", "256 twice: the matrix shapes depend on d_model and num_heads.")
+    assert share <= 0.5
+
+
+def test_each_heads_softmax_is_one_softmax_per_head():
+    share, _, output = _graded(
+        "q4", "Each head's softmax sees only a d_model/h slice of the features."
+    )
+    assert share == 1.0, output
+
+
+def test_a_count_that_hides_what_is_lost_is_the_teams_argument_failing():
+    share, _, output = _graded(
+        "challenge",
+        "One head means one softmax per token that must serve every relationship; the identical "
+        "parameter count conceals that.",
+    )
+    assert "whether the team's argument holds" in output.split("\n")[0]
+    assert share >= 0.75
+
+
+def test_no_longer_following_two_things_at_the_same_time_is_the_capability_lost():
+    share, _, output = _graded(
+        "challenge",
+        "With one head a word can no longer follow its verb and a pronoun far back at the same "
+        "time.",
+    )
+    assert "the capability at risk" in output.split("\n")[0]
+    assert share >= 0.375
+
+
+def test_not_necessarily_the_same_capability_is_no_contradiction():
+    share, flagged, output = _graded(
+        "challenge",
+        "It may lose the ability to attend to several relationships at once; equal parameters "
+        "don't necessarily mean equal expressiveness.",
+    )
+    assert not flagged, output
+    assert "whether the team's argument holds" in output.split("\n")[0]
+
+
+def test_equal_parameters_meaning_equal_power_asserted_stays_wrong():
+    share, _, _ = _graded(
+        "challenge",
+        "Equal parameters mean equal power, so one head loses nothing and runs the same.",
+    )
+    assert share <= 0.25
