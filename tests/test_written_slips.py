@@ -57,3 +57,48 @@ def test_short_real_words_a_slip_apart_stay_different_words(written, meant):
 def test_an_answer_with_swapped_letters_scores_as_spelt(qid, spelt, slipped):
     assert _share(qid, spelt) == 1.0
     assert _share(qid, slipped) == _share(qid, spelt)
+
+
+# ---------------------------------------------------------------------- abbreviations
+@pytest.mark.parametrize(
+    ("qid", "written", "meant"),
+    [
+        (
+            "q2",
+            "Both 256. The shapes are indep. of the head count.",
+            "Both 256. The shapes are independent of the head count.",
+        ),
+        (
+            "q2",
+            "Same number of params (256) b/c the projs keep their shape for any h.",
+            "Same number of parameters (256) because the projections keep their shape for any h.",
+        ),
+        (
+            "q4",
+            "h softmaxes instead of 1, each on smaller dims.",
+            "h softmaxes instead of 1, each on smaller dimensions.",
+        ),
+        (
+            "q1",
+            "One Wq/Wk/Wv for all heads & each head takes its own cols of Q, K, V.",
+            "One Wq/Wk/Wv for all heads and each head takes its own columns of Q, K, V.",
+        ),
+    ],
+)
+def test_a_notes_abbreviations_score_as_the_words_they_stand_for(qid, written, meant):
+    assert _share(qid, meant) >= 0.75
+    assert _share(qid, written) == _share(qid, meant)
+
+
+def test_a_quantity_then_up_or_down_in_a_note_is_a_change_of_amount():
+    written = "#softmaxes up, width per head down."
+    meant = "The number of softmaxes increases, the width per head decreases."
+    assert _share("q4", meant) == 1.0
+    assert _share("q4", written) == _share("q4", meant)
+
+
+@pytest.mark.parametrize("verb", ["split up", "broken down", "add up", "cut down"])
+def test_a_verbs_up_or_down_is_no_change_of_amount(verb):
+    from mha_grader.written.text import rewrite
+
+    assert rewrite(f"the features are {verb}.") == f"the features are {verb}."

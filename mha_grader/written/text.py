@@ -44,6 +44,19 @@ FUNCTION_WORDS = FILLERS | frozenset(
     in on at from into each every all both i we you he she my our your his her""".split()
 )
 
+# Verbs whose "up"/"down" is a particle ("split up", "broken down"), not a change of amount.
+PARTICLE_VERBS = frozenset(
+    """split splits splitting broke broken break breaks breaking cut cuts cutting add adds added
+    adding sum sums summed end ends ended chop chops chopped line lines lined speed speeds sped
+    slow slows slowed boil boils boiled narrow narrows narrowed scale scales scaled look looks
+    looked give gives gave given pick picks picked wind winds shut shuts stack stacks stacked
+    go goes went gone going turn turns turned show shows showed come comes came pile piles
+    piled back backs backed hold holds held set sets setting mix mixes mixed tone toned calm
+    calmed cool cooled round rounded bring brings brought build builds built take takes took
+    taken make makes made sit sits sat stand stands stood line write writes wrote written
+    write set up down shows""".split()
+)
+
 # LaTeX and math symbols read as the words they stand for ("$h \mid d_{model}$" is "num_heads
 # divides d_model"); markup that carries no meaning (\mathrm, braces, $) is dropped.
 _MATH: list[tuple[str, str]] = [
@@ -77,6 +90,45 @@ _MATH: list[tuple[str, str]] = [
     (r"\bw/o\b", "without"),
     (r"\bb/c\b", "because"),
     (r"\bw/(?=\s)", "with"),
+    (r"\bb/w\b", "between"),
+    # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
+    # #params"): the words they stand for, so that rubric words, their synonyms and stems apply
+    (r"\bindep(?:end)?\b\.?", "independent"),
+    (r"\bindiv\b\.?", "individual"),
+    (r"\bsep\b\.?(?=\s+[a-z])", "separate"),
+    (r"\bdims\b\.?", "dimensions"),
+    (r"\bdim\b\.?", "dimension"),
+    (r"(?<=\d)-?dim(?:ensional)?\b", " dimensions"),
+    (r"\bparams\b\.?", "parameters"),
+    (r"\bparam\b\.?", "parameter"),
+    (r"\bdiffs?\b\.?", "different"),
+    (r"\bapprox\b\.?", "about"),
+    (r"\bequiv\b\.?", "equivalent"),
+    (r"\bavg\b\.?", "average"),
+    (r"\battn\b\.?", "attention"),
+    (r"\bseq\b\.?", "sequence"),
+    (r"\bcols\b\.?", "columns"),
+    (r"\bcol\b\.?", "column"),
+    (r"\bprojs\b\.?", "projections"),
+    (r"\bproj\b\.?", "projection"),
+    (r"\bmtx\b\.?|\bmatx\b\.?", "matrix"),
+    (r"\bmtxs\b\.?|\bmats\b\.?", "matrices"),
+    (r"\brels\b\.?", "relationships"),
+    (r"\bcalc\b\.?", "compute"),
+    (r"\b(?:bc|bcs|bcoz|cuz|coz)\b", "because"),
+    (r"\bea\b\.?(?=\s+[a-z])", "each"),
+    (r"\s+&\s+", " and "),
+    # a note's "#softmaxes up, width per head down": a quantity, then "up"/"down" ending the
+    # clause, is said to increase/decrease (not a verb's particle: "split up", "broken down")
+    (
+        r"\b([a-z0-9_]+)\)?\s+(up|down)\b(?=\s*(?:[,;.)]|$|\n|and\b|but\b|while\b|whereas\b))",
+        lambda m: (
+            m.group(0)
+            if m.group(1).lower() in PARTICLE_VERBS
+            else m.group(0)[: m.start(2) - m.start(0)]
+            + ("increases" if m.group(2).lower() == "up" else "decreases")
+        ),
+    ),
     # "#softmaxes", "#params": the number of
     (r"#(?=[a-z])", " number of "),
     # an integer divides another: "h | d_model" (not a table's cell wall: words on both sides)
