@@ -79,3 +79,19 @@ def test_equal_parameters_meaning_equal_power_asserted_stays_wrong():
         "Equal parameters mean equal power, so one head loses nothing and runs the same.",
     )
     assert share <= 0.25
+
+
+def test_an_opening_yes_without_its_comma_is_still_the_bare_answer():
+    # "Yes they ..." is "Yes, they ...": set against a finding that the heads differ
+    share, flagged, _ = _graded("q3", "Yes they are alike, the one difference is in the values.")
+    assert flagged or share <= 0.25
+
+
+def test_an_opening_no_without_its_comma_answers_the_question():
+    share, flagged, output = _graded("q3", "No they do not: head 0 sat on token 1, head 1 on 3.")
+    assert share == 1.0 and not flagged, output
+
+
+def test_no_that_belongs_to_the_claim_is_no_bare_answer():
+    share, flagged, _ = _graded("q1", "No head has projection matrices of its own.")
+    assert not flagged and share > 0
