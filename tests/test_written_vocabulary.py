@@ -95,3 +95,28 @@ def test_an_opening_no_without_its_comma_answers_the_question():
 def test_no_that_belongs_to_the_claim_is_no_bare_answer():
     share, flagged, _ = _graded("q1", "No head has projection matrices of its own.")
     assert not flagged and share > 0
+
+
+def test_counts_that_tie_are_the_finding():
+    share, _, output = _graded("q2", "They tie at 256, as the four W's stay d_model x d_model.")
+    assert share == 1.0, output
+
+
+def test_a_softmax_count_that_goes_down_goes_against_the_module():
+    share, flagged, _ = _graded(
+        "q4", "With more heads the softmax count goes down, and each head gets d_model/h features."
+    )
+    assert flagged or share <= 0.5
+
+
+def test_heads_attending_differently_is_no_report_of_the_experiment():
+    share, _, output = _graded("q3", "Not the same pattern: each head attends in its own way.")
+    assert "what your experiment showed" not in output.split("\n")[0]
+    assert share < 1.0
+
+
+def test_rows_peaking_in_different_places_is_what_the_experiment_showed():
+    share, _, output = _graded(
+        "q3", "Not the same: their rows had their maxima in different places."
+    )
+    assert share == 1.0, output
