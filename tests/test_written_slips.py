@@ -102,3 +102,30 @@ def test_a_verbs_up_or_down_is_no_change_of_amount(verb):
     from mha_grader.written.text import rewrite
 
     assert rewrite(f"the features are {verb}.") == f"the features are {verb}."
+
+
+@pytest.mark.parametrize(
+    ("qid", "spelt", "slipped"),
+    [
+        (
+            "q5",
+            "d_model must be divisible by num_heads, so each head gets an equal chunk.",
+            "d_model must be divisble by num_heads, so each head gets an equal chunk.",
+        ),
+        (
+            "challenge",
+            "One head can not attend to several relationships simultaneously.",
+            "One head can not attend to several relationships simultaniously.",
+        ),
+    ],
+)
+def test_a_slip_in_a_word_of_a_rubric_phrase_still_folds_the_phrase(qid, spelt, slipped):
+    assert _share(qid, spelt) > 0
+    assert _share(qid, slipped) == _share(qid, spelt)
+
+
+def test_a_real_word_near_a_phrase_word_is_left_as_written():
+    from mha_grader.written.rubric import load_rubrics
+
+    tokens = load_rubrics()["q5"].normaliser.tokens("multiply d_model by num_heads")
+    assert "divisibleby" not in [t.word for t in tokens]

@@ -22,20 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from enum import Enum
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from .rubric import Concept, Phrasing, Vocabulary, vocabulary
 from .stance import Stances, plain
-from .text import FAILURES, POSSIBILITY, Sentence, Token
+from .text import FAILURES, POSSIBILITY, TYPO_MIN_LENGTH, Sentence, Token, small_typo
 
 NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
 SUBJECT_NEGATORS = frozenset({"nothing", "none", "nobody"})  # reach only the word right after them
 ARTICLES = frozenset("a an the".split())
 BRACKETS = frozenset("()")  # cost nothing between a phrasing's words: "256 (1 head) vs 256"
-TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
-TYPO_MIN_RATIO = 0.88
 
 
 class Status(Enum):
@@ -68,52 +65,6 @@ class Match:
             return True
         a, b = (self.positions[0], self.positions[-1]), (other.positions[0], other.positions[-1])
         return (a[0] <= b[0] and b[1] <= a[1]) or (b[0] <= a[0] and a[1] <= b[1])
-
-
-TRANSPOSE_MIN_LENGTH = 7  # two letters swapped ("matrcies", "seperate"): one slip, not two
-TWO_EDITS_MIN_LENGTH = 10  # a long word keeps its identity through two slips ("projecitons")
-
-
-@cache
-def small_typo(a: str, b: str) -> bool:
-    """A small typo: same first letter and a high similarity ratio, on words of some length; in
-    longer words, one slip of any kind (a letter swapped with its neighbour, left out, added or
-    replaced), and in long words two."""
-    shorter = min(len(a), len(b))
-    if shorter < TYPO_MIN_LENGTH or a[0] != b[0]:
-        return False
-    if SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO:
-        return True
-    if shorter < TRANSPOSE_MIN_LENGTH:
-        return False
-    edits = _edits(a, b, 2)
-    return edits <= 1 if shorter < TWO_EDITS_MIN_LENGTH else edits <= 2
-
-
-def _edits(a: str, b: str, limit: int) -> int:
-    """Edit distance with adjacent swaps as one edit (optimal string alignment), or ``limit +
-    1`` when it is above ``limit``."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    before: list[int] | None = None
-    row = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        current = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
-            if (
-                before is not None
-                and i > 1
-                and j > 1
-                and a[i - 1] == b[j - 2]
-                and a[i - 2] == b[j - 1]
-            ):
-                current[j] = min(current[j], before[j - 2] + 1)
-        if min(current) > limit:
-            return limit + 1
-        before, row = row, current
-    return row[-1]
 
 
 @lru_cache(maxsize=1 << 16)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cache, lru_cache
 
 import snowballstemmer
@@ -210,6 +211,54 @@ _STEMMER = snowballstemmer.stemmer("english")
 MAX_SENTENCE_TOKENS = 80
 
 
+TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
+TYPO_MIN_RATIO = 0.88
+TRANSPOSE_MIN_LENGTH = 7  # two letters swapped ("matrcies", "seperate"): one slip, not two
+TWO_EDITS_MIN_LENGTH = 10  # a long word keeps its identity through two slips ("projecitons")
+
+
+@cache
+def small_typo(a: str, b: str) -> bool:
+    """A small typo: same first letter and a high similarity ratio, on words of some length; in
+    longer words, one slip of any kind (a letter swapped with its neighbour, left out, added or
+    replaced), and in long words two."""
+    shorter = min(len(a), len(b))
+    if shorter < TYPO_MIN_LENGTH or a[0] != b[0]:
+        return False
+    if SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO:
+        return True
+    if shorter < TRANSPOSE_MIN_LENGTH:
+        return False
+    edits = _edits(a, b, 2)
+    return edits <= 1 if shorter < TWO_EDITS_MIN_LENGTH else edits <= 2
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Edit distance with adjacent swaps as one edit (optimal string alignment), or ``limit +
+    1`` when it is above ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] | None = None
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if (
+                before is not None
+                and i > 1
+                and j > 1
+                and a[i - 1] == b[j - 2]
+                and a[i - 2] == b[j - 1]
+            ):
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
+
+
 @dataclass(frozen=True)
 class Token:
     word: str  # lower-case word or canonical token
@@ -298,16 +347,37 @@ class Normaliser:
         for key in table:
             sizes.setdefault(key[0], set()).add(len(key))
         self._sizes = {w: sorted(n, reverse=True) for w, n in sizes.items()}
+        # a phrase's longer words, by first letter: a slip in one ("divisble by") still folds
+        self._words = frozenset(w for key in table for w in key)
+        by_letter: dict[str, list[str]] = {}
+        for w in sorted(self._words):
+            if w.isalpha() and len(w) >= TYPO_MIN_LENGTH:
+                by_letter.setdefault(w[0], []).append(w)
+        self._typo_words = by_letter
+        self._spelt: dict[str, str] = {}
+
+    def _spelling(self, word: str) -> str:
+        """The phrase word ``word`` is a small slip of, else ``word`` itself."""
+        found = self._spelt.get(word)
+        if found is None:
+            found = word
+            if word not in self._words and word.isalpha() and len(word) >= TYPO_MIN_LENGTH:
+                found = next(
+                    (w for w in self._typo_words.get(word[0], ()) if small_typo(word, w)), word
+                )
+            self._spelt[word] = found
+        return found
 
     def tokens(self, text: str, rewritten: bool = False) -> tuple[Token, ...]:
         raw = [t.lower() for t in _TOKEN.findall(text if rewritten else rewrite(text))]
+        spelt = [self._spelling(w) for w in raw]  # for finding phrases only
         out: list[Token] = []
         i = 0
         while i < len(raw):
-            for size in self._sizes.get(raw[i], ()):
+            for size in self._sizes.get(spelt[i], ()):
                 if i + size > len(raw):
                     continue
-                canonical = self._phrases.get(tuple(raw[i : i + size]))
+                canonical = self._phrases.get(tuple(spelt[i : i + size]))
                 if canonical is not None:
                     out.append(Token(canonical, canonical, True))
                     i += size
