@@ -120,3 +120,26 @@ def test_rows_peaking_in_different_places_is_what_the_experiment_showed():
         "q3", "Not the same: their rows had their maxima in different places."
     )
     assert share == 1.0, output
+
+
+def test_numpys_column_slice_of_q_is_the_split():
+    _, _, output = _graded("q1", "Every head uses Q[:, 4*h:4*h+4] and the same for K and V.")
+    assert "how each head gets its part" in output.split("\n")[0]
+
+
+def test_a_width_in_numbers_against_one_wide_map_is_the_smaller_subspace():
+    share, _, output = _graded(
+        "q4",
+        "Sixteen attention maps, each built from 32-dimensional queries, rather than one map "
+        "from 512-dimensional ones.",
+    )
+    assert share == 1.0, output
+
+
+def test_heads_given_slices_of_the_vocabulary_is_the_sequence_misconception():
+    share, _, output = _graded(
+        "q4",
+        "With more heads, each head gets a slice of the vocabulary; together the heads cover more "
+        "words.",
+    )
+    assert share <= 0.25 and "which part of the input each head works with" in output

@@ -99,7 +99,7 @@ _MATH: list[tuple[str, str]] = [
     (r"\bsep\b\.?(?=\s+[a-z])", "separate"),
     (r"\bdims\b\.?", "dimensions"),
     (r"\bdim\b\.?", "dimension"),
-    (r"(?<=\d)-?dim(?:ensional)?\b", " dimensions"),
+    (r"(?<=\d)-?dims?\b", " dimensions"),
     (r"\bparams\b\.?", "parameters"),
     (r"\bparam\b\.?", "parameter"),
     (r"\bdiffs?\b\.?", "different"),
@@ -147,6 +147,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\bw\s*\^\s*\{?([qkvo])\}?(?![a-z])", r"w\1"),
         (r"\bw_\{?[a-z0-9]\}?\s*\^\s*\{?([qkvo])\}?(?![a-z])", r"w\1"),
         (r"\bw_?\{?([qkvo])\}?(?![a-z])", r"w\1"),
+        # NumPy's column slice, "Q[:, i*d_k:(i+1)*d_k]": a slice of Q's columns
+        (r"\b([qkv])\s*\[\s*(?::|\.\.\.)\s*,[^\]]*:[^\]]*\]", r" a column slice of \1 "),
         *_MATH,
         (r"×", " x "),
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
