@@ -143,3 +143,25 @@ def test_heads_given_slices_of_the_vocabulary_is_the_sequence_misconception():
         "words.",
     )
     assert share <= 0.25 and "which part of the input each head works with" in output
+
+
+def test_the_modules_diagram_or_reference_table_cited_is_credited_in_part():
+    own, _, _ = _graded("q4", "h independent softmaxes, each over d_model/h dimensions.")
+    cited, _, output = _graded(
+        "q4", "The reference table lists h independent softmaxes, each over d_model/h dimensions."
+    )
+    assert own == 1.0
+    assert 0 < cited < own, output
+
+
+def test_no_extra_parameters_is_the_finding_not_why():
+    share, _, output = _graded("q2", "Adding a head brought no extra parameters.")
+    assert "why the number of heads does not change the count" not in output.split("\n")[0]
+    assert share <= 0.5
+
+
+def test_all_heads_looking_at_the_same_tokens_goes_against_the_module():
+    share, flagged, _ = _graded(
+        "q3", "Both heads look at the same tokens; the one difference is in how strongly."
+    )
+    assert flagged or share <= 0.25

@@ -119,14 +119,20 @@ ACCORDING = re.compile(
 # notebook shows that X" ("the module" is also torch's nn.MultiheadAttention, whose count a
 # student reports as a finding of their own)
 COURSE = (
-    r"(?:(?:lab|course|jupyter) )?(?:notebook|notebooks|lecture slides|lecture|lectures|slides|"
-    r"lecture notes|course notes|readme|handout|handouts|hand outs?|worksheet|course|reading)"
+    r"(?:(?:(?:lab|course|jupyter) )?(?:notebook|notebooks|lecture slides|lecture|lectures|"
+    r"slides|lecture notes|course notes|readme|handout|handouts|hand outs?|worksheet|course|"
+    r"reading)"
+    # the module's own text: "the module's diagram shows", "the reference table lists" (not "the
+    # module" alone, which is also torch's nn.MultiheadAttention)
+    r"|(?:module )?(?:diagram|diagrams|reference table|reference|discussion|write up)"
+    r"|module (?:text|table|page|chapter))"
 )
 CITED = re.compile(
     rf"\baccording to (?:the |our |my )?{COURSE}\b"
     rf"|\b(?:the|our|my) {COURSE} (?:say|says|said|show|shows|showed|shown|claim|claims|"
     r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
-    r"suggests|suggested|points out|pointed out)(?: that)?\b"
+    r"suggests|suggested|points out|pointed out|lists|listed|describes|described|gives|gave|"
+    r"has|had|puts it|draws|drew)(?: that)?\b"
 )
 CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
 # "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
