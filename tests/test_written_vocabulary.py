@@ -165,3 +165,10 @@ def test_all_heads_looking_at_the_same_tokens_goes_against_the_module():
         "q3", "Both heads look at the same tokens; the one difference is in how strongly."
     )
     assert flagged or share <= 0.25
+
+
+def test_the_same_weights_feeding_every_head_is_no_matrix_per_head():
+    share, flagged, output = _graded(
+        "q1", "One set of weights serves every head; each head reads its own columns of Q, K, V."
+    )
+    assert share == 1.0 and not flagged, output
