@@ -172,3 +172,10 @@ def test_the_same_weights_feeding_every_head_is_no_matrix_per_head():
         "q1", "One set of weights serves every head; each head reads its own columns of Q, K, V."
     )
     assert share == 1.0 and not flagged, output
+
+
+def test_only_one_thing_at_a_time_is_the_capability_lost():
+    _, _, output = _graded(
+        "challenge", "With a single head a token can watch only one word at a time."
+    )
+    assert "the capability at risk" in output.split("\n")[0]
