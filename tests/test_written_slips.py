@@ -129,3 +129,50 @@ def test_a_real_word_near_a_phrase_word_is_left_as_written():
 
     tokens = load_rubrics()["q5"].normaliser.tokens("multiply d_model by num_heads")
     assert "divisibleby" not in [t.word for t in tokens]
+
+
+@pytest.mark.parametrize(
+    ("written", "meant", "same"),
+    [
+        ("devided", "divided", True),  # one vowel for another
+        ("sofmtax", "softmax", True),  # two letters swapped
+        ("assured", "assumed", False),  # a consonant slip in a 7-letter word makes another word
+        ("compile", "compute", False),
+    ],
+)
+def test_a_seven_letter_word_takes_a_swap_or_a_vowel_slip_only(written, meant, same):
+    assert small_typo(written, meant) is same
+
+
+def test_a_slip_in_a_stance_cue_word_is_the_cue():
+    spelt = "d_model must be divisible by num_heads, otherwise heads can't get equal chunks."
+    slipped = "d_model must be divisible by num_heads, othewise heads can't get equal chunks."
+    assert _share("q5", spelt) == 1.0
+    assert _share("q5", slipped) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("qid", "written", "meant"),
+    [
+        (
+            "q4",
+            "n_softmax = h (was 1); width of each = d_model/h (was d_model).",
+            "The number of softmaxes goes from 1 to h; the width of each from d_model to "
+            "d_model/h.",
+        ),
+        (
+            "q5",
+            "d_model = m * num_heads for some integer m.",
+            "d_model is an integer multiple of num_heads.",
+        ),
+    ],
+)
+def test_a_notes_variables_products_and_changes_read_as_words(qid, written, meant):
+    assert _share(qid, meant) >= 0.75
+    assert _share(qid, written) == _share(qid, meant)
+
+
+def test_a_number_times_d_model_is_left_as_written():
+    from mha_grader.written.text import rewrite
+
+    assert rewrite("4 * d_model extra numbers") == "4 * d_model extra numbers"

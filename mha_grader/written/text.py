@@ -92,6 +92,13 @@ _MATH: list[tuple[str, str]] = [
     (r"\bb/c\b", "because"),
     (r"\bw/(?=\s)", "with"),
     (r"\bb/w\b", "between"),
+    # a product in a note: "d_model = k * num_heads" (not markdown's *emphasis*)
+    (r"(?<=[a-z_)])(?: \* |\*)(?=[a-z_(])", " x "),
+    # a variable's name for a count: "n_softmax", "num_softmaxes", "softmax_count"
+    (r"\b(?:n|num|nb|no)_(?!heads?\b)([a-z]+)\b", r"number of \1"),
+    (r"\b(?!heads?_)([a-z]+)_count\b", r"number of \1"),
+    # a change noted as "= h (was 1)": from 1 to h
+    (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
     # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
     # #params"): the words they stand for, so that rubric words, their synonyms and stems apply
     (r"\bindep(?:end)?\b\.?", "independent"),
@@ -216,6 +223,8 @@ MAX_SENTENCE_TOKENS = 80
 TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
 TYPO_MIN_RATIO = 0.88
 TRANSPOSE_MIN_LENGTH = 7  # two letters swapped ("matrcies", "seperate"): one slip, not two
+ANY_SLIP_MIN_LENGTH = 8  # one slip of any kind ("seperate")
+VOWELS = frozenset("aeiouy")
 TWO_EDITS_MIN_LENGTH = 10  # a long word keeps its identity through two slips ("projecitons")
 
 
@@ -231,6 +240,15 @@ def small_typo(a: str, b: str) -> bool:
         return True
     if shorter < TRANSPOSE_MIN_LENGTH:
         return False
+    if shorter < ANY_SLIP_MIN_LENGTH:
+        # two neighbouring letters swapped, or one vowel written for another ("devided"): not a
+        # consonant slip, which often makes another word ("assured", "assumed")
+        if len(a) != len(b):
+            return False
+        if sorted(a) == sorted(b):
+            return _edits(a, b, 1) <= 1
+        diff = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        return len(diff) == 1 and diff[0][0] in VOWELS and diff[0][1] in VOWELS
     edits = _edits(a, b, 2)
     return edits <= 1 if shorter < TWO_EDITS_MIN_LENGTH else edits <= 2
 
@@ -302,8 +320,33 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(IRREGULAR.get(word, word))
 
 
+# Words of the stance cues (stance.py, cues.py), which are matched as written: a slip in one
+# ("othewise", "becuase", "definately") is read as the word. Only words no common word is a slip
+# of ("though" is left out: "through" is one slip from it).
+CUE_WORDS = frozenset(
+    """otherwise although however whereas therefore because believe believed believes believing
+    apparently probably definitely actually contrary misconception misconceptions supposedly
+    nonsense disagree instead unless""".split()
+)
+_CUE_SPELT: dict[str, str] = {}
+_LONG_WORD = re.compile(r"\b[a-z]{6,}\b", re.IGNORECASE)
+
+
+def _cue_spelling(match: re.Match[str]) -> str:
+    word = match.group(0)
+    lower = word.lower()
+    found = _CUE_SPELT.get(lower)
+    if found is None:
+        found = lower
+        if lower not in CUE_WORDS:
+            found = next((c for c in sorted(CUE_WORDS) if small_typo(lower, c)), lower)
+        _CUE_SPELT[lower] = found
+    return word if found == lower else found
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
+    text = _LONG_WORD.sub(_cue_spelling, text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
     return text
