@@ -99,10 +99,16 @@ MODAL = (
     r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
     r"tend to|seem to|used to|even|always|really|honestly|should|must|can|ought to) )*"
 )
-# "some claim", "a friend told me", "the team argues", "you might think", "they say"
+# "some claim", "a friend told me", "the team argues", "you might think", "they say"; and what
+# other people found: "everyone in my group got 256", "my partner measured it"
+FOUND = (  # in the past tense: "everyone gets the same number of slices" is no report
+    r"(?:got|found|measured|saw|observed|obtained|reported|ran it|computed|counted|checked)"
+)
 OTHERS_SAY = re.compile(
     rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
     rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
+    rf"|\b(?:{QUANT} )?{DET}?(?:[a-z]+ )?{PEOPLE}(?: in (?:my|our|the) (?:group|class|team|lab))? "
+    rf"{MODAL}{FOUND}(?: that)?\b"
 )
 GENERIC_SAY = re.compile(
     rf"\b(?:you|one|we) (?:might|may|could|would|will) {MODAL}{SAY}(?: that)?\b"
@@ -129,7 +135,10 @@ COURSE = (
 )
 CITED = re.compile(
     rf"\baccording to (?:the |our |my )?{COURSE}\b"
-    rf"|\b(?:the|our|my) {COURSE} (?:say|says|said|show|shows|showed|shown|claim|claims|"
+    # "the lab notebook's heatmaps apparently show": a part of it, and an adverb, may come between
+    rf"|\b(?:the|our|my) {COURSE}(?: (?:heatmaps?|figures?|plots?|tables?|code|output|cells?|"
+    r"example|examples|text))?(?: (?:apparently|clearly|also|supposedly|even))? "
+    r"(?:say|says|said|show|shows|showed|shown|claim|claims|"
     r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
     r"suggests|suggested|points out|pointed out|lists|listed|describes|described|gives|gave|"
     r"has|had|puts it|draws|drew)(?: that)?\b"

@@ -417,7 +417,10 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
 def _read(words: list[str]) -> _Marks:
     marks = _Marks(len(words))
     text = _Text(words)
-    # hedges first: "if I'm not mistaken" is no condition, its "not" no negation
+    # the course material cited, then hedges: "the notebook apparently shows X" cites it (its
+    # "apparently" is part of the citation); "if I'm not mistaken" is no condition, its "not" no
+    # negation
+    _mark_forward(text, CITED, marks, "cite")
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
@@ -441,7 +444,6 @@ def _read(words: list[str]) -> _Marks:
         NOUN_DENY,
     ):
         _mark_forward(text, pattern, marks, "deny")
-    _mark_forward(text, CITED, marks, "cite")
     for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
