@@ -233,3 +233,25 @@ def test_a_part_of_the_notebook_cited_with_an_adverb_is_still_cited():
     )
     assert 0 < share <= 0.5, output
     assert "counts half" in output
+
+
+def test_not_at_all_answering_a_question_fragment_denies_it():
+    share, flagged, output = _graded(
+        "q3", "Same pattern? Not at all: head 0 looked at tokens 1 and 2 while head 1 looked at 3."
+    )
+    assert share == 1.0 and not flagged, output
+
+
+def test_a_notes_label_and_value_are_one_claim():
+    share, _, output = _graded(
+        "q4", "- softmaxes: one per head\n- width of each: d_model/h\n- weights: unchanged"
+    )
+    assert share == 1.0, output
+
+
+def test_a_doubt_before_a_colon_is_no_label():
+    share, _, output = _graded(
+        "q3",
+        "Some say the heads give different patterns. I doubt it: same input, so the same pattern.",
+    )
+    assert share <= 0.25, output

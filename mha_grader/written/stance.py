@@ -529,6 +529,28 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
     return None
 
 
+# A bare "no" in more words, answering a question the student asked ("Same pattern? Not at all:
+# ..."): the words, as the grader tokenises them
+BARE_NO = (
+    ("not", "at", "all"),
+    ("not", "really"),
+    ("absolutely", "not"),
+    ("definitely", "not"),
+    ("certainly", "not"),
+    ("of", "course", "not"),
+    ("not", "even", "close"),
+)
+
+
+def _bare_no(words: list[str]) -> int:
+    """How many words open ``words`` as a bare "no" in more words, if any (else 0)."""
+    for phrase in BARE_NO:
+        n = len(phrase)
+        if tuple(words[:n]) == phrase and (len(words) == n or words[n] in CLAUSE_PUNCTUATION):
+            return n
+    return 0
+
+
 def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
     """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
     whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
@@ -545,7 +567,9 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             asks.append(False)
             continue
         after = words[k + 1][:1] if k + 1 < len(words) else []
-        asked = interrogative(words[k]) or bool(after and after[0] in YES | NO)
+        asked = interrogative(words[k]) or bool(
+            (after and after[0] in YES | NO) or (k + 1 < len(words) and _bare_no(words[k + 1]))
+        )
         asks.append(asked)
         if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
             marks[k].hedged = [True] * marks[k].n
@@ -561,6 +585,17 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             judged = ("deny", whole) if w[0] in NO else ("endorse", whole) if w[0] in YES else None
             if judged and not whole:
                 marks[k].cue[0] = True
+        if (
+            judged is None
+            and asks[k - 1]
+            and not interrogative(words[k - 1])
+            and (n := _bare_no(w))
+        ):
+            # "Same pattern? Not at all: ...": the words are the answer, not a negation of what
+            # follows them (a real question, "Do they agree? Not at all: ...", claims nothing)
+            judged = ("deny", len(w) == n)
+            for i in range(n):
+                marks[k].cue[i] = True
         if judged is None:
             continue
         how, whole = judged

@@ -357,9 +357,26 @@ def rewrite(text: str) -> str:
 _NOTE_ANSWER = re.compile(r"^([^:]{3,}?)\s*:\s*(none|no|nope|never|nothing|zero|yes|yep)\W*$", re.I)
 
 
+# A note's "label: value" line ("softmaxes: one per head", "weights: unchanged"): the value is
+# said of the label, as if written "softmaxes, one per head" (a colon would keep them apart)
+_NOTE_LINE = re.compile(r"^(?:[-*+•]\s+)?([a-z0-9_#][\w#' ]{0,40}?)\s*:\s+(?=\S)([^:]*)$", re.I)
+_NOT_A_LABEL = frozenset(  # a verdict or a clause of its own ("I doubt it: ..."), not a label
+    """myth false true wrong not no never claim claims say says think thinks believe answer
+    misconception nonsense untrue incorrect correct right i we it that this they you he she
+    doubt disagree agree reject deny question nope yes""".split()
+)
+
+
 def _note_answer(sentence: str) -> str:
     m = _NOTE_ANSWER.match(sentence)
     if m is None:
+        line = _NOTE_LINE.match(sentence)
+        if (
+            line
+            and len(line.group(1).split()) <= 4
+            and not _NOT_A_LABEL & set(line.group(1).lower().split())
+        ):
+            return f"{line.group(1)}, {line.group(2)}"
         return sentence
     label, value = m.groups()
     return label if value.lower() in ("yes", "yep") else f"no {label}"
