@@ -179,3 +179,21 @@ def test_only_one_thing_at_a_time_is_the_capability_lost():
         "challenge", "With a single head a token can watch only one word at a time."
     )
     assert "the capability at risk" in output.split("\n")[0]
+
+
+def test_a_halved_count_goes_against_the_finding():
+    share, flagged, _ = _graded("q2", "1 head: 256.\n2 heads: 128, the weights are shared out.")
+    assert flagged or share <= 0.25
+
+
+def test_a_softmax_count_that_stays_at_one_goes_against_the_module():
+    share, flagged, _ = _graded(
+        "q4", "The count of softmaxes remains 1; the matrices just get bigger."
+    )
+    assert flagged or share <= 0.25
+
+
+def test_a_bigger_subspace_per_head_is_not_the_smaller_one():
+    share, _, output = _graded("q4", "Each head works in a bigger subspace as heads are added.")
+    assert "Recognised: the size of the space" not in output
+    assert share <= 0.25
