@@ -207,3 +207,51 @@ def test_the_module_key_still_earns_full_marks_through_grade_written():
 def test_a_misspelt_disavowal_cue_still_disowns_the_idea_it_governs(text):
     share, _, output = _graded("q1", text)
     assert share == 1, output
+
+
+# ------------------------------------------------ round 3: others' findings, the material's parts
+def test_what_other_people_found_is_theirs_not_the_students_finding():
+    own, _, _ = _graded("q2", "Both had 256 parameters, since every matrix is d_model x d_model.")
+    theirs, _, output = _graded(
+        "q2", "My friends got 256 for both, since every matrix is d_model x d_model."
+    )
+    assert own == 1.0
+    assert theirs <= 0.5, output
+
+
+def test_everyone_getting_an_equal_share_is_no_report():
+    # "got" is what others found; "gets" is no report
+    (frames,) = _frames("Everyone gets an equal number of features.", "q5")
+    assert frames["number"] is Frame.ASSERTED
+    (frames,) = _frames("Everyone got an equal number of parameters.", "q5")
+    assert frames["number"] is Frame.REPORTED
+
+
+def test_a_part_of_the_notebook_cited_with_an_adverb_is_still_cited():
+    share, _, output = _graded(
+        "q3", "The notebook plots apparently show a different pattern in each head."
+    )
+    assert 0 < share <= 0.5, output
+    assert "counts half" in output
+
+
+def test_not_at_all_answering_a_question_fragment_denies_it():
+    share, flagged, output = _graded(
+        "q3", "Same pattern? Not at all: head 0 looked at tokens 1 and 2 while head 1 looked at 3."
+    )
+    assert share == 1.0 and not flagged, output
+
+
+def test_a_notes_label_and_value_are_one_claim():
+    share, _, output = _graded(
+        "q4", "- softmaxes: one per head\n- width of each: d_model/h\n- weights: unchanged"
+    )
+    assert share == 1.0, output
+
+
+def test_a_doubt_before_a_colon_is_no_label():
+    share, _, output = _graded(
+        "q3",
+        "Some say the heads give different patterns. I doubt it: same input, so the same pattern.",
+    )
+    assert share <= 0.25, output

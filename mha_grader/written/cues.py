@@ -99,10 +99,16 @@ MODAL = (
     r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
     r"tend to|seem to|used to|even|always|really|honestly|should|must|can|ought to) )*"
 )
-# "some claim", "a friend told me", "the team argues", "you might think", "they say"
+# "some claim", "a friend told me", "the team argues", "you might think", "they say"; and what
+# other people found: "everyone in my group got 256", "my partner measured it"
+FOUND = (  # in the past tense: "everyone gets the same number of slices" is no report
+    r"(?:got|found|measured|saw|observed|obtained|reported|ran it|computed|counted|checked)"
+)
 OTHERS_SAY = re.compile(
     rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
     rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
+    rf"|\b(?:{QUANT} )?{DET}?(?:[a-z]+ )?{PEOPLE}(?: in (?:my|our|the) (?:group|class|team|lab))? "
+    rf"{MODAL}{FOUND}(?: that)?\b"
 )
 GENERIC_SAY = re.compile(
     rf"\b(?:you|one|we) (?:might|may|could|would|will) {MODAL}{SAY}(?: that)?\b"
@@ -119,14 +125,23 @@ ACCORDING = re.compile(
 # notebook shows that X" ("the module" is also torch's nn.MultiheadAttention, whose count a
 # student reports as a finding of their own)
 COURSE = (
-    r"(?:(?:lab|course|jupyter) )?(?:notebook|notebooks|lecture slides|lecture|lectures|slides|"
-    r"lecture notes|course notes|readme|handout|handouts|hand outs?|worksheet|course|reading)"
+    r"(?:(?:(?:lab|course|jupyter) )?(?:notebook|notebooks|lecture slides|lecture|lectures|"
+    r"slides|lecture notes|course notes|readme|handout|handouts|hand outs?|worksheet|course|"
+    r"reading)"
+    # the module's own text: "the module's diagram shows", "the reference table lists" (not "the
+    # module" alone, which is also torch's nn.MultiheadAttention)
+    r"|(?:module )?(?:diagram|diagrams|reference table|reference|discussion|write up)"
+    r"|module (?:text|table|page|chapter))"
 )
 CITED = re.compile(
     rf"\baccording to (?:the |our |my )?{COURSE}\b"
-    rf"|\b(?:the|our|my) {COURSE} (?:say|says|said|show|shows|showed|shown|claim|claims|"
+    # "the lab notebook's heatmaps apparently show": a part of it, and an adverb, may come between
+    rf"|\b(?:the|our|my) {COURSE}(?: (?:heatmaps?|figures?|plots?|tables?|code|output|cells?|"
+    r"example|examples|text))?(?: (?:apparently|clearly|also|supposedly|even))? "
+    r"(?:say|says|said|show|shows|showed|shown|claim|claims|"
     r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
-    r"suggests|suggested|points out|pointed out)(?: that)?\b"
+    r"suggests|suggested|points out|pointed out|lists|listed|describes|described|gives|gave|"
+    r"has|had|puts it|draws|drew)(?: that)?\b"
 )
 CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
 # "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding

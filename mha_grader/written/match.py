@@ -22,20 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from enum import Enum
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from .rubric import Concept, Phrasing, Vocabulary, vocabulary
 from .stance import Stances, plain
-from .text import FAILURES, POSSIBILITY, Sentence, Token
+from .text import FAILURES, POSSIBILITY, TYPO_MIN_LENGTH, Sentence, Token, small_typo
 
 NEGATION_REACH = 5  # non-filler tokens before a match that a negation still applies from
 SUBJECT_NEGATORS = frozenset({"nothing", "none", "nobody"})  # reach only the word right after them
 ARTICLES = frozenset("a an the".split())
 BRACKETS = frozenset("()")  # cost nothing between a phrasing's words: "256 (1 head) vs 256"
-TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
-TYPO_MIN_RATIO = 0.88
 
 
 class Status(Enum):
@@ -70,20 +67,17 @@ class Match:
         return (a[0] <= b[0] and b[1] <= a[1]) or (b[0] <= a[0] and a[1] <= b[1])
 
 
-@cache
-def small_typo(a: str, b: str) -> bool:
-    """A small typo: same first letter and a high similarity ratio, on words of some length."""
-    if min(len(a), len(b)) < TYPO_MIN_LENGTH or a[0] != b[0]:
-        return False
-    return SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO
-
-
 @lru_cache(maxsize=1 << 16)
 def _typo_targets(word: str, stem: str, candidates: frozenset[tuple[str, str]]) -> frozenset[str]:
     """Stems of the accepted words that ``word`` is a small typo of (cached: the same words
     recur in every answer sheet)."""
     return frozenset(
-        s for w, s in candidates if s != stem and (small_typo(word, w) or small_typo(stem, s))
+        s
+        for w, s in candidates
+        if s != stem
+        # either form of the answer's word against either form of the rubric's: "projecitons"
+        # is the plural of a slip of "projection"
+        and any(small_typo(x, y) for x in {word, stem} for y in {w, s})
     )
 
 

@@ -92,13 +92,21 @@ def _drop_supposed(matches: list[Match], supposed: set[tuple[int, int]]) -> list
 
 YES = frozenset("yes yep yeah yup".split())
 NO = frozenset("no nope nah".split())
+# Words after which an opening yes or no is still the bare answer, typed without its comma ("No
+# they differ", "Yes they're the same"): a pronoun or an article cannot follow a "no" that
+# belongs to the claim ("No head has ...")
+BARE_AFTER = frozenset("they it we i the these those both".split())
 
 
 def _yes_no(sentences: list[Sentence]) -> str | None:
     """The answer's bare yes or no, when it opens with one ("No. ...", "Nope, ..."; not "No head
     has ...", where "no" belongs to the claim)."""
     first = next((s for s in sentences if not s.question and s.tokens), None)
-    if first is None or (len(first.tokens) > 1 and not first.tokens[1].is_break):
+    if first is None or (
+        len(first.tokens) > 1
+        and not first.tokens[1].is_break
+        and first.tokens[1].word not in BARE_AFTER
+    ):
         return None
     word = first.tokens[0].word
     return "yes" if word in YES else "no" if word in NO else None

@@ -32,6 +32,9 @@ class Alternative:
     word: str
     stem: str
     canonical: bool
+    # every word of the slot with this stem ("difference" and "different" are "differ"): a typo
+    # is read as any of them
+    forms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,9 @@ def vocabulary(phrasings: Iterable[Phrasing]) -> Vocabulary:
         for slot in phrasing.slots:
             for alt in slot:
                 if not alt.canonical:
-                    for letter in {alt.word[:1], alt.stem[:1]}:
-                        by_letter.setdefault(letter, set()).add((alt.word, alt.stem))
+                    for word in dict.fromkeys((alt.word, *alt.forms)):
+                        for letter in {word[:1], alt.stem[:1]}:
+                            by_letter.setdefault(letter, set()).add((word, alt.stem))
     return {k: frozenset(v) for k, v in by_letter.items()}
 
 
@@ -202,11 +206,18 @@ def compile_phrasing(
                 words = {tok.word}
             else:
                 words = {tok.word, *synonyms.get(tok.stem, ())}
-            for word in words:
+            # the phrasing's own word first, then its synonyms in a fixed order: which word
+            # stands for a stem must not depend on the order of a set (it did, with the hash seed)
+            forms: dict[str, list[str]] = {}
+            for word in [tok.word, *sorted(words - {tok.word})]:
                 folded = normaliser.tokens(word)
                 if len(folded) != 1:
                     raise RubricError(f"{where}: synonym {word!r} is not one word after [phrases]")
                 alts.setdefault(folded[0].stem, _alternative(folded[0]))
+                forms.setdefault(folded[0].stem, []).append(folded[0].word)
+            for key, found in forms.items():
+                a = alts[key]
+                alts[key] = Alternative(a.word, a.stem, a.canonical, (*a.forms, *found))
         if all(a.word in FILLERS for a in alts.values()):
             continue  # "is the same" -> "same": fillers are skipped in answers too
         if all(a.word in NEGATORS for a in alts.values()):

@@ -417,7 +417,10 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
 def _read(words: list[str]) -> _Marks:
     marks = _Marks(len(words))
     text = _Text(words)
-    # hedges first: "if I'm not mistaken" is no condition, its "not" no negation
+    # the course material cited, then hedges: "the notebook apparently shows X" cites it (its
+    # "apparently" is part of the citation); "if I'm not mistaken" is no condition, its "not" no
+    # negation
+    _mark_forward(text, CITED, marks, "cite")
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
@@ -441,7 +444,6 @@ def _read(words: list[str]) -> _Marks:
         NOUN_DENY,
     ):
         _mark_forward(text, pattern, marks, "deny")
-    _mark_forward(text, CITED, marks, "cite")
     for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
@@ -527,6 +529,28 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
     return None
 
 
+# A bare "no" in more words, answering a question the student asked ("Same pattern? Not at all:
+# ..."): the words, as the grader tokenises them
+BARE_NO = (
+    ("not", "at", "all"),
+    ("not", "really"),
+    ("absolutely", "not"),
+    ("definitely", "not"),
+    ("certainly", "not"),
+    ("of", "course", "not"),
+    ("not", "even", "close"),
+)
+
+
+def _bare_no(words: list[str]) -> int:
+    """How many words open ``words`` as a bare "no" in more words, if any (else 0)."""
+    for phrase in BARE_NO:
+        n = len(phrase)
+        if tuple(words[:n]) == phrase and (len(words) == n or words[n] in CLAUSE_PUNCTUATION):
+            return n
+    return 0
+
+
 def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
     """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
     whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
@@ -543,7 +567,9 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             asks.append(False)
             continue
         after = words[k + 1][:1] if k + 1 < len(words) else []
-        asked = interrogative(words[k]) or bool(after and after[0] in YES | NO)
+        asked = interrogative(words[k]) or bool(
+            (after and after[0] in YES | NO) or (k + 1 < len(words) and _bare_no(words[k + 1]))
+        )
         asks.append(asked)
         if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
             marks[k].hedged = [True] * marks[k].n
@@ -559,6 +585,17 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             judged = ("deny", whole) if w[0] in NO else ("endorse", whole) if w[0] in YES else None
             if judged and not whole:
                 marks[k].cue[0] = True
+        if (
+            judged is None
+            and asks[k - 1]
+            and not interrogative(words[k - 1])
+            and (n := _bare_no(w))
+        ):
+            # "Same pattern? Not at all: ...": the words are the answer, not a negation of what
+            # follows them (a real question, "Do they agree? Not at all: ...", claims nothing)
+            judged = ("deny", len(w) == n)
+            for i in range(n):
+                marks[k].cue[i] = True
         if judged is None:
             continue
         how, whole = judged

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cache, lru_cache
 
 import snowballstemmer
@@ -42,6 +43,19 @@ HARD_BREAKS = frozenset("; : — –".split())
 FUNCTION_WORDS = FILLERS | frozenset(
     """and or but because so since which who what when where why how if than then as for with by
     in on at from into each every all both i we you he she my our your his her""".split()
+)
+
+# Verbs whose "up"/"down" is a particle ("split up", "broken down"), not a change of amount.
+PARTICLE_VERBS = frozenset(
+    """split splits splitting broke broken break breaks breaking cut cuts cutting add adds added
+    adding sum sums summed end ends ended chop chops chopped line lines lined speed speeds sped
+    slow slows slowed boil boils boiled narrow narrows narrowed scale scales scaled look looks
+    looked give gives gave given pick picks picked wind winds shut shuts stack stacks stacked
+    go goes went gone going turn turns turned show shows showed come comes came pile piles
+    piled back backs backed hold holds held set sets setting mix mixes mixed tone toned calm
+    calmed cool cooled round rounded bring brings brought build builds built take takes took
+    taken make makes made sit sits sat stand stands stood line write writes wrote written
+    write set up down shows""".split()
 )
 
 # LaTeX and math symbols read as the words they stand for ("$h \mid d_{model}$" is "num_heads
@@ -77,6 +91,52 @@ _MATH: list[tuple[str, str]] = [
     (r"\bw/o\b", "without"),
     (r"\bb/c\b", "because"),
     (r"\bw/(?=\s)", "with"),
+    (r"\bb/w\b", "between"),
+    # a product in a note: "d_model = k * num_heads" (not markdown's *emphasis*)
+    (r"(?<=[a-z_)])(?: \* |\*)(?=[a-z_(])", " x "),
+    # a variable's name for a count: "n_softmax", "num_softmaxes", "softmax_count"
+    (r"\b(?:n|num|nb|no)_(?!heads?\b)([a-z]+)\b", r"number of \1"),
+    (r"\b(?!heads?_)([a-z]+)_count\b", r"number of \1"),
+    # a change noted as "= h (was 1)": from 1 to h
+    (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
+    # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
+    # #params"): the words they stand for, so that rubric words, their synonyms and stems apply
+    (r"\bindep(?:end)?\b\.?", "independent"),
+    (r"\bindiv\b\.?", "individual"),
+    (r"\bsep\b\.?(?=\s+[a-z])", "separate"),
+    (r"\bdims\b\.?", "dimensions"),
+    (r"\bdim\b\.?", "dimension"),
+    (r"(?<=\d)-?dims?\b", " dimensions"),
+    (r"\bparams\b\.?", "parameters"),
+    (r"\bparam\b\.?", "parameter"),
+    (r"\bdiffs?\b\.?", "different"),
+    (r"\bapprox\b\.?", "about"),
+    (r"\bequiv\b\.?", "equivalent"),
+    (r"\bavg\b\.?", "average"),
+    (r"\battn\b\.?", "attention"),
+    (r"\bseq\b\.?", "sequence"),
+    (r"\bcols\b\.?", "columns"),
+    (r"\bcol\b\.?", "column"),
+    (r"\bprojs\b\.?", "projections"),
+    (r"\bproj\b\.?", "projection"),
+    (r"\bmtx\b\.?|\bmatx\b\.?", "matrix"),
+    (r"\bmtxs\b\.?|\bmats\b\.?", "matrices"),
+    (r"\brels\b\.?", "relationships"),
+    (r"\bcalc\b\.?", "compute"),
+    (r"\b(?:bc|bcs|bcoz|cuz|coz)\b", "because"),
+    (r"\bea\b\.?(?=\s+[a-z])", "each"),
+    (r"\s+&\s+", " and "),
+    # a note's "#softmaxes up, width per head down": a quantity, then "up"/"down" ending the
+    # clause, is said to increase/decrease (not a verb's particle: "split up", "broken down")
+    (
+        r"\b([a-z0-9_]+)\)?\s+(up|down)\b(?=\s*(?:[,;.)]|$|\n|and\b|but\b|while\b|whereas\b))",
+        lambda m: (
+            m.group(0)
+            if m.group(1).lower() in PARTICLE_VERBS
+            else m.group(0)[: m.start(2) - m.start(0)]
+            + ("increases" if m.group(2).lower() == "up" else "decreases")
+        ),
+    ),
     # "#softmaxes", "#params": the number of
     (r"#(?=[a-z])", " number of "),
     # an integer divides another: "h | d_model" (not a table's cell wall: words on both sides)
@@ -94,6 +154,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\bw\s*\^\s*\{?([qkvo])\}?(?![a-z])", r"w\1"),
         (r"\bw_\{?[a-z0-9]\}?\s*\^\s*\{?([qkvo])\}?(?![a-z])", r"w\1"),
         (r"\bw_?\{?([qkvo])\}?(?![a-z])", r"w\1"),
+        # NumPy's column slice, "Q[:, i*d_k:(i+1)*d_k]": a slice of Q's columns
+        (r"\b([qkv])\s*\[\s*(?::|\.\.\.)\s*,[^\]]*:[^\]]*\]", r" a column slice of \1 "),
         *_MATH,
         (r"×", " x "),
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
@@ -158,6 +220,65 @@ _STEMMER = snowballstemmer.stemmer("english")
 MAX_SENTENCE_TOKENS = 80
 
 
+TYPO_MIN_LENGTH = 5  # shorter words must be spelled right: too many real words are one edit apart
+TYPO_MIN_RATIO = 0.88
+TRANSPOSE_MIN_LENGTH = 7  # two letters swapped ("matrcies", "seperate"): one slip, not two
+ANY_SLIP_MIN_LENGTH = 8  # one slip of any kind ("seperate")
+VOWELS = frozenset("aeiouy")
+TWO_EDITS_MIN_LENGTH = 10  # a long word keeps its identity through two slips ("projecitons")
+
+
+@cache
+def small_typo(a: str, b: str) -> bool:
+    """A small typo: same first letter and a high similarity ratio, on words of some length; in
+    longer words, one slip of any kind (a letter swapped with its neighbour, left out, added or
+    replaced), and in long words two."""
+    shorter = min(len(a), len(b))
+    if shorter < TYPO_MIN_LENGTH or a[0] != b[0]:
+        return False
+    if SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO:
+        return True
+    if shorter < TRANSPOSE_MIN_LENGTH:
+        return False
+    if shorter < ANY_SLIP_MIN_LENGTH:
+        # two neighbouring letters swapped, or one vowel written for another ("devided"): not a
+        # consonant slip, which often makes another word ("assured", "assumed")
+        if len(a) != len(b):
+            return False
+        if sorted(a) == sorted(b):
+            return _edits(a, b, 1) <= 1
+        diff = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        return len(diff) == 1 and diff[0][0] in VOWELS and diff[0][1] in VOWELS
+    edits = _edits(a, b, 2)
+    return edits <= 1 if shorter < TWO_EDITS_MIN_LENGTH else edits <= 2
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Edit distance with adjacent swaps as one edit (optimal string alignment), or ``limit +
+    1`` when it is above ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] | None = None
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if (
+                before is not None
+                and i > 1
+                and j > 1
+                and a[i - 1] == b[j - 2]
+                and a[i - 2] == b[j - 1]
+            ):
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
+
+
 @dataclass(frozen=True)
 class Token:
     word: str  # lower-case word or canonical token
@@ -199,8 +320,33 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(IRREGULAR.get(word, word))
 
 
+# Words of the stance cues (stance.py, cues.py), which are matched as written: a slip in one
+# ("othewise", "becuase", "definately") is read as the word. Only words no common word is a slip
+# of ("though" is left out: "through" is one slip from it).
+CUE_WORDS = frozenset(
+    """otherwise although however whereas therefore because believe believed believes believing
+    apparently probably definitely actually contrary misconception misconceptions supposedly
+    nonsense disagree instead unless""".split()
+)
+_CUE_SPELT: dict[str, str] = {}
+_LONG_WORD = re.compile(r"\b[a-z]{6,}\b", re.IGNORECASE)
+
+
+def _cue_spelling(match: re.Match[str]) -> str:
+    word = match.group(0)
+    lower = word.lower()
+    found = _CUE_SPELT.get(lower)
+    if found is None:
+        found = lower
+        if lower not in CUE_WORDS:
+            found = next((c for c in sorted(CUE_WORDS) if small_typo(lower, c)), lower)
+        _CUE_SPELT[lower] = found
+    return word if found == lower else found
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
+    text = _LONG_WORD.sub(_cue_spelling, text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
     return text
@@ -211,9 +357,26 @@ def rewrite(text: str) -> str:
 _NOTE_ANSWER = re.compile(r"^([^:]{3,}?)\s*:\s*(none|no|nope|never|nothing|zero|yes|yep)\W*$", re.I)
 
 
+# A note's "label: value" line ("softmaxes: one per head", "weights: unchanged"): the value is
+# said of the label, as if written "softmaxes, one per head" (a colon would keep them apart)
+_NOTE_LINE = re.compile(r"^(?:[-*+•]\s+)?([a-z0-9_#][\w#' ]{0,40}?)\s*:\s+(?=\S)([^:]*)$", re.I)
+_NOT_A_LABEL = frozenset(  # a verdict or a clause of its own ("I doubt it: ..."), not a label
+    """myth false true wrong not no never claim claims say says think thinks believe answer
+    misconception nonsense untrue incorrect correct right i we it that this they you he she
+    doubt disagree agree reject deny question nope yes""".split()
+)
+
+
 def _note_answer(sentence: str) -> str:
     m = _NOTE_ANSWER.match(sentence)
     if m is None:
+        line = _NOTE_LINE.match(sentence)
+        if (
+            line
+            and len(line.group(1).split()) <= 4
+            and not _NOT_A_LABEL & set(line.group(1).lower().split())
+        ):
+            return f"{line.group(1)}, {line.group(2)}"
         return sentence
     label, value = m.groups()
     return label if value.lower() in ("yes", "yep") else f"no {label}"
@@ -246,16 +409,37 @@ class Normaliser:
         for key in table:
             sizes.setdefault(key[0], set()).add(len(key))
         self._sizes = {w: sorted(n, reverse=True) for w, n in sizes.items()}
+        # a phrase's longer words, by first letter: a slip in one ("divisble by") still folds
+        self._words = frozenset(w for key in table for w in key)
+        by_letter: dict[str, list[str]] = {}
+        for w in sorted(self._words):
+            if w.isalpha() and len(w) >= TYPO_MIN_LENGTH:
+                by_letter.setdefault(w[0], []).append(w)
+        self._typo_words = by_letter
+        self._spelt: dict[str, str] = {}
+
+    def _spelling(self, word: str) -> str:
+        """The phrase word ``word`` is a small slip of, else ``word`` itself."""
+        found = self._spelt.get(word)
+        if found is None:
+            found = word
+            if word not in self._words and word.isalpha() and len(word) >= TYPO_MIN_LENGTH:
+                found = next(
+                    (w for w in self._typo_words.get(word[0], ()) if small_typo(word, w)), word
+                )
+            self._spelt[word] = found
+        return found
 
     def tokens(self, text: str, rewritten: bool = False) -> tuple[Token, ...]:
         raw = [t.lower() for t in _TOKEN.findall(text if rewritten else rewrite(text))]
+        spelt = [self._spelling(w) for w in raw]  # for finding phrases only
         out: list[Token] = []
         i = 0
         while i < len(raw):
-            for size in self._sizes.get(raw[i], ()):
+            for size in self._sizes.get(spelt[i], ()):
                 if i + size > len(raw):
                     continue
-                canonical = self._phrases.get(tuple(raw[i : i + size]))
+                canonical = self._phrases.get(tuple(spelt[i : i + size]))
                 if canonical is not None:
                     out.append(Token(canonical, canonical, True))
                     i += size
