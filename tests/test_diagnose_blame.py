@@ -204,3 +204,32 @@ def test_a_callee_called_with_an_extra_argument_keeps_its_own_results():
     d = diagnose("multi_head_attention", env)
     assert d.blame == "multi_head_attention" and "mha-causal-mask" in d.misconceptions, d.message
     assert "right given" not in d.message
+
+
+def test_a_callee_wrong_only_while_its_caller_runs_is_told_as_state_not_as_its_own_mistake():
+    # GPT-2's style (a layer-index scale in the config): the composite sets a module-level
+    # setting around its call of attention, which changes what attention computes there
+    setting = {"scale": 1.0}
+
+    def attention(Q, K, V):
+        scores = setting["scale"] * Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        w = ref.softmax(scores)
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d = X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        setting["scale"] = 0.5
+        try:
+            out, w = attention(q, k, v)
+        finally:
+            setting["scale"] = 1.0
+        return ref.merge_heads(out) @ Wo, w
+
+    env = reference_env(attention=attention, multi_head_attention=mha)
+    assert diagnose("attention", env) is None  # right on its own
+    d = diagnose("multi_head_attention", env)
+    assert d is not None
+    assert "on those same inputs alone it is right" in d.message, d.message
+    assert "while your multi_head_attention runs" in d.message
+    assert "goes wrong only because" not in d.message

@@ -69,6 +69,9 @@ class DiagnosisSession:
         self.value_memo: dict[str, Diagnosis | None] = {}
         self.calls: dict[tuple, Outcome] = {}
         self.wrapped: dict[str, Callable] = {}
+        # per callee, its first call that went wrong inside a composite (a value, not a raise)
+        self.wrong_inside: dict[str, tuple[CalleeCall, Callable]] = {}
+        self.stateful: set[str] = set()  # callees right alone where they went wrong inside
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -209,6 +212,8 @@ class DiagnosisSession:
                 went_wrong, unanswerable = self._judged(c, references[c.name])
                 if went_wrong:
                     wrong[c.name] = None
+                    if c.known and c.error is None:
+                        self.wrong_inside.setdefault(c.name, (c, references[c.name]))
                 if unanswerable:
                     foreign.add(c.name)
         allowed = answerable if answerable is not None else names
@@ -253,11 +258,34 @@ class DiagnosisSession:
         found = self.values(name)
         if found is not None:
             return found
+        if self._right_alone(name):
+            self.stateful.add(name)
+            text = (
+                f"it returned other values than a right {name} on the inputs your {qid} gave it "
+                f"while your {qid} was running, yet on those same inputs alone it is right: "
+                "something your code keeps between calls (a module-level setting, a cache) "
+                "changes what it computes. Every call must depend on its inputs alone."
+            )
+            return named((), name, text, name)
         text = (
             f"it returned other values than a right {name} on the inputs your {qid} gave it, "
             f"though it is right on ours: check it on such inputs."
         )
         return named((), name, text, name)
+
+    def _right_alone(self, name: str) -> bool:
+        """Whether the student's ``name``, called alone on the inputs on which it went wrong
+        inside a composite, is right there (what it computes then depends on state)."""
+        found = self.wrong_inside.get(name)
+        if found is None:
+            return False
+        call, reference = found
+        try:
+            want = reference(*call.args, **call.kwargs)
+        except Exception:
+            return False
+        alone = run(lambda: self.fn(name)(*call.args, **call.kwargs), [pr.Probe(())])[0]
+        return alone.ok and same(alone.value, want)
 
     def blame_callees(self, qid: str, names: tuple[str, ...]) -> Diagnosis:
         """``qid`` is right given right callees; ``names`` are the callees it called that went
@@ -269,10 +297,17 @@ class DiagnosisSession:
         who = " and ".join(f"your {fn}" for fn in at_fault)
         via = [n for n in names if n not in at_fault]
         through = f" (which it calls through your {' and '.join(via)})" if via else ""
-        text = (
-            f"Your {qid} is right given the functions it calls: it goes wrong only because "
-            f"{who}{through} {'is' if len(at_fault) == 1 else 'are'} wrong."
-        )
+        verb = "is" if len(at_fault) == 1 else "are"
+        if all(fn in self.stateful for fn in at_fault):  # right alone: state, not the callee
+            text = (
+                f"Your {qid} is right given right results of the functions it calls, but "
+                f"{who}{through} {verb} not right while your {qid} runs."
+            )
+        else:
+            text = (
+                f"Your {qid} is right given the functions it calls: it goes wrong only because "
+                f"{who}{through} {verb} wrong."
+            )
         text += "".join(f" About {fn}: {detail}" for fn, detail in roots)
         return named(ids, at_fault[0], text, qid, roots)
 
