@@ -279,8 +279,16 @@ NOT_SO = re.compile(
 SAYING = frozenset(
     """say said claim think thought believe reckon swear swore sworn insist argue suggest tell
     told write wrote written state mention assume suppose guess hear heard explain convinced
-    maintain assert feel felt figure expect warn teach taught report reckon preach swear
-    contend posit hint imply implied""".split()
+    maintain assert feel felt expect warn teach taught report preach contend posit hint imply
+    implied""".split()
+)
+# the verbs of belief among them: only a person holds a belief, so any subject of one that is not
+# the student nor their evidence is someone else ("my housemate reckons", "some dude swears");
+# a verb of saying ("says", "states", "shows") also has things for its subject ("the output
+# says 256"), so it reports only after a subject that names people or a source (SOURCES)
+BELIEVING = frozenset(
+    """claim think thought believe reckon swear swore sworn insist argue tell told assume suppose
+    guess convinced maintain assert feel felt contend posit""".split()
 )
 # the head of a subject that names people or a source other than the student
 SOURCES = frozenset(
@@ -316,7 +324,13 @@ POST_MODIFIERS = frozenset(
 # the student's own evidence: "according to my run" is no report
 OWN_EVIDENCE = frozenset(
     """run runs experiment experiments result results check checks test tests code calculation
-    calculations count counts output outputs measurement measurements printout numbers""".split()
+    calculations count counts output outputs measurement measurements printout numbers heatmap
+    heatmaps plot plots figure figures table tables graph graphs data formula math shape shapes
+    model layer head heads question""".split()
+)
+# words that are no subject naming someone else
+NOT_SOMEONE = frozenset(
+    "i we you me us it this that there which what who one nobody none no anyone anybody".split()
 )
 HEARSAY = re.compile(
     r"\b(?:supposedly|reportedly|allegedly|purportedly|ostensibly"
@@ -344,6 +358,7 @@ ENDORSE_CLAUSE = (
     r"numbers|heatmaps?|plots?|measurements?)s? (?:(?:also|later) )?(?:agreed|agrees|confirmed|"
     r"confirms|bears? (?:that|this|it) out|bore (?:that|this|it) out|backs? (?:that|this|it) up|"
     r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that))"
+    r"(?: (?:it|this|that|them|him|her))?"
     r"|(?:which|that|this|it) (?:(?:later|indeed|also) )?turned out (?:to be )?(?:true|right|"
     r"correct|so|the case)"
     rf"|(?:she|he|they|which|that|this|it) (?:(?:is|are|was|were|s) )?{ADV}{POS_VERDICT}"

@@ -48,6 +48,7 @@ from enum import Enum
 from .cues import (
     ACCORDING,
     AUXILIARIES,
+    BELIEVING,
     BETWEEN,
     CITED,
     CLAUSE_PUNCTUATION,
@@ -76,6 +77,7 @@ from .cues import (
     NO,
     NOBODY,
     NOT_SO,
+    NOT_SOMEONE,
     NOUN_DENY,
     NOUN_REPORT,
     OPENERS,
@@ -450,6 +452,7 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
 # ------------------------------------------------------------------- attribution as grammar
 # "ignore anyone who says X" is a denial (IGNORE in cues.py), not a report
 _DISMISS = frozenset("ignore disregard dismiss forget trust listen doubt".split())
+_RAISING = frozenset("seem seems seemed tend tends tended like likes love loves used".split())
 _TEMPTING = frozenset("tempting easy natural intuitive reasonable obvious logical".split())
 _DETERMINERS = [[w] for w in "the a an my our your his her their this that some".split()]
 _OPENS_SUBJECT = CLAUSE_PUNCTUATION | OPENERS | SUBORDINATORS | frozenset("that and or".split())
@@ -468,7 +471,7 @@ def _stems(words: frozenset[str]) -> frozenset[str]:
     return _STEMS[words]
 
 
-def _subject(words: list[str], end: int) -> tuple[int, bool] | None:
+def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, bool] | None:
     """Where the subject that ends at ``end`` (exclusive) begins, and whether it names the
     course's material, when it names a person, a group or a source other than the student
     ("a classmate", "folks online", "the guy next to me in lab", "my notes from lecture",
@@ -486,7 +489,17 @@ def _subject(words: list[str], end: int) -> tuple[int, bool] | None:
         if w in CLAUSE_PUNCTUATION or w in SUBORDINATORS:
             return None
         course = _stem_in(w, COURSE_SOURCES)
-        if not (course or _stem_in(w, SOURCES) or w in SOURCE_PRONOUNS):
+        # after a verb of belief, any noun not the student's nor their evidence ("my housemate")
+        someone = (
+            anyone
+            and w.isalpha()
+            and w not in VERBS
+            and w not in PREPOSITIONS
+            and w not in NOT_SOMEONE
+            and w not in SUBJECTS
+            and not _stem_in(w, OWN_EVIDENCE)
+        )
+        if not (course or someone or _stem_in(w, SOURCES) or w in SOURCE_PRONOUNS):
             # a verb ends the subject, unless a determiner makes it a noun ("of the change")
             if w in VERBS and w not in BETWEEN and words[head - 1 : head] not in _DETERMINERS:
                 return None
@@ -545,10 +558,14 @@ def _attribute(text: _Text, marks: _Marks) -> None:
             stop = j + 1 + (words[j + 1 : j + 2] == ["that"])
             _mark_span(text, range(start, stop), marks, "report")
             continue
+        if j > 1 and words[j - 1] == "to" and words[j - 2] not in _RAISING:
+            continue  # "wrong to think", "hard to believe": no subject of its own
+        if w.endswith("ing") and words[j - 1 : j] in (["is"], ["was"], ["s"], ["are"]):
+            continue  # "the classic trap is believing X": a predicate, not what someone says
         end = j
         while end > 0 and words[end - 1] in BETWEEN:
             end -= 1
-        found = _subject(words, end)
+        found = _subject(words, end, anyone=_stem_in(w, BELIEVING))
         if found is None:
             continue
         start, course = found
