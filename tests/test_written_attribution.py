@@ -104,3 +104,14 @@ def test_otherwise_after_a_verb_of_saying_opens_no_consequence():
     # after a requirement it still does
     frames = _frames("d_model must be divisible by num_heads, otherwise the heads get leftovers.")
     assert frames[0]["leftovers"] is Frame.OTHERWISE
+
+
+# ------------------------------------------------- a wrong idea in the right words (rubrics)
+def test_divisible_by_the_head_count_squared_is_no_credit_for_the_constraint():
+    text = "d_model has to be a multiple of num_heads squared, so each head's block is square."
+    assert _share("q5", text) <= 0.25
+
+
+def test_more_heads_making_d_model_grow_earns_no_credit():
+    text = "Adding heads makes d_model grow, since every head brings d_head features of its own."
+    assert _share("q4", text) <= 0.25
