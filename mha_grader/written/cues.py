@@ -279,7 +279,7 @@ NOT_SO = re.compile(
 SAYING = frozenset(
     """say said claim think thought believe reckon swear swore sworn insist argue suggest tell
     told write wrote written state mention assume suppose guess hear heard explain convinced
-    maintain assert feel felt expect warn teach taught report preach contend posit hint imply
+    maintain assert feel felt expect warn teach taught preach contend posit hint imply
     implied""".split()
 )
 # the verbs of belief among them: only a person holds a belief, so any subject of one that is not

@@ -488,7 +488,8 @@ def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, boo
         w = words[head]
         if w in CLAUSE_PUNCTUATION or w in SUBORDINATORS:
             return None
-        course = _stem_in(w, COURSE_SOURCES)
+        # (not "both modules", torch's nn.MultiheadAttention objects)
+        course = _stem_in(w, COURSE_SOURCES) and w != "modules"
         # after a verb of belief, any noun not the student's nor their evidence ("my housemate")
         someone = (
             anyone
