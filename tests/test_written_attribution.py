@@ -40,6 +40,7 @@ def _frames(text: str, qid: str = "q5") -> list[dict[str, Frame]]:
         "Word in the lab is that the heads share projections.",
         "The consensus among my classmates is that the heads share projections.",
         "It is tempting to assume the heads share projections.",
+        "My flatmate's view is that the heads share projections.",
     ],
 )
 def test_an_idea_whose_subject_is_someone_else_saying_it_is_reported(text):
@@ -52,6 +53,7 @@ def test_an_idea_whose_subject_is_someone_else_saying_it_is_reported(text):
         "The lecture slides mention that the heads share projections.",
         "My notes from the tutorial say the heads share projections.",
         "According to the module, the heads share projections.",
+        "Per the slides, the heads share projections.",
     ],
 )
 def test_the_course_material_as_that_subject_is_cited(text):
@@ -92,6 +94,7 @@ RIGHT = (
         f"Some people claim {RIGHT}, and I agree with them.",
         f"A friend told me {RIGHT}, and my own run confirmed it.",
         f"A friend told me {RIGHT}. My own run confirmed it.",
+        f"They reckon {RIGHT}, and I think that's right.",
     ],
 )
 def test_a_report_the_student_then_endorses_is_credited(text):

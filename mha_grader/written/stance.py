@@ -452,6 +452,7 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
 # ------------------------------------------------------------------- attribution as grammar
 # "ignore anyone who says X" is a denial (IGNORE in cues.py), not a report
 _DISMISS = frozenset("ignore disregard dismiss forget trust listen doubt".split())
+_BELIEF_NOUNS = frozenset("view opinion take theory belief claim position argument".split())
 _RAISING = frozenset("seem seems seemed tend tends tended like likes love loves used".split())
 _TEMPTING = frozenset("tempting easy natural intuitive reasonable obvious logical".split())
 _DETERMINERS = [[w] for w in "the a an my our your his her their this that some".split()]
@@ -539,6 +540,22 @@ def _attribute(text: _Text, marks: _Marks) -> None:
     for j, w in enumerate(words):
         if marks.cue[j]:
             continue
+        if w in _BELIEF_NOUNS and words[j + 1 : j + 3] in (["is", "that"], ["was", "that"]) and j:
+            # "my friend's view is that X", "the TA's take was X"
+            found = _subject(words, j, anyone=True)
+            if found is not None:
+                stop = j + 3
+                _mark_span(text, range(found[0], stop), marks, "cite" if found[1] else "report")
+            continue
+        if w == "per" and j + 1 < len(words) and (j == 0 or words[j - 1] in _OPENS_SUBJECT):
+            # "per the slides, X": the course cited (a person: reported)
+            comma = next((i for i in range(j + 1, min(j + 6, len(words))) if words[i] == ","), None)
+            source = words[j + 1 : comma] if comma is not None else []
+            if source and any(_stem_in(v, COURSE_SOURCES) for v in source):
+                _mark_span(text, range(j, comma + 1), marks, "cite")
+            elif source and any(_stem_in(v, SOURCES) for v in source):
+                _mark_span(text, range(j, comma + 1), marks, "report")
+            continue
         if w == "according" and words[j + 1 : j + 2] == ["to"]:
             near = range(j + 2, min(j + 11, len(words)))
             comma = next((i for i in near if words[i] == ","), None)
@@ -584,7 +601,8 @@ def _endorse(text: _Text, marks: _Marks) -> None:
     for m in ENDORSE_TAIL.finditer(text.text):
         span = text.token_span(m)
         scope = _scope_back(text.words, span.start)
-        if any(marks.cue[i] for i in span) or not any(marks.reported[i] for i in scope):
+        # (its "I think" may already be read as a hedge)
+        if not any(marks.reported[i] for i in scope):
             continue
         for i in span:
             marks.cue[i] = True
