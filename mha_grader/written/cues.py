@@ -206,7 +206,7 @@ I_DOUBT = re.compile(
     r"(?: (?:that|whether|if|the claim that|the idea that))?\b"
 )
 HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|probably|possibly|presumably|apparently|seemingly|supposedly|"
+    r"\b(?:maybe|perhaps|probably|possibly|presumably|apparently|seemingly|"
     r"(?:more |most )?likely|"
     r"i (?:think|believe|guess|suppose|reckon|suspect|feel|say|would say|assume|gather|"
     r"understand|imagine)(?: that)?|it seems(?: like| that| to me)?|seems like|seems to|"
@@ -268,3 +268,103 @@ NOT_SO = re.compile(
     r"^(?:(?:but|and|yet) )?(?:they|it|we|that|this|he|she|which|there|you|i) (?:do|does|did|is|"
     r"are|was|were|has|have|had|can|will|would) not(?: (?:so|that|though))?(?= [:;,]|$)"
 )
+
+
+# ------------------------------------------------------------------ attribution as grammar
+# A clause whose subject names a person, a group or a source other than the student, followed
+# by a verb of saying or believing, reports what follows (stance.py, _attribute): "a classmate
+# swears ...", "folks online reckon ...", "the guy next to me in lab thinks ...", "my notes from
+# lecture say ...". The words are compared by their stems (text.stem), so every inflection of a
+# verb or a noun is in; irregular forms are listed as well.
+SAYING = frozenset(
+    """say said claim think thought believe reckon swear swore sworn insist argue suggest tell
+    told write wrote written state mention assume suppose guess hear heard explain convinced
+    maintain assert feel felt expect warn teach taught preach contend posit hint imply
+    implied""".split()
+)
+# the verbs of belief among them: only a person holds a belief, so any subject of one that is not
+# the student nor their evidence is someone else ("my housemate reckons", "some dude swears");
+# a verb of saying ("says", "states", "shows") also has things for its subject ("the output
+# says 256"), so it reports only after a subject that names people or a source (SOURCES)
+BELIEVING = frozenset(
+    """claim think thought believe reckon swear swore sworn insist argue tell told assume suppose
+    guess convinced maintain assert feel felt contend posit""".split()
+)
+# the head of a subject that names people or a source other than the student
+SOURCES = frozenset(
+    """people person folk folks others someone somebody anyone anybody everyone everybody
+    classmate friend buddy mate roommate cousin brother sister partner peer colleague tutor
+    teacher instructor professor prof lecturer ta tas guy guys girl student senior reviewer
+    critic sceptic skeptic expert engineer researcher author group team internet web blog post
+    forum thread site website video youtube youtuber discord reddit redditor overflow chatgpt
+    gpt llm article paper book textbook tutorial comment commenter docs documentation
+    consensus""".split()
+)
+# pronouns that name someone else when they open the clause
+SOURCE_PRONOUNS = frozenset("they he she someone somebody everyone everybody".split())
+# the course's own material as the subject: cited (half credit), not reported
+COURSE_SOURCES = frozenset(
+    """module lecture lectures notes note slides slide notebook handout handouts course worksheet
+    reading readme""".split()
+)
+# words that may stand between a subject and its verb of saying: modals, adverbs, auxiliaries
+# ("keeps insisting", "seems to believe", "is convinced", "has always said")
+BETWEEN = frozenset(
+    """may might could would will can should must often usually sometimes always still also
+    just even all really honestly apparently once probably definitely clearly keep keeps kept
+    keeping seem seems seemed to tend tends like likes love loves is are was were be been has
+    have had do does did online here there again literally basically firmly strongly
+    genuinely""".split()
+)
+# words that open a noun phrase's post-modifier: "the guy next to me in lab", "critics of the
+# plan", "people on Discord", "my notes from lecture", "someone in my study group"
+POST_MODIFIERS = frozenset(
+    "of on in at from next around across near behind over who online".split()
+)
+# the student's own evidence: "according to my run" is no report
+OWN_EVIDENCE = frozenset(
+    """run runs experiment experiments result results check checks test tests code calculation
+    calculations count counts output outputs measurement measurements printout numbers heatmap
+    heatmaps plot plots figure figures table tables graph graphs data formula math shape shapes
+    model layer head heads question""".split()
+)
+# words that are no subject naming someone else
+NOT_SOMEONE = frozenset(
+    "i we you me us it this that there which what who one nobody none no anyone anybody".split()
+)
+HEARSAY = re.compile(
+    r"\b(?:supposedly|reportedly|allegedly|purportedly|ostensibly"
+    r"|(?:rumou?r|legend) has it(?: that)?"
+    r"|word (?:(?:around|in|on|at|among) (?:the |my |our )?[a-z]+ )?(?:is|has it)(?: that)?"
+    r"|the story goes(?: that)?"
+    r"|the (?:consensus|word|rumou?r|talk|gossip)(?: (?:on|in|at|among|around|online|out there)"
+    r"(?: (?:the|my|our))?(?: [a-z]+){0,2})? is(?: that)?"
+    r"|from what (?:i|we) (?:hear|heard|have heard|m told|am told|have been told|"
+    r"(?:have )?read online|saw online)"
+    r"|(?:or )?so (?:i|we) (?:hear|heard|am told|m told|have been told)$)\b"
+)
+# what the student says of what came before to make it theirs: "..., and she was right",
+# "which is true", "and I agree", "after printing the weights I agree with her", "my own
+# experiment agreed", "which turned out to be true", "and it is"
+ENDORSE_CLAUSE = (
+    r"(?:(?:after|having|once|when|since) (?:[a-z_0-9]+ ){1,8}?)?"
+    r"(?:(?:i|we) (?:(?:can|fully|totally|completely|also|do|would|now) )*(?:agree|agreed|concur)"
+    r"(?: (?:with (?:her|him|them|it|that|this|the claim|this claim|that claim)|on (?:that|this)))?"
+    r"|(?:i|we) (?:(?:also|later|then|since|have|can) )*(?:confirmed|confirm|verified|verify|"
+    r"checked|check) (?:it|this|that)"
+    r"|(?:i|we) (?:think|believe|would say|reckon) (?:that )?(?:it|that|this|they|she|he|which) "
+    rf"(?:{BE} )?{ADV}{POS_VERDICT}"
+    r"|(?:my|our) (?:own )?(?:experiment|run|check|test|results?|code|notebook|output|printout|"
+    r"numbers|heatmaps?|plots?|measurements?)s? (?:(?:also|later) )?(?:agreed|agrees|confirmed|"
+    r"confirms|bears? (?:that|this|it) out|bore (?:that|this|it) out|backs? (?:that|this|it) up|"
+    r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that))"
+    r"(?: (?:it|this|that|them|him|her))?"
+    r"|(?:which|that|this|it) (?:(?:later|indeed|also) )?turned out (?:to be )?(?:true|right|"
+    r"correct|so|the case)"
+    rf"|(?:she|he|they|which|that|this|it) (?:(?:is|are|was|were|s) )?{ADV}{POS_VERDICT}"
+    r"|(?:it|they|that|this|he|she) (?:is|are|was|were|does|do|did|has|have)(?= [:;,]|$))"
+)
+ENDORSE_TAIL = re.compile(
+    rf" (?:[,;:(—–-]|and|but|so)(?: and| but| so)? {ENDORSE_CLAUSE}(?= [:;,]|$| because| since)"
+)
+ENDORSE_SENTENCE = re.compile(rf"^(?:(?:and|but|so|well|honestly) )?{ENDORSE_CLAUSE}$")

@@ -47,15 +47,22 @@ from enum import Enum
 
 from .cues import (
     ACCORDING,
+    AUXILIARIES,
+    BELIEVING,
+    BETWEEN,
     CITED,
     CLAUSE_PUNCTUATION,
     CONCLUSIONS,
     CONTINUATIONS,
     CONTRARY,
     CONTRASTS,
+    COURSE_SOURCES,
     EMBEDDED,
+    ENDORSE_SENTENCE,
+    ENDORSE_TAIL,
     FALSE_THAT,
     GENERIC_SAY,
+    HEARSAY,
     HEDGE,
     I_DENY,
     I_DOUBT,
@@ -70,17 +77,23 @@ from .cues import (
     NO,
     NOBODY,
     NOT_SO,
+    NOT_SOMEONE,
     NOUN_DENY,
     NOUN_REPORT,
     OPENERS,
     OTHERS_SAY,
+    OWN_EVIDENCE,
     POS_OPENING,
     POS_SENTENCE,
     POS_TAIL,
+    POST_MODIFIERS,
     PREPOSITIONS,
     PRONOUNS,
     REPORT_TAIL,
+    SAYING,
     SCOPE_ENDS,
+    SOURCE_PRONOUNS,
+    SOURCES,
     SUBJECTS,
     SUBORDINATORS,
     VERBS,
@@ -88,7 +101,7 @@ from .cues import (
     WRONG_TO_SAY,
     YES,
 )
-from .text import FAILURES, NEGATORS, Sentence
+from .text import FAILURES, NEGATORS, Sentence, stem
 
 
 class Frame(Enum):
@@ -289,6 +302,17 @@ def _condition_end(words: list[str], begin: int) -> int:
     return len(words)
 
 
+def _said(word: str) -> bool:
+    """A lexical verb ("said", "showed", "thought", "behaved"), not an auxiliary ("would")."""
+    return word not in AUXILIARIES and (word in VERBS or word in _SHOWED or _stem_in(word, SAYING))
+
+
+_SHOWED = frozenset(
+    """showed shown proved proven indicated suggested behaved acted turned turns suggests
+    indicates proves argued told""".split()
+)
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -300,6 +324,12 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         # (", or the heads ...": the requirement is the clause before the comma)
         before = i - 1 - (i > 1 and words[i - 1] == ",")
         required = required and bool(NECESSITY & set(words[clause_starts(words)[before] : i]))
+        if w == "otherwise" and i > 0 and _said(words[i - 1]) and not marks.cue[i]:
+            # "my check said otherwise", "head 1 behaved otherwise": an adverb (differently) of
+            # the verb before it, not what would happen without a requirement
+            marks.cue[i] = True
+            i += 1
+            continue
         if (w == "otherwise" or (w == "else" and opens) or required) and not marks.cue[i]:
             # "otherwise X": what would happen without what was just said, so not X; "the heads
             # would otherwise get unequal shares": the whole clause
@@ -366,19 +396,24 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
 # ----------------------------------------------------------------------------- the cues
 def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> None:
     for m in pattern.finditer(text.text):
-        span = text.token_span(m)
-        if not span or any(marks.cue[i] for i in span):
-            continue
-        for i in span:
-            marks.cue[i] = True
-        marks.breaks.add(span.stop)
-        scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
-        # another stance cue ("I doubt X, I think Y") opens a scope of its own
-        stop = next((i for i in scope if marks.cue[i]), scope.stop)
-        scope = range(scope.start, stop)
-        if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
-            scope = _scope_back(text.words, span.start)
-        _apply(marks, scope, how)
+        _mark_span(text, text.token_span(m), marks, how)
+
+
+def _mark_span(text: _Text, span: range, marks: _Marks, how: str) -> None:
+    """A cue's words, and what it governs: what follows it in its statement, or (a cue that
+    closes the statement) what came before it."""
+    if not span or any(marks.cue[i] for i in span):
+        return
+    for i in span:
+        marks.cue[i] = True
+    marks.breaks.add(span.stop)
+    scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
+    # another stance cue ("I doubt X, I think Y") opens a scope of its own
+    stop = next((i for i in scope if marks.cue[i]), scope.stop)
+    scope = range(scope.start, stop)
+    if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
+        scope = _scope_back(text.words, span.start)
+    _apply(marks, scope, how)
 
 
 def _apply(marks: _Marks, scope: range, how: str) -> None:
@@ -414,6 +449,166 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
             _apply(marks, _scope_back(text.words, span.start), "disown" if how == "deny" else how)
 
 
+# ------------------------------------------------------------------- attribution as grammar
+# "ignore anyone who says X" is a denial (IGNORE in cues.py), not a report
+_DISMISS = frozenset("ignore disregard dismiss forget trust listen doubt".split())
+_BELIEF_NOUNS = frozenset("view opinion take theory belief claim position argument".split())
+_RAISING = frozenset("seem seems seemed tend tends tended like likes love loves used".split())
+_TEMPTING = frozenset("tempting easy natural intuitive reasonable obvious logical".split())
+_DETERMINERS = [[w] for w in "the a an my our your his her their this that some".split()]
+_OPENS_SUBJECT = CLAUSE_PUNCTUATION | OPENERS | SUBORDINATORS | frozenset("that and or".split())
+
+
+def _stem_in(word: str, words: frozenset[str]) -> bool:
+    return word in words or stem(word) in _stems(words)
+
+
+_STEMS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _stems(words: frozenset[str]) -> frozenset[str]:
+    if words not in _STEMS:
+        _STEMS[words] = frozenset(stem(w) for w in words)
+    return _STEMS[words]
+
+
+def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, bool] | None:
+    """Where the subject that ends at ``end`` (exclusive) begins, and whether it names the
+    course's material, when it names a person, a group or a source other than the student
+    ("a classmate", "folks online", "the guy next to me in lab", "my notes from lecture",
+    "my cousin, who works in ML,"): its head, with words before it back to the clause's start
+    and a post-modifier after it. None when it is no such subject."""
+    k = end
+    # a parenthetical ", who works in ML ," between the subject and its verb
+    if k > 0 and words[k - 1] == ",":
+        opening = next((i for i in range(k - 2, max(k - 10, -1), -1) if words[i] == ","), None)
+        if opening is None or words[opening + 1 : opening + 2] not in (["who"], ["which"]):
+            return None
+        k = opening
+    for head in range(k - 1, max(k - 8, -1), -1):
+        w = words[head]
+        if w in CLAUSE_PUNCTUATION or w in SUBORDINATORS:
+            return None
+        # (not "both modules", torch's nn.MultiheadAttention objects)
+        course = _stem_in(w, COURSE_SOURCES) and w != "modules"
+        # after a verb of belief, any noun not the student's nor their evidence ("my housemate")
+        someone = (
+            anyone
+            and w.isalpha()
+            and w not in VERBS
+            and w not in PREPOSITIONS
+            and w not in NOT_SOMEONE
+            and w not in SUBJECTS
+            and not _stem_in(w, OWN_EVIDENCE)
+        )
+        if not (course or someone or _stem_in(w, SOURCES) or w in SOURCE_PRONOUNS):
+            # a verb ends the subject, unless a determiner makes it a noun ("of the change")
+            if w in VERBS and w not in BETWEEN and words[head - 1 : head] not in _DETERMINERS:
+                return None
+            continue
+        # what follows the head up to the verb is its post-modifier ("next to me in lab")
+        if head + 1 < k and words[head + 1] not in POST_MODIFIERS and words[head + 1] != "next":
+            continue
+        start = head
+        if w not in SOURCE_PRONOUNS:
+            while (
+                start > 0
+                and head - start < 3
+                and words[start - 1] not in _OPENS_SUBJECT
+                and words[start - 1] not in VERBS
+                and words[start - 1] not in PREPOSITIONS
+                and words[start - 1] not in _DISMISS
+                and not _stem_in(words[start - 1], SAYING)
+            ):
+                start -= 1
+        if start > 0 and words[start - 1] not in _OPENS_SUBJECT:
+            continue  # "on Reddit" in "some guy on Reddit reckons": the head is further back
+        if {"i", "we", "me", "us"} & set(words[start:head]):
+            return None
+        return start, course
+    return None
+
+
+def _attribute(text: _Text, marks: _Marks) -> None:
+    """Ideas credited to someone else, recognised by their grammar rather than a list of
+    phrases: a subject naming people or a source, then a verb of saying or believing ("a
+    classmate swears", "folks online reckon", "my notes from lecture say"), "according to" any
+    source, or hearsay ("supposedly", "rumour has it", "word around the lab is"). The course's
+    material as the source is cited; anyone else's words are reported."""
+    words = text.words
+    _mark_forward(text, HEARSAY, marks, "report")
+    for j, w in enumerate(words):
+        if marks.cue[j]:
+            continue
+        if w in _BELIEF_NOUNS and words[j + 1 : j + 3] in (["is", "that"], ["was", "that"]) and j:
+            # "my friend's view is that X", "the TA's take was X"
+            found = _subject(words, j, anyone=True)
+            if found is not None:
+                stop = j + 3
+                _mark_span(text, range(found[0], stop), marks, "cite" if found[1] else "report")
+            continue
+        if w == "per" and j + 1 < len(words) and (j == 0 or words[j - 1] in _OPENS_SUBJECT):
+            # "per the slides, X": the course cited (a person: reported)
+            comma = next((i for i in range(j + 1, min(j + 6, len(words))) if words[i] == ","), None)
+            source = words[j + 1 : comma] if comma is not None else []
+            if source and any(_stem_in(v, COURSE_SOURCES) for v in source):
+                _mark_span(text, range(j, comma + 1), marks, "cite")
+            elif source and any(_stem_in(v, SOURCES) for v in source):
+                _mark_span(text, range(j, comma + 1), marks, "report")
+            continue
+        if w == "according" and words[j + 1 : j + 2] == ["to"]:
+            near = range(j + 2, min(j + 11, len(words)))
+            comma = next((i for i in near if words[i] == ","), None)
+            source = words[j + 2 : comma if comma is not None else j + 5]
+            if not source or OWN_EVIDENCE & set(source) and {"my", "our"} & set(source):
+                continue
+            course = any(_stem_in(v, COURSE_SOURCES) for v in source)
+            stop = comma + 1 if comma is not None else j + 2 + len(source)
+            _mark_span(text, range(j, stop), marks, "cite" if course else "report")
+            continue
+        pointed = w in ("point", "points", "pointed") and words[j + 1 : j + 2] == ["out"]
+        if not (pointed or _stem_in(w, SAYING)):
+            continue
+        if j > 1 and words[j - 1] == "to" and words[j - 2] in _TEMPTING:
+            # "it's tempting to think X", "easy to assume X": an idea one might have, not a claim
+            start = j - 2 - (words[j - 3 : j - 2] in (["is"], ["s"], ["was"]))
+            start -= start > 0 and words[start - 1] in ("it", "seems", "sounds")
+            stop = j + 1 + (words[j + 1 : j + 2] == ["that"])
+            _mark_span(text, range(start, stop), marks, "report")
+            continue
+        if j > 1 and words[j - 1] == "to" and words[j - 2] not in _RAISING:
+            continue  # "wrong to think", "hard to believe": no subject of its own
+        if w.endswith("ing") and words[j - 1 : j] in (["is"], ["was"], ["s"], ["are"]):
+            continue  # "the classic trap is believing X": a predicate, not what someone says
+        end = j
+        while end > 0 and words[end - 1] in BETWEEN:
+            end -= 1
+        found = _subject(words, end, anyone=_stem_in(w, BELIEVING))
+        if found is None:
+            continue
+        start, course = found
+        stop = j + 1 + pointed
+        while stop < len(words) and words[stop] in ("me", "us", "you", "him", "her", "them"):
+            stop += 1
+        if words[stop : stop + 1] == ["that"]:
+            stop += 1
+        _mark_span(text, range(start, stop), marks, "cite" if course else "report")
+
+
+def _endorse(text: _Text, marks: _Marks) -> None:
+    """ "..., and she was right", "which is true", "and I agree with her": what the sentence
+    reported before is the student's own claim."""
+    for m in ENDORSE_TAIL.finditer(text.text):
+        span = text.token_span(m)
+        scope = _scope_back(text.words, span.start)
+        # (its "I think" may already be read as a hedge)
+        if not any(marks.reported[i] for i in scope):
+            continue
+        for i in span:
+            marks.cue[i] = True
+        _apply(marks, scope, "endorse")
+
+
 def _read(words: list[str]) -> _Marks:
     marks = _Marks(len(words))
     text = _Text(words)
@@ -421,6 +616,8 @@ def _read(words: list[str]) -> _Marks:
     # "apparently" is part of the citation); "if I'm not mistaken" is no condition, its "not" no
     # negation
     _mark_forward(text, CITED, marks, "cite")
+    # who else says so, before hedges: "everyone seems to believe X" reports X
+    _attribute(text, marks)
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
@@ -446,6 +643,7 @@ def _read(words: list[str]) -> _Marks:
         _mark_forward(text, pattern, marks, "deny")
     for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
         _mark_forward(text, pattern, marks, "report")
+    _endorse(text, marks)
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
     _mark_tail(text, marks)
     _mark_conditions(words, marks)
@@ -521,6 +719,7 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
     for pattern, how, whole in (
         (NEG_SENTENCE, "deny", True),
         (POS_SENTENCE, "endorse", True),
+        (ENDORSE_SENTENCE, "endorse", True),
         (NEG_OPENING, "deny", False),
         (POS_OPENING, "endorse", False),
     ):

@@ -1,0 +1,120 @@
+"""Attribution as grammar (issue 21): an idea whose clause has someone else for its subject and a
+verb of saying or believing, "according to" a source, or hearsay, is reported, whatever the
+words; the course's material as that subject is cited; an endorsement afterwards makes it the
+student's; "otherwise" after a verb ("my run said otherwise") is no constraint's consequence."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_grader.points import POINTS
+from mha_grader.written import grade_answer
+from mha_grader.written.rubric import load_rubrics
+from mha_grader.written.stance import Frame, read_stances
+
+
+def _share(qid: str, text: str) -> float:
+    return grade_answer(qid, text).score / POINTS[qid]
+
+
+def _frames(text: str, qid: str = "q5") -> list[dict[str, Frame]]:
+    sentences = load_rubrics()[qid].normaliser.sentences(text)
+    return [
+        {t.word: st.frame(i) for i, t in enumerate(s.tokens)}
+        for s, st in zip(sentences, read_stances(sentences), strict=True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My neighbour's kid, who studies ML, swears the heads share projections.",
+        "Some dude on Reddit reckons the heads share projections.",
+        "The woman next to me in class insists the heads share projections.",
+        "A commenter on YouTube has always maintained that the heads share projections.",
+        "Critics of the change contend that the heads share projections.",
+        "Everybody in the thread seems to believe the heads share projections.",
+        "My tutor keeps insisting the heads share projections.",
+        "According to a podcast I half listened to, the heads share projections.",
+        "Allegedly the heads share projections.",
+        "Word in the lab is that the heads share projections.",
+        "The consensus among my classmates is that the heads share projections.",
+        "It is tempting to assume the heads share projections.",
+        "My flatmate's view is that the heads share projections.",
+    ],
+)
+def test_an_idea_whose_subject_is_someone_else_saying_it_is_reported(text):
+    assert _frames(text)[0]["share"] is Frame.REPORTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The lecture slides mention that the heads share projections.",
+        "My notes from the tutorial say the heads share projections.",
+        "According to the module, the heads share projections.",
+        "Per the slides, the heads share projections.",
+    ],
+)
+def test_the_course_material_as_that_subject_is_cited(text):
+    assert _frames(text)[0]["share"] is Frame.CITED
+
+
+def test_a_verb_of_belief_reports_only_after_someone_else_as_its_subject():
+    assert _frames("My housemate reckons the heads share projections.")[0]["share"] is (
+        Frame.REPORTED
+    )
+    for own in (
+        "I reckon the heads share projections.",
+        "The heads share projections.",
+        "According to my run, the heads share projections.",
+        "It is wrong to think the heads share projections.",
+    ):
+        assert _frames(own)[0]["share"] is not Frame.REPORTED, own
+
+
+def test_a_whole_answer_credited_to_a_friend_in_new_words_earns_nothing():
+    text = (
+        "My housemate reckons d_model has to be divisible by num_heads so that each head gets "
+        "an equal chunk. I think any head count below d_model would do."
+    )
+    assert _share("q5", text) <= 0.25
+
+
+RIGHT = (
+    "d_model has to be divisible by num_heads so that each head gets an equal chunk of "
+    "d_model/num_heads features"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"A friend told me {RIGHT}, and she is right.",
+        f"Some people claim {RIGHT}, and I agree with them.",
+        f"A friend told me {RIGHT}, and my own run confirmed it.",
+        f"A friend told me {RIGHT}. My own run confirmed it.",
+        f"They reckon {RIGHT}, and I think that's right.",
+    ],
+)
+def test_a_report_the_student_then_endorses_is_credited(text):
+    assert _share("q5", text) >= 0.75
+
+
+def test_otherwise_after_a_verb_of_saying_opens_no_consequence():
+    frames = _frames("My run said otherwise when I tried 3 heads, the last head got the leftovers.")
+    assert frames[0]["leftovers"] is not Frame.OTHERWISE
+    # after a requirement it still does
+    frames = _frames("d_model must be divisible by num_heads, otherwise the heads get leftovers.")
+    assert frames[0]["leftovers"] is Frame.OTHERWISE
+
+
+# ------------------------------------------------- a wrong idea in the right words (rubrics)
+def test_divisible_by_the_head_count_squared_is_no_credit_for_the_constraint():
+    text = "d_model has to be a multiple of num_heads squared, so each head's block is square."
+    assert _share("q5", text) <= 0.25
+
+
+def test_more_heads_making_d_model_grow_earns_no_credit():
+    text = "Adding heads makes d_model grow, since every head brings d_head features of its own."
+    assert _share("q4", text) <= 0.25
