@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -242,49 +243,98 @@ LAYER_RUNS = {
 SUITES = ["tests/test_hostile.py", "tests/test_sandbox.py", "tests/test_numpy_wall.py"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def layer_runs():
-    """The hostile, sandbox and wall suites started in every layer at once, before this
-    file's other tests: they mostly wait (on time limits, on killed process trees), so four at
-    a time, beside the other tests, take little more than one.
-    Each run has a checkout and a pytest folder of its own: a nobody run without Landlock
-    writes where its user can (docs/containment.md), and must not reach another run."""
-    started: dict[str, tuple[subprocess.Popen, Path, str | None]] = {}
-    made: list[Path] = []
-    before = shared_files()
-    try:
-        for expected, (user, landlock) in LAYER_RUNS.items():
-            if landlock and not sandbox_landlock_here():
-                continue
-            cwd = ROOT
-            if user:
-                cwd = make_nobody_checkout()
-                made.append(cwd.parent)
-            where = cwd.parent if user else None
-            scratch = Path(tempfile.mkdtemp(prefix=f"mha-layer-{expected}-", dir=where))
-            made.append(scratch)
-            if user:
-                os.chown(scratch, pwd.getpwnam(user).pw_uid, -1)
-            argv = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *SUITES]
-            argv.append(f"--basetemp={scratch / 'pytest'}")
-            env = {k: v for k, v in os.environ.items() if k != sandbox.REQUIRE_ENV}
-            env.update(MPLCONFIGDIR=str(scratch / ".mpl"), MHA_EXPECT_SANDBOX=expected)
-            log = open(scratch / "log.txt", "w+")  # noqa: SIM115 (read back below)
+# Runs that must not overlap: the limits layer without Landlock writes /tmp as nobody, files
+# that the uid layer without Landlock can read (docs/containment.md), so it starts once the
+# uid run is over (the hostile `leak` submission stashes inputs there and prints them back).
+AFTER = {"limits": "uid"}
+
+
+class LayerRuns:
+    """The layer runs of this module, each a pytest process in the refusing kernel with a
+    checkout and a pytest folder of its own."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, tuple[subprocess.Popen, Path]] = {}
+        self.made: list[Path] = []
+        self.lock = threading.Lock()
+        self.waiting: dict[str, threading.Thread] = {}
+
+    def start(self, expected: str) -> None:
+        user, landlock = LAYER_RUNS[expected]
+        cwd = ROOT
+        if user:
+            cwd = make_nobody_checkout()
+            self.made.append(cwd.parent)
+        where = cwd.parent if user else None
+        scratch = Path(tempfile.mkdtemp(prefix=f"mha-layer-{expected}-", dir=where))
+        self.made.append(scratch)
+        if user:
+            os.chown(scratch, pwd.getpwnam(user).pw_uid, -1)
+        argv = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *SUITES]
+        argv.append(f"--basetemp={scratch / 'pytest'}")
+        env = {k: v for k, v in os.environ.items() if k != sandbox.REQUIRE_ENV}
+        env.update(MPLCONFIGDIR=str(scratch / ".mpl"), MHA_EXPECT_SANDBOX=expected)
+        with open(scratch / "log.txt", "w") as log:
             proc = subprocess.Popen(
                 refusing_kernel.wrap(argv, user=user, landlock=landlock),
                 cwd=cwd,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                text=True,
             )
-            started[expected] = (proc, scratch, user)
-        yield started
-    finally:
-        for proc, _, _ in started.values():
+        with self.lock:
+            self.started[expected] = (proc, scratch)
+
+    def start_after(self, expected: str, first: str) -> None:
+        def run() -> None:
+            with self.lock:
+                before = self.started.get(first)
+            if before is not None:
+                before[0].wait()
+            self.start(expected)
+
+        self.waiting[expected] = threading.Thread(target=run, daemon=True)
+        self.waiting[expected].start()
+
+    def result(self, expected: str) -> tuple[int, str]:
+        if expected in self.waiting:
+            self.waiting[expected].join()
+        proc, scratch = self.started[expected]
+        try:
+            proc.wait(timeout=1800)
+        finally:
+            output = (scratch / "log.txt").read_text(errors="replace")
+        return proc.returncode, output
+
+    def stop(self) -> None:
+        for thread in self.waiting.values():
+            thread.join(timeout=1800)
+        for proc, _ in self.started.values():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        for path in self.made:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def layer_runs():
+    """The hostile, sandbox and wall suites started in every layer at once (but AFTER's),
+    before this file's other tests: they mostly wait (on time limits, on killed process
+    trees), so several at a time, beside the other tests, take little more than one."""
+    runs = LayerRuns()
+    before = shared_files()
+    try:
+        for expected, (_, landlock) in LAYER_RUNS.items():
+            if landlock and not sandbox_landlock_here():
+                continue
+            if expected in AFTER:
+                runs.start_after(expected, AFTER[expected])
+            else:
+                runs.start(expected)
+        yield runs
+    finally:
+        runs.stop()
         # What the hostile submissions left in the shared folders as nobody goes too.
         for path in shared_files() - before:
             if path.lstat().st_uid == pwd.getpwnam(NOBODY).pw_uid:
@@ -292,20 +342,15 @@ def layer_runs():
                     shutil.rmtree(path, ignore_errors=True)
                 else:
                     path.unlink(missing_ok=True)
-        for path in made:
-            shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.mark.parametrize("expected", list(LAYER_RUNS))
 def test_the_hostile_and_sandbox_suites_hold_in_each_layer(expected, layer_runs):
-    if expected not in layer_runs:
+    landlock = LAYER_RUNS[expected][1]
+    if landlock and not sandbox_landlock_here():
         pytest.skip("this kernel has no Landlock")
-    proc, scratch, _ = layer_runs[expected]
-    try:
-        proc.wait(timeout=1800)
-    finally:
-        output = (scratch / "log.txt").read_text(errors="replace")
-    assert proc.returncode == 0, output[-8000:]
+    returncode, output = layer_runs.result(expected)
+    assert returncode == 0, output[-8000:]
     assert " passed" in output and " failed" not in output
 
 
