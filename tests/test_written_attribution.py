@@ -6,23 +6,14 @@ student's; "otherwise" after a verb ("my run said otherwise") is no constraint's
 from __future__ import annotations
 
 import pytest
+from written_support import share as _share
+from written_support import word_frames
 
-from mha_grader.points import POINTS
-from mha_grader.written import grade_answer
-from mha_grader.written.rubric import load_rubrics
-from mha_grader.written.stance import Frame, read_stances
-
-
-def _share(qid: str, text: str) -> float:
-    return grade_answer(qid, text).score / POINTS[qid]
+from mha_grader.written.stance import Frame
 
 
 def _frames(text: str, qid: str = "q5") -> list[dict[str, Frame]]:
-    sentences = load_rubrics()[qid].normaliser.sentences(text)
-    return [
-        {t.word: st.frame(i) for i, t in enumerate(s.tokens)}
-        for s, st in zip(sentences, read_stances(sentences), strict=True)
-    ]
+    return word_frames(text, qid)
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,11 @@ whole sheets of disowned and of copied ideas, meet the targets."""
 from __future__ import annotations
 
 import pytest
+from written_support import graded as _graded
 
 from mha_check.questions import WRITTEN_QUESTIONS
 from mha_grader.points import POINTS
-from mha_grader.written import NEEDS_REVIEW, grade_answer
+from mha_grader.written import grade_answer
 from mha_grader.written.agreement import (
     DATA,
     SHEET_AT_MOST,
@@ -36,11 +37,6 @@ KINDS = {
     "handout",
     "keywords",
 }
-
-
-def _graded(qid: str, text: str) -> tuple[float, bool, str]:
-    result = grade_answer(qid, text)
-    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
 
 
 # --------------------------------------------------------------- misconceptions in any question

@@ -5,15 +5,10 @@ An answer whose only content is wrong is not in doubt: its penalty stands, unfla
 from __future__ import annotations
 
 import pytest
+from written_support import graded as _graded
 
-from mha_grader.points import POINTS
-from mha_grader.written import NEEDS_REVIEW, grade_answer
+from mha_grader.written import grade_answer
 from mha_grader.written.flags import CONTRADICTORY, MIXED, UNSURE
-
-
-def _graded(qid: str, text: str) -> tuple[float, bool, str]:
-    result = grade_answer(qid, text)
-    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
 
 
 # --------------------------------------------------------- a wrong idea beside right ones

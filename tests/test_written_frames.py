@@ -6,9 +6,10 @@ examples here are in words of their own, not the labelled sets'."""
 from __future__ import annotations
 
 import pytest
+from written_support import graded as _graded
+from written_support import word_frames
 
-from mha_grader.points import POINTS
-from mha_grader.written import NEEDS_REVIEW, grade_answer, grade_written
+from mha_grader.written import grade_written
 from mha_grader.written.agreement import SHEET_AT_MOST, grade_sheet
 from mha_grader.written.reading import resolve_it
 from mha_grader.written.rubric import load_rubrics
@@ -18,17 +19,8 @@ from mha_grader.written.text import stem
 SHARED = "the heads share one Wq, Wk and Wv and each head takes a slice of Q, K and V"
 
 
-def _graded(qid: str, text: str) -> tuple[float, bool, str]:
-    result = grade_answer(qid, text)
-    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
-
-
 def _frames(text: str, qid: str = "q1") -> list[dict[str, Frame]]:
-    sentences = load_rubrics()[qid].normaliser.sentences(text)
-    return [
-        {t.word: st.frame(i) for i, t in enumerate(s.tokens)}
-        for s, st in zip(sentences, read_stances(sentences), strict=True)
-    ]
+    return word_frames(text, qid)
 
 
 # ------------------------------------------------------------------------- disavowal frames

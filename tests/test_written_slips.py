@@ -5,14 +5,9 @@ examples are in words of their own, not the labelled sets'."""
 from __future__ import annotations
 
 import pytest
+from written_support import share as _share
 
-from mha_grader.points import POINTS
-from mha_grader.written import grade_answer
 from mha_grader.written.match import small_typo
-
-
-def _share(qid: str, text: str) -> float:
-    return grade_answer(qid, text).score / POINTS[qid]
 
 
 # ------------------------------------------------------------------------------ slips

@@ -6,25 +6,16 @@ hedged claims count; a negation reaches only its own clause."""
 from __future__ import annotations
 
 import pytest
+from written_support import graded as _graded
+from written_support import word_frames
 
-from mha_grader.points import POINTS
-from mha_grader.written import NEEDS_REVIEW, grade_answer
+from mha_grader.written import grade_answer
 from mha_grader.written.rubric import load_rubrics
-from mha_grader.written.stance import Frame, interrogative, read_stances
-
-
-def _graded(qid: str, text: str) -> tuple[float, bool, str]:
-    result = grade_answer(qid, text)
-    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
+from mha_grader.written.stance import Frame, interrogative
 
 
 def _frames(text: str, qid: str = "q5") -> list[dict[str, Frame]]:
-    """Each sentence's words and their frames (a word met twice keeps its last frame)."""
-    sentences = load_rubrics()[qid].normaliser.sentences(text)
-    return [
-        {t.word: st.frame(i) for i, t in enumerate(s.tokens)}
-        for s, st in zip(sentences, read_stances(sentences), strict=True)
-    ]
+    return word_frames(text, qid)
 
 
 # ------------------------------------------------------------------------------ the grammar

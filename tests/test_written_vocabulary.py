@@ -4,13 +4,7 @@ words of their own, not the labelled sets'."""
 
 from __future__ import annotations
 
-from mha_grader.points import POINTS
-from mha_grader.written import NEEDS_REVIEW, grade_answer
-
-
-def _graded(qid: str, text: str) -> tuple[float, bool, str]:
-    result = grade_answer(qid, text)
-    return result.score / POINTS[qid], NEEDS_REVIEW in result.tags, result.output
+from written_support import graded as _graded
 
 
 def test_one_of_each_matrix_for_the_layer_is_the_shared_projection():
