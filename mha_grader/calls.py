@@ -17,6 +17,13 @@ import numpy as np
 
 from .errors import StudentCodeError
 
+# What a callee that computes otherwise inside its composite than alone is told (carried-forward
+# errors and the diagnosis both say it).
+KEPT_BETWEEN_CALLS = (
+    "something your code keeps between calls (a cache, a global setting) changes the result. "
+    "Every call must depend on its inputs alone."
+)
+
 # What the trusted side answers at most: array entries in one callee call, and the length of any
 # axis (attention's scores grow with the product of two axes).
 MAX_ANSWER_ELEMENTS = 1 << 18

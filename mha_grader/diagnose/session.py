@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mha_check.questions import CALLEES
 
 from .. import errors
-from ..calls import CalleeCall, answering
+from ..calls import KEPT_BETWEEN_CALLS, CalleeCall, answering
 from ..sandbox.worker import wire
 from . import probes as pr
 from .catalogue import CATALOGUE
@@ -71,7 +71,6 @@ class DiagnosisSession:
         self.wrapped: dict[str, Callable] = {}
         # per callee, its first call that went wrong inside a composite (a value, not a raise)
         self.wrong_inside: dict[str, tuple[CalleeCall, Callable]] = {}
-        self.stateful: set[str] = set()  # callees right alone where they went wrong inside
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -259,12 +258,10 @@ class DiagnosisSession:
         if found is not None:
             return found
         if self._right_alone(name):
-            self.stateful.add(name)
             text = (
                 f"it returned other values than a right {name} on the inputs your {qid} gave it "
                 f"while your {qid} was running, yet on those same inputs alone it is right: "
-                "something your code keeps between calls (a module-level setting, a cache) "
-                "changes what it computes. Every call must depend on its inputs alone."
+                + KEPT_BETWEEN_CALLS
             )
             return named((), name, text, name)
         text = (
@@ -298,7 +295,8 @@ class DiagnosisSession:
         via = [n for n in names if n not in at_fault]
         through = f" (which it calls through your {' and '.join(via)})" if via else ""
         verb = "is" if len(at_fault) == 1 else "are"
-        if all(fn in self.stateful for fn in at_fault):  # right alone: state, not the callee
+        if all(self.values(fn) is None and self._right_alone(fn) for fn in at_fault):
+            # each right on our probes and alone on its inputs there: state, not its mistake
             text = (
                 f"Your {qid} is right given right results of the functions it calls, but "
                 f"{who}{through} {verb} not right while your {qid} runs."

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..calls import CalleeCall, Observed, answering
+from ..calls import KEPT_BETWEEN_CALLS, CalleeCall, Observed, answering
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
 from .context import Carried, Case
 
@@ -138,8 +138,7 @@ COMPENSATED = (
 )
 STATEFUL = (
     "your {callee} returned other values when your {qid} called it than it returns on its own "
-    "on the same inputs: something your code keeps between calls (a cache, a global setting) "
-    "changes the result. Every call must depend on its inputs alone."
+    "on the same inputs: " + KEPT_BETWEEN_CALLS
 )
 
 

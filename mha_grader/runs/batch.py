@@ -256,9 +256,7 @@ def _run(
     finished = False
     try:
         if todo:
-            if processes.pool is None:  # not started early: as many as there is work for
-                processes.jobs = max(1, min(processes.jobs, len(todo)))
-            pool = processes.start()
+            pool = processes.start(len(todo))
             spent = _grade_all(pool, todo, out, rows, failed, show_progress, prints)
             # The report's cost while grading: fingerprints, spread over the grading processes.
             jobs = processes.jobs
@@ -310,8 +308,10 @@ class _Processes:
         self.jobs, self.limits, self.require, self.protect = jobs, limits, require, protect
         self.pool: ProcessPoolExecutor | None = None
 
-    def start(self) -> ProcessPoolExecutor:
+    def start(self, needed: int | None = None) -> ProcessPoolExecutor:
+        """The pool, started now if it is not yet (with no more processes than ``needed``)."""
         if self.pool is None:
+            self.jobs = max(1, min(self.jobs, needed or self.jobs))
             ctx = multiprocessing.get_context(_start_method())
             turn = (ctx.Lock(), ctx.Event()) if self.jobs > 1 else None
             self.pool = ProcessPoolExecutor(
