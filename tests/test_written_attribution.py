@@ -106,6 +106,24 @@ def test_divisible_by_the_head_count_squared_is_no_credit_for_the_constraint():
     assert _share("q5", text) <= 0.25
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d_model must be divisible by 2*num_heads, because queries and keys each need half.",
+        "d_model has to be a multiple of 2 x num_heads so every head is even.",
+        "d_model must be divisible by num_heads * 2.",
+    ],
+)
+def test_divisible_by_a_multiple_of_the_head_count_in_numbers_is_no_credit(text):
+    assert _share("q5", text) <= 0.25
+
+
+def test_a_number_divisible_by_a_head_count_is_no_wrong_multiple():
+    text = "d_model must be divisible by num_heads, e.g. 512 is divisible by 8 heads, so each "
+    text += "head gets an equal chunk."
+    assert _share("q5", text) == 1
+
+
 def test_more_heads_making_d_model_grow_earns_no_credit():
     text = "Adding heads makes d_model grow, since every head brings d_head features of its own."
     assert _share("q4", text) <= 0.25

@@ -65,6 +65,7 @@ def test_i_e_and_e_g_end_no_sentence():
     ("qid", "text"),
     [
         ("q3", "No. h0 → tok 2/3 (≈0.5 each), h1 → tok 4 (≈1)."),
+        ("q3", "Nope. h0 -> 2,3; h1 -> 4."),
         (
             "q2",
             "- num_heads = 1: 256 parameters\n- num_heads = 2: 256 parameters\n- reason: every "
