@@ -218,6 +218,12 @@ HEDGE = re.compile(
     r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
     r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
 )
+# "maybe the count is the same, maybe not", "..., or not": a claim the student leaves open,
+# neither made nor denied (not "whether or not")
+UNDECIDED = re.compile(
+    r"(?:(?<!whether )\bor(?: (?:maybe|perhaps|possibly))?|[,;] (?:maybe|perhaps|possibly)) "
+    r"not(?= [:;,]|$)"
+)
 # a whole sentence that judges the previous one
 VERDICT_SUBJECT = (
     r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"
