@@ -121,7 +121,43 @@ def find_copies(
         if positions:
             source = handouts[sources.most_common(1)[0][0]].name
             copies.append(Copy(s_index, positions, source))
-    return copies
+    return copies + _beside_copies(rubric, sentences, handouts, copies)
+
+
+def _beside_copies(
+    rubric: Rubric, sentences: list[Sentence], handouts: tuple[Handout, ...], copies: list[Copy]
+) -> list[Copy]:
+    """A short sentence pasted with a copied one ("... for 1, 2, 4 and 8 heads. Yours match
+    torch's everywhere."): too short to be called a copy alone, but next to a copy, and found
+    word for word in a hand-out's sentence, it is part of the same paste."""
+    copied = {c.sentence: c.source for c in copies}
+    found = []
+    for s_index, sentence in enumerate(sentences):
+        source = copied.get(s_index - 1) or copied.get(s_index + 1)
+        if s_index in copied or source is None or sentence.question:
+            continue  # (a question the student asks: "Same pattern? Not at all: ...")
+        stems = [stem for _, stem in _content(sentence)]
+        if len(stems) >= MIN_BESIDE and _contained(rubric, handouts, stems):
+            found.append(Copy(s_index, frozenset(range(len(sentence.tokens))), source))
+    return found
+
+
+MIN_BESIDE = 2  # content words of a short sentence beside a copy, to call it copied too
+_SENTENCES: dict[tuple[int, str], tuple[str, ...]] = {}
+
+
+def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> bool:
+    """The stems occur in a row in one of the hand-outs' sentences."""
+    key = (id(handouts), rubric.question)
+    if key not in _SENTENCES:
+        _SENTENCES[key] = tuple(
+            f" {' '.join(stem for _, stem in _content(sentence))} "
+            for handout in handouts
+            for sentence in rubric.normaliser.sentences(handout.text)
+            if not sentence.question
+        )
+    wanted = f" {' '.join(stems)} "
+    return any(wanted in sentence for sentence in _SENTENCES[key])
 
 
 def _stretches(content: list[tuple[int, str]], covered: list[bool]) -> set[int]:
