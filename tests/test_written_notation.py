@@ -83,6 +83,25 @@ def test_notes_and_lists_are_read_as_their_sentences(qid, text):
     assert _share(qid, text) >= 0.75
 
 
+@pytest.mark.parametrize(
+    ("text", "at_least"),
+    [
+        ("Per-head W? No, shared. Each head = a slice of Q/K/V.", 1.0),
+        ("Per-head W? No, shared.", 0.5),
+    ],
+)
+def test_a_notes_question_answered_no_is_the_bare_answer(text, at_least):
+    assert _share("q1", text) >= at_least
+
+
+def test_a_nouns_abbreviation_keeps_the_full_stop_that_ends_its_sentence():
+    assert split_sentences("per head: slice of cols. own W per head: no.") == [
+        "per head, slice of columns.",
+        "no own W per head",
+    ]
+    assert split_sentences("head 0 reads cols. 0-3 of Q.") == ["head 0 reads columns 0-3 of Q."]
+
+
 def test_a_notes_label_answered_none_is_denied():
     assert split_sentences("own matrices per head: none") == ["no own matrices per head"]
     assert split_sentences("shared projection: yes") == ["shared projection"]
