@@ -126,6 +126,24 @@ def test_a_question_asked_beside_a_copy_is_no_copy():
     assert [c.sentence for c in copies] == [1]
 
 
+@pytest.mark.parametrize(
+    ("qid", "heading"),
+    [
+        ("q2", "More heads, the same number of parameters"),
+        ("q3", "Different heads attend to different things"),
+    ],
+)
+def test_a_hand_outs_heading_pasted_as_the_answer_earns_nothing(qid, heading):
+    share, _, output = _graded(qid, heading)
+    assert share == 0, output
+    assert "copied from the lab notebook" in output
+
+
+def test_a_short_answer_in_words_of_ones_own_is_no_heading():
+    share, _, output = _graded("q3", "Different heads attend to different tokens.")
+    assert share > 0, output
+
+
 def test_small_edits_do_not_hide_a_copy():
     text = (
         "q, k and v are projected once at the full d_model and then the feature axis is cut into "
