@@ -32,10 +32,35 @@ def _frames(text: str, qid: str = "q5") -> list[dict[str, Frame]]:
         "The consensus among my classmates is that the heads share projections.",
         "It is tempting to assume the heads share projections.",
         "My flatmate's view is that the heads share projections.",
+        "My TA's answer was that the heads share projections.",
+        "Last year's solutions say the heads share projections.",
+        "My study group concluded that the heads share projections.",
+        "I saw on StackOverflow that the heads share projections.",
+        "My TA: the heads share projections.",
+        "The heads share projections, says my TA, because the count stays put.",
+        "In my TA's words, the heads share projections.",
     ],
 )
 def test_an_idea_whose_subject_is_someone_else_saying_it_is_reported(text):
     assert _frames(text)[0]["share"] is Frame.REPORTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I saw in my run that the heads share projections.",
+        "We concluded that the heads share projections.",
+        "My answer: the heads share projections.",
+        "In my own words, the heads share projections.",
+        "My run: the heads share projections.",
+    ],
+)
+def test_the_students_own_sources_and_words_are_asserted(text):
+    assert _frames(text)[0]["share"] is Frame.ASSERTED
+
+
+def test_what_the_student_was_taught_is_cited():
+    assert _frames("I was taught that the heads share projections.")[0]["share"] is Frame.CITED
 
 
 @pytest.mark.parametrize(

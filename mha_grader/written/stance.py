@@ -68,6 +68,7 @@ from .cues import (
     I_DOUBT,
     I_REPORTED,
     IGNORE,
+    IN_WORDS,
     IT_IS_SAID,
     MISTAKE_IS,
     NECESSITY,
@@ -93,7 +94,9 @@ from .cues import (
     PRONOUNS,
     REPORT_TAIL,
     SAYING,
+    SAYS_SOURCE,
     SCOPE_ENDS,
+    SOURCE_LABEL,
     SOURCE_PRONOUNS,
     SOURCES,
     SUBJECTS,
@@ -455,7 +458,9 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
 # ------------------------------------------------------------------- attribution as grammar
 # "ignore anyone who says X" is a denial (IGNORE in cues.py), not a report
 _DISMISS = frozenset("ignore disregard dismiss forget trust listen doubt".split())
-_BELIEF_NOUNS = frozenset("view opinion take theory belief claim position argument".split())
+_BELIEF_NOUNS = frozenset(
+    "view opinion take theory belief claim position argument answer explanation conclusion".split()
+)
 _RAISING = frozenset("seem seems seemed tend tends tended like likes love loves used".split())
 _TEMPTING = frozenset("tempting easy natural intuitive reasonable obvious logical".split())
 _DETERMINERS = [[w] for w in "the a an my our your his her their this that some".split()]
@@ -612,6 +617,19 @@ def _endorse(text: _Text, marks: _Marks) -> None:
         _apply(marks, scope, "endorse")
 
 
+def _mark_put_in(text: _Text, marks: _Marks) -> None:
+    """ "X, says my TA, because Y": a report put inside the statement reports all of it."""
+    for m in SAYS_SOURCE.finditer(text.text):
+        span = text.token_span(m)
+        if any(marks.cue[i] for i in span):
+            continue
+        for i in span:
+            marks.cue[i] = True
+        before = _scope_back(text.words, span.start)
+        after = _scope_forward(text.words, span.stop)
+        _apply(marks, range(before.start, after.stop), "report")
+
+
 def _mark_undecided(text: _Text, marks: _Marks) -> None:
     """ "Maybe X, maybe not" / "X, or not": the statement before is left open, so it is
     neither the student's claim nor a denial (read like someone else's)."""
@@ -657,8 +675,18 @@ def _read(words: list[str]) -> _Marks:
         NOUN_DENY,
     ):
         _mark_forward(text, pattern, marks, "deny")
-    for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
+    for pattern in (
+        OTHERS_SAY,
+        GENERIC_SAY,
+        IT_IS_SAID,
+        ACCORDING,
+        I_REPORTED,
+        NOUN_REPORT,
+        SOURCE_LABEL,
+        IN_WORDS,
+    ):
         _mark_forward(text, pattern, marks, "report")
+    _mark_put_in(text, marks)
     _endorse(text, marks)
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
     _mark_tail(text, marks)
