@@ -55,6 +55,7 @@ def test_another_questions_answer_earns_at_most_half_marks(qid):
     [
         "Each head gets an equal chunk of d_model/num_heads features.",
         "Head 0 split its attention between tokens 2 and 3, head 1 put its weight on token 4.",
+        "num_heads must divide d_model exactly so the heads all get the same width.",
     ],
 )
 def test_a_word_of_the_finding_used_of_something_else_is_no_finding_in_q2(text):
