@@ -94,6 +94,26 @@ def test_an_idea_left_open_is_neither_claimed_nor_denied(text):
     assert _frames(text)[0]["share"] is Frame.REPORTED
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wonder whether the heads share projections.",
+        "Not sure if the heads share projections.",
+        "It's unclear whether the heads share projections.",
+        "I can't tell if the heads share projections.",
+        "I have no idea whether the heads share projections.",
+        "Who knows if the heads share projections.",
+    ],
+)
+def test_an_idea_asked_about_in_a_statement_is_left_open(text):
+    assert _frames(text)[0]["share"] is Frame.REPORTED
+
+
+def test_not_sure_about_something_else_leaves_the_claim_after_it_the_students():
+    (frames,) = _frames("I'm not sure if I remember right, but the heads share projections.")
+    assert frames["share"] in (Frame.ASSERTED, Frame.HEDGED)
+
+
 def test_whether_or_not_leaves_nothing_open():
     (frames,) = _frames("The heads share projections whether or not bias is on.")
     assert frames["share"] is Frame.ASSERTED

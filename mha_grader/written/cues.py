@@ -232,6 +232,15 @@ UNDECIDED = re.compile(
     r"(?:(?<!whether )\bor(?: (?:maybe|perhaps|possibly))?|[,;] (?:maybe|perhaps|possibly)) "
     r"not(?= [:;,]|$)"
 )
+# "I wonder whether X", "not sure if X", "it's unclear whether X": a question left open, so X is
+# neither claimed nor denied ("I'm not sure, but X" is a hedge: HEDGE)
+OPEN_QUESTION = re.compile(
+    r"\b(?:(?:i|we) (?:(?:really )?wonder|(?:am|m|are) (?:not (?:sure|certain)|unsure)|"
+    r"(?:do|can) not (?:know|tell|say)|have no idea|(?:have )?never (?:figured out|understood))"
+    r"|not sure|unsure|no idea|who knows|hard to (?:say|tell)|"
+    r"(?:it (?:is |s )?)?(?:unclear|not clear|debatable|an open question|doubtful)(?: to me)?)"
+    r" (?:if|whether)\b"
+)
 # a whole sentence that judges the previous one
 VERDICT_SUBJECT = (
     r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"

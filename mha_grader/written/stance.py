@@ -82,6 +82,7 @@ from .cues import (
     NOT_SOMEONE,
     NOUN_DENY,
     NOUN_REPORT,
+    OPEN_QUESTION,
     OPENERS,
     OTHERS_SAY,
     OWN_EVIDENCE,
@@ -684,6 +685,7 @@ def _read(words: list[str]) -> _Marks:
         NOUN_REPORT,
         SOURCE_LABEL,
         IN_WORDS,
+        OPEN_QUESTION,
     ):
         _mark_forward(text, pattern, marks, "report")
     _mark_put_in(text, marks)
