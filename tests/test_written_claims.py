@@ -43,6 +43,27 @@ KINDS = {
 
 # --------------------------------------------------------------- misconceptions in any question
 @pytest.mark.parametrize(
+    ("qid", "text", "idea"),
+    [
+        (
+            "q5",
+            "d_model must be divisible by num_heads because each head handles an equal share "
+            "of the tokens.",
+            "which part of the input each head works with",
+        ),
+        (
+            "q3",
+            "They differ because head 0 runs first and head 1 refines its output.",
+            "how the heads are arranged in the layer",
+        ),
+    ],
+)
+def test_a_misconception_given_as_the_reason_is_named(qid, text, idea):
+    share, _, output = _graded(qid, text)
+    assert idea in output and share < 1, output
+
+
+@pytest.mark.parametrize(
     ("qid", "text"),
     [
         ("q3", "They differ because each head learns its own weights for the query and key."),
