@@ -42,6 +42,12 @@ KINDS = {
 
 
 # --------------------------------------------------------------- misconceptions in any question
+def test_a_shared_projection_split_per_head_is_no_projection_per_head():
+    text = "The queries, keys and values come from one shared projection that is split per head."
+    share, flagged, output = _graded("q1", text)
+    assert share == 1 and not flagged, output
+
+
 @pytest.mark.parametrize(
     ("qid", "text", "idea"),
     [
