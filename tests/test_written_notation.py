@@ -48,10 +48,19 @@ def _share(qid: str, text: str) -> float:
             r"softmaxes, each over $d_{model}/h$ dimensions.",
         ),
         ("q4", "#softmaxes ↑ (one per head), dim per softmax ↓ (d_model/h)."),
+        # a bare d beside an operator is d_model
+        ("q5", "d % h == 0, equal chunks."),
+        ("q4", "h softmaxes of size d/h."),
+        ("q1", "Shared Wq/Wk/Wv -> split. None per head."),
     ],
 )
 def test_latex_and_math_symbols_are_read_as_words(qid, text):
     assert _share(qid, text) >= 0.75
+
+
+def test_a_bare_d_is_d_model_only_beside_an_operator():
+    assert split_sentences("d % h == 0") == ["d_model mod h == 0"]
+    assert split_sentences("option d) is right") == ["option d) is right"]
 
 
 def test_i_e_and_e_g_end_no_sentence():

@@ -194,6 +194,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
+        # a bare d beside an operator is d_model: "d % h == 0", "d/h", "h | d", "4*d*d"
+        (r"(?<![\w'’.])d(?=\s*[/%*^²|=])", "d_model"),
+        (r"(?<=[/%*^|=])(\s*)d(?![\w'’])", r"\1d_model"),
+        (r"(?<= x )d(?![\w'’])|(?<=\bdivides )d(?![\w'’])", "d_model"),
         (r"\s*%\s*", " mod "),
         # ", they share one set": a new subject starts a new claim, which a phrasing must not
         # reach into from the clause before (nor a negation of that clause)
