@@ -32,10 +32,35 @@ def _frames(text: str, qid: str = "q5") -> list[dict[str, Frame]]:
         "The consensus among my classmates is that the heads share projections.",
         "It is tempting to assume the heads share projections.",
         "My flatmate's view is that the heads share projections.",
+        "My TA's answer was that the heads share projections.",
+        "Last year's solutions say the heads share projections.",
+        "My study group concluded that the heads share projections.",
+        "I saw on StackOverflow that the heads share projections.",
+        "My TA: the heads share projections.",
+        "The heads share projections, says my TA, because the count stays put.",
+        "In my TA's words, the heads share projections.",
     ],
 )
 def test_an_idea_whose_subject_is_someone_else_saying_it_is_reported(text):
     assert _frames(text)[0]["share"] is Frame.REPORTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I saw in my run that the heads share projections.",
+        "We concluded that the heads share projections.",
+        "My answer: the heads share projections.",
+        "In my own words, the heads share projections.",
+        "My run: the heads share projections.",
+    ],
+)
+def test_the_students_own_sources_and_words_are_asserted(text):
+    assert _frames(text)[0]["share"] is Frame.ASSERTED
+
+
+def test_what_the_student_was_taught_is_cited():
+    assert _frames("I was taught that the heads share projections.")[0]["share"] is Frame.CITED
 
 
 @pytest.mark.parametrize(
@@ -104,6 +129,24 @@ def test_otherwise_after_a_verb_of_saying_opens_no_consequence():
 def test_divisible_by_the_head_count_squared_is_no_credit_for_the_constraint():
     text = "d_model has to be a multiple of num_heads squared, so each head's block is square."
     assert _share("q5", text) <= 0.25
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d_model must be divisible by 2*num_heads, because queries and keys each need half.",
+        "d_model has to be a multiple of 2 x num_heads so every head is even.",
+        "d_model must be divisible by num_heads * 2.",
+    ],
+)
+def test_divisible_by_a_multiple_of_the_head_count_in_numbers_is_no_credit(text):
+    assert _share("q5", text) <= 0.25
+
+
+def test_a_number_divisible_by_a_head_count_is_no_wrong_multiple():
+    text = "d_model must be divisible by num_heads, e.g. 512 is divisible by 8 heads, so each "
+    text += "head gets an equal chunk."
+    assert _share("q5", text) == 1
 
 
 def test_more_heads_making_d_model_grow_earns_no_credit():

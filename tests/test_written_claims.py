@@ -26,6 +26,8 @@ from mha_grader.written.flags import KEYWORD_LIST, is_keyword_list
 
 TUNED = DATA / "written_stance.toml"
 HELD_OUT = DATA / "written_stance_heldout.toml"
+F_TUNED = DATA / "written_stance_f_tune.toml"
+F_HELD_OUT = DATA / "written_stance_heldout_f.toml"
 KINDS = {
     "otherwise",
     "conditional",
@@ -40,6 +42,33 @@ KINDS = {
 
 
 # --------------------------------------------------------------- misconceptions in any question
+def test_a_shared_projection_split_per_head_is_no_projection_per_head():
+    text = "The queries, keys and values come from one shared projection that is split per head."
+    share, flagged, output = _graded("q1", text)
+    assert share == 1 and not flagged, output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text", "idea"),
+    [
+        (
+            "q5",
+            "d_model must be divisible by num_heads because each head handles an equal share "
+            "of the tokens.",
+            "which part of the input each head works with",
+        ),
+        (
+            "q3",
+            "They differ because head 0 runs first and head 1 refines its output.",
+            "how the heads are arranged in the layer",
+        ),
+    ],
+)
+def test_a_misconception_given_as_the_reason_is_named(qid, text, idea):
+    share, _, output = _graded(qid, text)
+    assert idea in output and share < 1, output
+
+
 @pytest.mark.parametrize(
     ("qid", "text"),
     [
@@ -160,3 +189,23 @@ def test_the_held_out_set_flags_a_fifth_at_most_and_gives_no_wrong_answer_half_m
     assert figures["flagged_share"] <= 0.20
     assert figures["zero_above_half"] == 0
     assert figures["max_wrong_share"] <= 0.5
+
+
+# ------------------------------------------------------------------------------- set F
+def test_set_f_is_split_into_a_tuned_part_and_a_held_out_part_of_every_kind():
+    tuned, held = load_labelled(F_TUNED), load_labelled(F_HELD_OUT)
+    assert held_out(F_HELD_OUT) and not held_out(F_TUNED)
+    assert {e["kind"] for e in tuned} == {e["kind"] for e in held}
+    assert not {e["text"] for e in tuned} & {e["text"] for e in held}
+    assert all(e.get("reason") for e in [*tuned, *held])  # each label says why
+
+
+def test_set_fs_tuned_part_meets_the_targets():
+    figures = summary(grade_labelled(load_labelled(F_TUNED)))
+    assert meets_targets(figures), figures
+
+
+@pytest.mark.parametrize("path", [F_TUNED, F_HELD_OUT], ids=["tuned", "held-out"])
+def test_set_fs_sheets_of_disowned_or_reported_ideas_earn_a_quarter_at_most(path):
+    for sheet in load_sheets(path):
+        assert grade_sheet(sheet).passes, sheet["kind"]

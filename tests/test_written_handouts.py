@@ -96,6 +96,54 @@ def test_a_pasted_hand_out_earns_nothing_and_the_feedback_names_it(qid, text, so
     assert "Recognised" not in output
 
 
+def test_a_short_sentence_pasted_beside_a_copy_is_copied_too():
+    text = (
+        "My parameter_counts next to what torch.nn.MultiheadAttention reports for the same "
+        "settings, for 1, 2, 4 and 8 heads. Yours match torch's everywhere."
+    )
+    share, _, output = _graded("q2", text)
+    assert share == 0, output
+    assert '"Yours match torch' in output
+
+
+def test_a_short_sentence_of_ones_own_beside_a_copy_still_counts():
+    text = (
+        "Splitting into heads happens after the projections, so look at which matrices the "
+        "module holds. Both counts were 256."
+    )
+    share, _, output = _graded("q2", text)
+    assert share == 0.5, output
+
+
+def test_a_question_asked_beside_a_copy_is_no_copy():
+    copies = find_copies(
+        load_rubrics()["q3"],
+        load_rubrics()["q3"].normaliser.sentences(
+            "Same pattern? Not at all: head 0 splits its attention between tokens 2 and 3, "
+            "head 1 puts all of it on token 4."
+        ),
+    )
+    assert [c.sentence for c in copies] == [1]
+
+
+@pytest.mark.parametrize(
+    ("qid", "heading"),
+    [
+        ("q2", "More heads, the same number of parameters"),
+        ("q3", "Different heads attend to different things"),
+    ],
+)
+def test_a_hand_outs_heading_pasted_as_the_answer_earns_nothing(qid, heading):
+    share, _, output = _graded(qid, heading)
+    assert share == 0, output
+    assert "copied from the lab notebook" in output
+
+
+def test_a_short_answer_in_words_of_ones_own_is_no_heading():
+    share, _, output = _graded("q3", "Different heads attend to different tokens.")
+    assert share > 0, output
+
+
 def test_small_edits_do_not_hide_a_copy():
     text = (
         "q, k and v are projected once at the full d_model and then the feature axis is cut into "

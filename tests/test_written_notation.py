@@ -48,10 +48,19 @@ def _share(qid: str, text: str) -> float:
             r"softmaxes, each over $d_{model}/h$ dimensions.",
         ),
         ("q4", "#softmaxes ↑ (one per head), dim per softmax ↓ (d_model/h)."),
+        # a bare d beside an operator is d_model
+        ("q5", "d % h == 0, equal chunks."),
+        ("q4", "h softmaxes of size d/h."),
+        ("q1", "Shared Wq/Wk/Wv -> split. None per head."),
     ],
 )
 def test_latex_and_math_symbols_are_read_as_words(qid, text):
     assert _share(qid, text) >= 0.75
+
+
+def test_a_bare_d_is_d_model_only_beside_an_operator():
+    assert split_sentences("d % h == 0") == ["d_model mod h == 0"]
+    assert split_sentences("option d) is right") == ["option d) is right"]
 
 
 def test_i_e_and_e_g_end_no_sentence():
@@ -65,6 +74,7 @@ def test_i_e_and_e_g_end_no_sentence():
     ("qid", "text"),
     [
         ("q3", "No. h0 → tok 2/3 (≈0.5 each), h1 → tok 4 (≈1)."),
+        ("q3", "Nope. h0 -> 2,3; h1 -> 4."),
         (
             "q2",
             "- num_heads = 1: 256 parameters\n- num_heads = 2: 256 parameters\n- reason: every "
@@ -80,6 +90,25 @@ def test_i_e_and_e_g_end_no_sentence():
 )
 def test_notes_and_lists_are_read_as_their_sentences(qid, text):
     assert _share(qid, text) >= 0.75
+
+
+@pytest.mark.parametrize(
+    ("text", "at_least"),
+    [
+        ("Per-head W? No, shared. Each head = a slice of Q/K/V.", 1.0),
+        ("Per-head W? No, shared.", 0.5),
+    ],
+)
+def test_a_notes_question_answered_no_is_the_bare_answer(text, at_least):
+    assert _share("q1", text) >= at_least
+
+
+def test_a_nouns_abbreviation_keeps_the_full_stop_that_ends_its_sentence():
+    assert split_sentences("per head: slice of cols. own W per head: no.") == [
+        "per head, slice of columns.",
+        "no own W per head",
+    ]
+    assert split_sentences("head 0 reads cols. 0-3 of Q.") == ["head 0 reads columns 0-3 of Q."]
 
 
 def test_a_notes_label_answered_none_is_denied():

@@ -85,6 +85,70 @@ def test_the_students_own_voice_resumes_after_a_contrast_or_a_colon():
 @pytest.mark.parametrize(
     "text",
     [
+        "Maybe the heads share projections, maybe not.",
+        "The heads share projections, or maybe not.",
+        "The heads share projections or not, I can't tell.",
+    ],
+)
+def test_an_idea_left_open_is_neither_claimed_nor_denied(text):
+    assert _frames(text)[0]["share"] is Frame.REPORTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wonder whether the heads share projections.",
+        "Not sure if the heads share projections.",
+        "It's unclear whether the heads share projections.",
+        "I can't tell if the heads share projections.",
+        "I have no idea whether the heads share projections.",
+        "Who knows if the heads share projections.",
+    ],
+)
+def test_an_idea_asked_about_in_a_statement_is_left_open(text):
+    assert _frames(text)[0]["share"] is Frame.REPORTED
+
+
+def test_not_sure_about_something_else_leaves_the_claim_after_it_the_students():
+    (frames,) = _frames("I'm not sure if I remember right, but the heads share projections.")
+    assert frames["share"] in (Frame.ASSERTED, Frame.HEDGED)
+
+
+def test_whether_or_not_leaves_nothing_open():
+    (frames,) = _frames("The heads share projections whether or not bias is on.")
+    assert frames["share"] is Frame.ASSERTED
+
+
+def test_a_finding_left_open_earns_nothing():
+    text = "Maybe the count is the same, maybe not, I'm not sure; I did not manage to run it."
+    share, _, output = _graded("q2", text)
+    assert share == 0, output
+
+
+@pytest.mark.parametrize(
+    ("text", "frame"),
+    [
+        ("The lecture showed that they differ: head 0 attends to token 2.", Frame.CITED),
+        ("My TA said they differ: head 0 attends to token 2.", Frame.REPORTED),
+        ("The notebook says they differ: in my run head 0 attends to token 2.", Frame.ASSERTED),
+        ("My TA said they differ, and she was right: head 0 attends to token 2.", Frame.ASSERTED),
+        ("The team's claim that they differ is wrong: head 0 attends to token 2.", Frame.ASSERTED),
+    ],
+)
+def test_what_a_colon_adds_to_someone_elses_idea_is_theirs_unless_the_student_speaks(text, frame):
+    (frames,) = _frames(text, "q3")
+    assert frames["attends"] is frame
+
+
+def test_a_finding_cited_from_the_lecture_with_its_evidence_earns_half():
+    text = "The lecture showed that they differ: head 0 split between tokens 2 and 3, head 1 on 4."
+    share, _, output = _graded("q3", text)
+    assert share == 0.5, output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "I think the heads share projections.",
         "Maybe the heads share projections.",
         "The heads probably share projections.",

@@ -121,7 +121,68 @@ def find_copies(
         if positions:
             source = handouts[sources.most_common(1)[0][0]].name
             copies.append(Copy(s_index, positions, source))
-    return copies
+    return copies + _beside_copies(rubric, sentences, handouts, copies)
+
+
+def _beside_copies(
+    rubric: Rubric, sentences: list[Sentence], handouts: tuple[Handout, ...], copies: list[Copy]
+) -> list[Copy]:
+    """Short sentences pasted: one next to a copy and found word for word in a hand-out's
+    sentence ("... for 1, 2, 4 and 8 heads. Yours match torch's everywhere."), or one that is a
+    hand-out's whole line (a heading). Too short to be called a copy by their runs of words."""
+    copied = {c.sentence: c.source for c in copies}
+    found = []
+    for s_index, sentence in enumerate(sentences):
+        if s_index in copied or sentence.question:
+            continue  # (a question the student asks: "Same pattern? Not at all: ...")
+        stems = [stem for _, stem in _content(sentence)]
+        source = copied.get(s_index - 1) or copied.get(s_index + 1)
+        if source is None or len(stems) < MIN_BESIDE or not _contained(rubric, handouts, stems):
+            source = _whole_line(rubric, handouts, stems)
+        if source is not None:
+            found.append(Copy(s_index, frozenset(range(len(sentence.tokens))), source))
+    return found
+
+
+MIN_LINE = 4  # content words of a sentence that is a hand-out's whole line (a heading)
+_LINES: dict[tuple[int, str], dict[tuple[str, ...], str]] = {}
+
+
+def _whole_line(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> str | None:
+    """The hand-out one of whose lines (a heading, a comment, a message) the sentence is, word
+    for word ("More heads, the same number of parameters", the notebook's heading): a heading
+    pasted as the answer is a copy however short."""
+    if len(stems) < MIN_LINE:
+        return None
+    key = (id(handouts), rubric.question)
+    if key not in _LINES:
+        lines: dict[tuple[str, ...], str] = {}
+        for handout in handouts:
+            for line in handout.text.splitlines():
+                for sentence in rubric.normaliser.sentences(line):
+                    line_stems = tuple(stem for _, stem in _content(sentence))
+                    if len(line_stems) >= MIN_LINE and not sentence.question:
+                        lines.setdefault(line_stems, handout.name)
+        _LINES[key] = lines
+    return _LINES[key].get(tuple(stems))
+
+
+MIN_BESIDE = 2  # content words of a short sentence beside a copy, to call it copied too
+_SENTENCES: dict[tuple[int, str], tuple[str, ...]] = {}
+
+
+def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> bool:
+    """The stems occur in a row in one of the hand-outs' sentences."""
+    key = (id(handouts), rubric.question)
+    if key not in _SENTENCES:
+        _SENTENCES[key] = tuple(
+            f" {' '.join(stem for _, stem in _content(sentence))} "
+            for handout in handouts
+            for sentence in rubric.normaliser.sentences(handout.text)
+            if not sentence.question
+        )
+    wanted = f" {' '.join(stems)} "
+    return any(wanted in sentence for sentence in _SENTENCES[key])
 
 
 def _stretches(content: list[tuple[int, str]], covered: list[bool]) -> set[int]:

@@ -142,6 +142,9 @@ CITED = re.compile(
     r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
     r"suggests|suggested|points out|pointed out|lists|listed|describes|described|gives|gave|"
     r"has|had|puts it|draws|drew)(?: that)?\b"
+    # what the course taught: "I was taught that X"
+    r"|\b(?:i|we) (?:was|were|(?:have |ve )?been|got) taught(?: (?:in|during) (?:the )?"
+    r"(?:class|lecture|lectures|course))?(?: that)?\b"
 )
 CONTRARY = re.compile(r"\b(?:contrary to|unlike) (?:what |the )?")
 # "I expected", "I used to think", "I was told": a former or borrowed belief, not the finding
@@ -150,6 +153,11 @@ I_REPORTED = re.compile(
     r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
     r"(?:m|am|are|have been|been) told|(?:have )?read (?:(?:online|somewhere|elsewhere) )?that|"
     r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
+    # "I saw on StackOverflow that", "I read in a blog post that" (not "I saw in my run that")
+    r"|\b(?:i|we) (?:saw|read|learned|learnt|found|picked up) (?:on|in|from) (?:a |the |some )?"
+    r"(?:[a-z]+ ){0,2}?(?:stackoverflow|stack overflow|reddit|forum|blog|post|thread|video|"
+    r"youtube|internet|online|discord|twitter|tiktok|article|medium|chatgpt)s?(?: post)?"
+    r"(?: that)?\b"
     r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
     r"expected)(?: that)?\b"
 )
@@ -218,6 +226,21 @@ HEDGE = re.compile(
     r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
     r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
 )
+# "maybe the count is the same, maybe not", "..., or not": a claim the student leaves open,
+# neither made nor denied (not "whether or not")
+UNDECIDED = re.compile(
+    r"(?:(?<!whether )\bor(?: (?:maybe|perhaps|possibly))?|[,;] (?:maybe|perhaps|possibly)) "
+    r"not(?= [:;,]|$)"
+)
+# "I wonder whether X", "not sure if X", "it's unclear whether X": a question left open, so X is
+# neither claimed nor denied ("I'm not sure, but X" is a hedge: HEDGE)
+OPEN_QUESTION = re.compile(
+    r"\b(?:(?:i|we) (?:(?:really )?wonder|(?:am|m|are) (?:not (?:sure|certain)|unsure)|"
+    r"(?:do|can) not (?:know|tell|say)|have no idea|(?:have )?never (?:figured out|understood))"
+    r"|not sure|unsure|no idea|who knows|hard to (?:say|tell)|"
+    r"(?:it (?:is |s )?)?(?:unclear|not clear|debatable|an open question|doubtful)(?: to me)?)"
+    r" (?:if|whether)\b"
+)
 # a whole sentence that judges the previous one
 VERDICT_SUBJECT = (
     r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"
@@ -280,7 +303,7 @@ SAYING = frozenset(
     """say said claim think thought believe reckon swear swore sworn insist argue suggest tell
     told write wrote written state mention assume suppose guess hear heard explain convinced
     maintain assert feel felt expect warn teach taught preach contend posit hint imply
-    implied""".split()
+    implied conclude concluded""".split()
 )
 # the verbs of belief among them: only a person holds a belief, so any subject of one that is not
 # the student nor their evidence is someone else ("my housemate reckons", "some dude swears");
@@ -288,7 +311,7 @@ SAYING = frozenset(
 # says 256"), so it reports only after a subject that names people or a source (SOURCES)
 BELIEVING = frozenset(
     """claim think thought believe reckon swear swore sworn insist argue tell told assume suppose
-    guess convinced maintain assert feel felt contend posit""".split()
+    guess convinced maintain assert feel felt contend posit conclude concluded""".split()
 )
 # the head of a subject that names people or a source other than the student
 SOURCES = frozenset(
@@ -298,7 +321,7 @@ SOURCES = frozenset(
     critic sceptic skeptic expert engineer researcher author group team internet web blog post
     forum thread site website video youtube youtuber discord reddit redditor overflow chatgpt
     gpt llm article paper book textbook tutorial comment commenter docs documentation
-    consensus""".split()
+    consensus solution solutions""".split()
 )
 # pronouns that name someone else when they open the clause
 SOURCE_PRONOUNS = frozenset("they he she someone somebody everyone everybody".split())
@@ -332,6 +355,14 @@ OWN_EVIDENCE = frozenset(
 NOT_SOMEONE = frozenset(
     "i we you me us it this that there which what who one nobody none no anyone anybody".split()
 )
+# someone else's words however they are put in: "My TA: X" (a note's label, read as "my ta ,
+# X"), "X, says my TA, ...", "in my TA's words, X"
+SOURCE_LABEL = re.compile(rf"^{DET}(?:[a-z]+ )?{PEOPLE} [,:] ")
+SAYS_SOURCE = re.compile(
+    rf" [,;(—–-] (?:says|said|claims|claimed|insists|swears|reckons) {DET}(?:[a-z]+ )?{PEOPLE}"
+    r"(?= [,;:)]|$)"
+)
+IN_WORDS = re.compile(rf"\bin {DET}?(?:[a-z]+ )?{PEOPLE} (?:own )?words\b")
 HEARSAY = re.compile(
     r"\b(?:supposedly|reportedly|allegedly|purportedly|ostensibly"
     r"|(?:rumou?r|legend) has it(?: that)?"

@@ -347,10 +347,16 @@ def status_of(matches: list[Match]) -> Status:
     return Status.ABSENT
 
 
+BARE_ANSWERS = frozenset("yes yep yeah no nope nah".split())
+
+
 def _alone(tokens: tuple[Token, ...], positions: list[int]) -> bool:
-    """The match is the whole sentence, but for filler words and punctuation."""
+    """The match is the whole sentence, but for filler words, punctuation and an opening bare
+    answer ("No, shared." answering "Per-head W?")."""
+    bare = len(tokens) > 1 and tokens[0].word in BARE_ANSWERS and tokens[1].is_break
     return all(
-        i in positions or tok.is_filler or not tok.word[0].isalnum() for i, tok in enumerate(tokens)
+        i in positions or tok.is_filler or not tok.word[0].isalnum() or (bare and i == 0)
+        for i, tok in enumerate(tokens)
     )
 
 

@@ -192,7 +192,7 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     """What the answer says about each concept. A concept implied by others it names counts as
     recognised; one whose ``requires`` are not all recognised counts as absent (evidence for a
     claim the answer does not make is no evidence)."""
-    sentences = rubric.normaliser.sentences(text)
+    sentences = written = rubric.normaliser.sentences(text)
     pasted = [copies_prompt(s, rubric.prompt_clauses) for s in sentences]
     stances = read_stances(sentences, pasted)
     # a question asked back (or the question pasted) asserts nothing, unless answered after it
@@ -238,7 +238,8 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     claimed = [m for ms in wrong.values() for m in ms]
     counted = {k: unclaimed(ms, claimed) for k, ms in matches.items()}
     status = {k: status_of(ms) for k, ms in counted.items()}
-    said = _yes_no(sentences)
+    # (as written: "Per-head W? No, shared." answers with its second sentence)
+    said = _yes_no(written)
     for c in rubric.concepts:
         if not (c.yes_no and said):
             continue

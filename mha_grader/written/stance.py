@@ -68,34 +68,41 @@ from .cues import (
     I_DOUBT,
     I_REPORTED,
     IGNORE,
+    IN_WORDS,
     IT_IS_SAID,
     MISTAKE_IS,
     NECESSITY,
     NEG_OPENING,
     NEG_SENTENCE,
     NEG_TAIL,
+    NEG_VERDICT,
     NO,
     NOBODY,
     NOT_SO,
     NOT_SOMEONE,
     NOUN_DENY,
     NOUN_REPORT,
+    OPEN_QUESTION,
     OPENERS,
     OTHERS_SAY,
     OWN_EVIDENCE,
     POS_OPENING,
     POS_SENTENCE,
     POS_TAIL,
+    POS_VERDICT,
     POST_MODIFIERS,
     PREPOSITIONS,
     PRONOUNS,
     REPORT_TAIL,
     SAYING,
+    SAYS_SOURCE,
     SCOPE_ENDS,
+    SOURCE_LABEL,
     SOURCE_PRONOUNS,
     SOURCES,
     SUBJECTS,
     SUBORDINATORS,
+    UNDECIDED,
     VERBS,
     WH_OR_AUXILIARY,
     WRONG_TO_SAY,
@@ -452,7 +459,9 @@ def _mark_tail(text: _Text, marks: _Marks) -> None:
 # ------------------------------------------------------------------- attribution as grammar
 # "ignore anyone who says X" is a denial (IGNORE in cues.py), not a report
 _DISMISS = frozenset("ignore disregard dismiss forget trust listen doubt".split())
-_BELIEF_NOUNS = frozenset("view opinion take theory belief claim position argument".split())
+_BELIEF_NOUNS = frozenset(
+    "view opinion take theory belief claim position argument answer explanation conclusion".split()
+)
 _RAISING = frozenset("seem seems seemed tend tends tended like likes love loves used".split())
 _TEMPTING = frozenset("tempting easy natural intuitive reasonable obvious logical".split())
 _DETERMINERS = [[w] for w in "the a an my our your his her their this that some".split()]
@@ -609,6 +618,31 @@ def _endorse(text: _Text, marks: _Marks) -> None:
         _apply(marks, scope, "endorse")
 
 
+def _mark_put_in(text: _Text, marks: _Marks) -> None:
+    """ "X, says my TA, because Y": a report put inside the statement reports all of it."""
+    for m in SAYS_SOURCE.finditer(text.text):
+        span = text.token_span(m)
+        if any(marks.cue[i] for i in span):
+            continue
+        for i in span:
+            marks.cue[i] = True
+        before = _scope_back(text.words, span.start)
+        after = _scope_forward(text.words, span.stop)
+        _apply(marks, range(before.start, after.stop), "report")
+
+
+def _mark_undecided(text: _Text, marks: _Marks) -> None:
+    """ "Maybe X, maybe not" / "X, or not": the statement before is left open, so it is
+    neither the student's claim nor a denial (read like someone else's)."""
+    for m in UNDECIDED.finditer(text.text):
+        span = text.token_span(m)
+        if any(marks.cue[i] for i in span):
+            continue
+        for i in span:
+            marks.cue[i] = True
+        _apply(marks, _scope_back(text.words, span.start), "report")
+
+
 def _read(words: list[str]) -> _Marks:
     marks = _Marks(len(words))
     text = _Text(words)
@@ -618,6 +652,7 @@ def _read(words: list[str]) -> _Marks:
     _mark_forward(text, CITED, marks, "cite")
     # who else says so, before hedges: "everyone seems to believe X" reports X
     _attribute(text, marks)
+    _mark_undecided(text, marks)  # before hedges: its "maybe" is part of "maybe not"
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
@@ -641,13 +676,49 @@ def _read(words: list[str]) -> _Marks:
         NOUN_DENY,
     ):
         _mark_forward(text, pattern, marks, "deny")
-    for pattern in (OTHERS_SAY, GENERIC_SAY, IT_IS_SAID, ACCORDING, I_REPORTED, NOUN_REPORT):
+    for pattern in (
+        OTHERS_SAY,
+        GENERIC_SAY,
+        IT_IS_SAID,
+        ACCORDING,
+        I_REPORTED,
+        NOUN_REPORT,
+        SOURCE_LABEL,
+        IN_WORDS,
+        OPEN_QUESTION,
+    ):
         _mark_forward(text, pattern, marks, "report")
+    _mark_put_in(text, marks)
     _endorse(text, marks)
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
     _mark_tail(text, marks)
+    _elaborations(words, marks)
     _mark_conditions(words, marks)
     return marks
+
+
+_FIRST_PERSON = frozenset("i me my we us our mine".split())
+_VERDICT = re.compile(rf"\b(?:{NEG_VERDICT}|{POS_VERDICT})$")
+
+
+def _elaborations(words: list[str], marks: _Marks) -> None:
+    """What follows a colon after someone else's idea or a citation spells that idea out ("the
+    lecture showed that they differ: head 0 ..., head 1 ..."), so it is theirs too, unless the
+    student speaks in it ("I", "my run") or a cue of its own governs it."""
+    for c, w in enumerate(words):
+        if w != ":" or c == 0 or marks.cue[c - 1]:
+            continue
+        how = "report" if marks.reported[c - 1] else "cite" if marks.cited[c - 1] else None
+        cue = next((i for i in range(c - 1, -1, -1) if marks.cue[i]), None)
+        if how is None or cue is None or CLAUSE_PUNCTUATION & set(words[cue:c]):
+            continue  # only the clause the cue itself governs ("..., and it didn't:" is not)
+        if _VERDICT.search(" ".join(words[cue + 1 : c])):
+            continue  # "the team's claim that X is misleading: ..." judges it, then speaks
+        end = next((i for i in range(c + 1, len(words)) if words[i] in SCOPE_ENDS), len(words))
+        after = range(c + 1, end)
+        if any(marks.cue[i] for i in after) or _FIRST_PERSON & set(words[c + 1 : end]):
+            continue
+        _apply(marks, after, how)
 
 
 def _not_so(words: list[str], begin: int) -> range | None:
