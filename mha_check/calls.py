@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .forms import right_form
+
 Kind = tuple  # the number of axes of each positional argument (None: not an array)
 
 
@@ -32,12 +34,17 @@ class Recorder:
         self.spaces = spaces
         self.cells = cells or ()
         self.kinds: dict[str, set[Kind]] = {}  # name -> kinds of input it was called on
+        # False once a callee returned a result of another form than its contract's (forms.py)
+        self.callee_forms_right = True
         self._undo: list[Callable[[], None]] = []
 
     def _stand_in(self, name: str, original: Callable) -> Callable:
         def stand_in(*args: Any, **kwargs: Any) -> Any:
             self.kinds.setdefault(name, set()).add(kind(args))
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            if right_form(name, args, kwargs, result) is False:
+                self.callee_forms_right = False
+            return result
 
         stand_in.__wrapped__ = original
         return stand_in

@@ -30,6 +30,9 @@ class QuestionResult:
     # The callees its function called in its failing checks (calls.py), and on what kinds of
     # input (the number of axes of each array argument).
     called: dict = field(default_factory=dict)
+    # In a failing check it returned a result of another form than the contract's while every
+    # callee call returned the right form (forms.py): a mistake of its own, not one handed on.
+    own_form: bool = False
 
     @property
     def done(self) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .calls import Recorder
+from .forms import FORMED, right_form
 from .limits import TimeLimitExceeded, captured_output, time_limit
 from .questions import CALLEES, CODE_QUESTIONS, NUMPY_QUESTIONS, SIGNATURES
 from .results import QuestionResult, Status
@@ -87,6 +88,25 @@ def _judge(
     return _Outcome(Status.FAILED, f"your code raised {exception_text(e)} at {describe(frame)}.")
 
 
+class _FormWatch:
+    """The question's function as a check calls it, noting a result of another form than the
+    contract's for its arguments (forms.py)."""
+
+    def __init__(self, qid: str, fn: Any):
+        self.qid, self.fn, self.wrong_form = qid, fn, False
+        # only a composite whose result has a contract form; a check that looks into its
+        # function's module (cross_check's) gets the function itself
+        self.watching = callable(fn) and qid in CALLEES and qid in FORMED
+        self.__name__ = getattr(fn, "__name__", qid)
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self.fn(*args, **kwargs)
+        if right_form(self.qid, args, kwargs, result) is False:
+            self.wrong_form = True
+        return result
+
+
 def _recorder(qid: str, env: dict[str, Any]) -> Recorder:
     """What one check sees of the calls the question's function makes of its callees."""
     fn = env.get(qid)
@@ -114,10 +134,11 @@ def run_question(
         if missing:
             return QuestionResult(qid, Status.FAILED, missing, total=len(cases))
         callees = _recorder(qid, env)
+        watched = _FormWatch(qid, env.get(qid))  # attention, multi_head_attention: with a form
         with captured_output() as out:
             try:
                 with time_limit(seconds), callees, _rule(qid, folder):
-                    case.call_func(env)
+                    case.call_func({**env, qid: watched} if watched.watching else env)
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # the student's code may raise anything, even SystemExit
@@ -128,6 +149,8 @@ def run_question(
         if outcome.status is not Status.PASSED:
             for name, kinds in callees.kinds.items():
                 result.called.setdefault(name, set()).update(kinds)
+            if watched.wrong_form and callees.callee_forms_right:
+                result.own_form = True  # its own result's form is wrong, its callees' right
         if outcome.status is Status.NOT_ATTEMPTED:
             return QuestionResult(qid, Status.NOT_ATTEMPTED, total=len(cases))
         if outcome.status is Status.PASSED:

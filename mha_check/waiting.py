@@ -6,8 +6,11 @@ callee's error forward and may give attention full marks. The check must never c
 grade, so it says which callee to fix first, and no hint of its own that might not apply.
 
 Only a callee the composite really called in its failing checks counts (``calls.py``): a
-composite that computes attention inline fails on its own, as grading charges it. (Whether the
-callee was wrong *on the inputs it was given* only grading can tell, with the reference.)
+composite that computes attention inline fails on its own, as grading charges it. A composite
+that returned a result of another form than its contract's in a failing check, while every
+callee call there returned its contract's form (``forms.py``), made that mistake itself: it fails
+(a loop over heads that returns its last head's weights waits on nothing). (Whether the callee
+was wrong *on the inputs it was given* only grading can tell, with the reference.)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def apply(
     def settle(r: QuestionResult) -> QuestionResult:
         if r.qid not in settled:
             blocking = []
-            if r.status is Status.FAILED and r.qid in CALLEES:
+            if r.status is Status.FAILED and r.qid in CALLEES and not r.own_form:
                 blocking = [
                     c
                     for c in CALLEES[r.qid]

@@ -9,6 +9,7 @@ the sandbox, only its results on the inputs the student's code chose.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,26 @@ def _elements(value: Any) -> int:
     return 1
 
 
+def contract_arguments(reference: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, bool]:
+    """A callee call's arguments as its contract has them (the reference's parameters): the
+    positional ones it takes and the keywords it names, and whether the call passed more (a
+    ``mask=None`` of the student's own, say). The reference never sees the extras; what the
+    student's callee makes of them is checked against what it gives without them."""
+    try:
+        params = list(inspect.signature(reference).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(args), dict(kwargs), False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = {p.name for p in params if p.kind is not p.POSITIONAL_ONLY}
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        kept_args = tuple(args)
+    else:
+        kept_args = tuple(args[: len(positional)])
+    kept_kwargs = {k: v for k, v in kwargs.items() if k in names}
+    extra = len(kept_args) < len(args) or len(kept_kwargs) < len(kwargs)
+    return kept_args, kept_kwargs, extra
+
+
 def answering(references: Mapping[str, Callable]) -> Callable[[str, list, dict], dict]:
     """A callee answer for ``with_callees``: the reference's result on the student's inputs,
     or the error it raises (by the name of a builtin exception, never its message's values)."""
@@ -84,6 +105,7 @@ def answering(references: Mapping[str, Callable]) -> Callable[[str, list, dict],
             return {"ok": False, "error": {"type": "RuntimeError", "message": "not available"}}
         if _elements((args, kwargs)) > MAX_ANSWER_ELEMENTS:
             return {"ok": False, "error": {"type": "ValueError", "message": "inputs too large"}}
+        args, kwargs, _ = contract_arguments(reference, tuple(args), dict(kwargs))
         try:
             return {"ok": True, "value": reference(*args, **kwargs)}
         except Exception as e:

@@ -169,3 +169,110 @@ def test_a_callee_that_differs_inside_the_composite_is_charged_to_the_composite(
     assert any(
         "returned other values when your multi_head_attention called it" in r.output for r in mha
     )
+
+
+# -- a callee's arguments beyond its contract's (deeplearning.ai's `mask=None`) ---------------
+
+
+def seq_len_attention(Q, K, V, mask=None):  # dk read off K's token axis: sqrt(m), not sqrt(d_k)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-2])
+    if mask is not None:
+        scores = scores + (1.0 - mask) * -1e9
+    w = ref.softmax(scores, axis=-1)
+    return w @ V, w
+
+
+def test_a_callee_given_an_unused_extra_argument_is_still_carried_forward():
+    def mha_passing_none(X, Wq, Wk, Wv, Wo, num_heads):
+        d = X.shape[1] // num_heads
+        Qh, Kh, Vh = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = seq_len_attention(Qh, Kh, Vh, None)
+        return ref.merge_heads(out) @ Wo, w
+
+    results = grade(
+        "multi_head_attention", attention=seq_len_attention, multi_head_attention=mha_passing_none
+    )
+    assert score(results) == POINTS["multi_head_attention"]
+    assert any(Tag.CARRIED + "attention" in r.tags for r in results)
+
+
+def test_an_extra_argument_that_changes_the_callee_is_charged_to_the_composite():
+    def masked_attention(Q, K, V, mask=None):  # right on its contract's three arguments
+        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        w = ref.softmax(scores, axis=-1)
+        return w @ V, w
+
+    def mha_passing_a_causal_mask(X, Wq, Wk, Wv, Wo, num_heads):  # picoGPT's mask, passed on
+        d = X.shape[1] // num_heads
+        Qh, Kh, Vh = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        mask = np.tril(np.ones((len(X), len(X)), dtype=bool))
+        out, w = masked_attention(Qh, Kh, Vh, mask)
+        return ref.merge_heads(out) @ Wo, w
+
+    results = grade(
+        "multi_head_attention",
+        attention=masked_attention,
+        multi_head_attention=mha_passing_a_causal_mask,
+    )
+    assert score(results) < POINTS["multi_head_attention"] / 2
+    assert not any(t.startswith(Tag.CARRIED) for r in results for t in r.tags)
+    lost = [r for r in results if not r.passed]
+    assert any("passes it more arguments than its contract's" in r.output for r in lost)
+    assert score(grade("attention", attention=masked_attention)) == POINTS["attention"]
+
+
+DROPOUT = """
+
+_rng = np.random.default_rng()
+
+
+def attention(Q, K, V):  # Keras' attention dropout, left on: random on every call
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    w = np.exp(scores)
+    w = w / w.sum(axis=-1, keepdims=True)
+    keep = _rng.random(w.shape) >= 0.1
+    return (w * keep / 0.9) @ V, w
+"""
+
+
+def test_a_random_callee_is_named_as_random_not_as_state_the_composite_keeps(engine, tmp_path):
+    folder = tmp_path / "keras_dropout"
+    folder.mkdir()
+    for name in STUDENT_FILES:
+        text = (SOLUTIONS / name).read_text()
+        (folder / name).write_text(text + (DROPOUT if name == "multihead.py" else ""))
+    grade = engine.grade(load_submission(folder))
+    for qid in ("multi_head_attention", "cross_check"):
+        lost = [r for r in grade.results if r.question == qid and not r.passed]
+        assert lost, qid
+        for r in lost:
+            words = r.output.split("Diagnosis:")[0]
+            assert "gives other values each time it is called" in words, (qid, words)
+            assert "keeps between calls" not in words and "larger than the real one" not in words
+
+
+def test_a_cross_check_that_fails_before_calling_the_pipeline_is_charged_alone():
+    def last_head_mha(X, Wq, Wk, Wv, Wo, num_heads):  # a loop keeping the last head's weights
+        out, w = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+        return out, w[-1]
+
+    def float_only_cross_check(mha, X):  # torch.from_numpy(X).float(), whatever the module's dtype
+        import torch
+
+        x = torch.from_numpy(np.asarray(X)).float()
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            mha(x, x, x, need_weights=True, average_attn_weights=False)
+        raise AssertionError("not reached for a float64 module")
+
+    results = grade(
+        "cross_check", cross_check=float_only_cross_check, multi_head_attention=last_head_mha
+    )
+    lost = [r for r in results if not r.passed]
+    assert lost
+    for r in lost:
+        words = r.output.split("Diagnosis:")[0]
+        assert "could not be checked" not in words and "multi_head_attention" not in words, words

@@ -1,11 +1,13 @@
-"""The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/).
+"""The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
+tuning_b/, the second set).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
 catalogue gave it). The diagnosis must name no mistake of their own in right functions, and must
 name the verdict's mistake in wrong ones wherever the catalogue has it. Independently written
 right solutions (tests/data/independent/) get no diagnosis at all. The held-out part of the
-corpus (tests/data/authors/heldout/) is never read here: it measures, it does not tune.
+corpus (tests/data/authors/heldout/, heldout_b/) is never read here: it measures, it does not
+tune.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from mha_grader.diagnose import CATALOGUE, diagnose_all
 from tests.mutants.build import Submission, load_env
 
 ROOT = Path(__file__).resolve().parent.parent
-TUNING = ROOT / "tests" / "data" / "authors" / "tuning"
+AUTHORS = ROOT / "tests" / "data" / "authors"
+TUNING_PARTS = (AUTHORS / "tuning", AUTHORS / "tuning_b")
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
 # The corpus' proposed names, as the catalogue spells them (per question where they differ).
@@ -61,7 +64,10 @@ def _wanted(verdict: dict, qid: str) -> set[str]:
     return {PROPOSED.get((m, qid), m) for m in verdict.get("misconception", [])}
 
 
-TUNING_FOLDERS = sorted(d for d in TUNING.iterdir() if d.is_dir() and _importable(d))
+TUNING_FOLDERS = sorted(
+    (d for part in TUNING_PARTS for d in part.iterdir() if d.is_dir() and _importable(d)),
+    key=lambda d: d.name,
+)
 
 
 @pytest.fixture(scope="module")

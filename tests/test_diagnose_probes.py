@@ -167,7 +167,7 @@ def test_cross_check_mistakes_give_different_reports_on_the_probes():
         (mid, report(**kw))
         for mid, kws in mut.CROSS_CHECK.items()
         for kw in kws
-        if not kw.get("grad")  # raises: told by what it raises (next test)
+        if not kw.get("grad") and not kw.get("dtype")  # raise: told by what they raise
     ]
     for mid, r in variants:
         assert max(max(x.values()) for x in r) > 1e-2, f"{mid} reports no difference"
@@ -204,3 +204,18 @@ def test_the_large_probes_overflow_an_unshifted_exponential():
     (big,) = [p for p in pr.softmax_probes() if p.large]
     with np.errstate(all="ignore"):
         assert not np.isfinite(np.exp(big.args[0])).all() or (np.exp(big.args[0]) == 0).any()
+
+
+def test_a_fixed_dtype_cross_check_raises_on_the_modules_of_the_other_dtype_only():
+    for kw in mut.CROSS_CHECK["adapter-fixed-dtype"]:
+        for p in pr.crosscheck_probes():
+            mha = p.args[0]
+            fits = str(mha.in_proj_weight.dtype) == f"torch.{kw['dtype']}"
+            try:
+                mut.cross_check_with(
+                    *p.args, ref_cc.weights_from_torch, ref.multi_head_attention, **kw
+                )
+                raised = False
+            except RuntimeError:
+                raised = True
+            assert raised != fits, (kw, mha.in_proj_weight.dtype)

@@ -498,6 +498,53 @@ def test_a_composite_that_never_calls_its_failing_callee_fails_on_its_own(tmp_pa
     assert status == 1
 
 
+def test_a_composite_returning_the_wrong_form_from_right_form_callees_fails_on_its_own(tmp_path):
+    # A loop over heads (Medium-style NumPy) that keeps its last head's weights: its attention
+    # fails checks of its own (an unstable softmax), but every call returned the contract's
+    # form, and the (n, n) weights are multi_head_attention's own doing: nothing to wait for.
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def softmax(x, axis=-1):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)\n"
+        "\n\n"
+        "def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):\n"
+        "    if X.shape[1] % num_heads:\n        raise ValueError(num_heads)\n"
+        "    d = X.shape[1] // num_heads\n"
+        "    Q, K, V = X @ Wq, X @ Wk, X @ Wv\n"
+        "    heads = []\n"
+        "    for i in range(num_heads):\n"
+        "        c = slice(i * d, (i + 1) * d)\n"
+        "        head, attn = attention(Q[:, c], K[:, c], V[:, c])\n"
+        "        heads.append(head)\n"
+        "    return np.concatenate(heads, axis=-1) @ Wo, attn\n",
+    )
+    status, text = run_check(folder, "-q", "attention", "-q", "multi_head_attention")
+    lines = lines_by_question(text)
+    assert lines["attention"].startswith("waiting on softmax"), lines["attention"]
+    assert lines["multi_head_attention"].startswith("failed"), lines["multi_head_attention"]
+    assert "Fix softmax first" not in lines["multi_head_attention"]
+    assert status == 1
+
+
+def test_the_contract_form_of_a_result_is_read_from_its_arguments():
+    import numpy as np
+
+    from mha_check.forms import right_form
+
+    Q, K, V = np.ones((2, 4, 3)), np.ones((2, 5, 3)), np.ones((2, 5, 6))
+    assert right_form("attention", (Q, K, V), {}, (np.ones((2, 4, 6)), np.ones((2, 4, 5))))
+    assert right_form("attention", (Q, K, V), {}, (np.ones((2, 4, 6)), np.ones((4, 5)))) is False
+    X, W = np.ones((3, 8)), np.ones((8, 8))
+    args = (X, W, W, W, W, 2)
+    assert right_form("multi_head_attention", args, {}, (X, np.ones((2, 3, 3))))
+    assert right_form("multi_head_attention", args, {}, (X, np.ones((3, 3)))) is False
+    assert right_form("multi_head_attention", (X, W, W, W, W, 3), {}, None) is None
+    assert right_form("split_heads", (X, 2, 4), {}, np.ones((2, 3, 4)))
+    assert right_form("split_heads", (X, 2, 4), {}, np.ones((3, 2, 4))) is False
+    assert right_form("softmax", (Q,), {"axis": 0}, np.ones((2, 4, 3)))
+    assert right_form("cross_check", (None, X), {}, {}) is None
+
+
 def test_an_exception_is_named_by_where_its_class_comes_from():
     import numpy as np
 

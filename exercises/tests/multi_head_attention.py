@@ -142,6 +142,37 @@ def test_worked_values_two_heads(multi_head_attention):
 
 
 @test_case()
+@kinds("two heads, n != d_head")
+def test_worked_values_three_tokens_two_heads(multi_head_attention):
+    # d_model = 4, 2 heads of width 2, n = 3 tokens (n != d_head): the third token is zero.
+    a = np.sqrt(np.sqrt(2.0) * np.log(3.0))  # a**2 / sqrt(d_head) = log 3
+    X = np.array([[a, 0.0, 0.0, 0.0], [0.0, 0.0, a, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    eye = np.eye(4)
+    _, weights = _call(multi_head_attention, X, [eye, eye, eye, eye], 2, "a 3-token example")
+    third = 1.0 / 3.0
+    expected = [
+        [[0.6, 0.2, 0.2], [third, third, third], [third, third, third]],
+        [[third, third, third], [0.2, 0.6, 0.2], [third, third, third]],
+    ]
+    if not np.allclose(weights, expected):
+        hint = ""
+        scaled = {"the number of tokens, 3": np.sqrt(3.0), "d_model = 4": 2.0}
+        for by, root in scaled.items():
+            e = np.exp(a * a / root)
+            if np.isclose(weights[0, 0, 0], e / (e + 2.0)):
+                hint = (
+                    f" That is dividing by the square root of {by}: each head scales by the "
+                    "square root of its own query width, d_head = 2."
+                )
+        raise AssertionError(
+            "head 0 sees features 0:2 (token 0 = [a, 0], tokens 1 and 2 = [0, 0]) and head 1 "
+            "features 2:4 (token 1 = [a, 0]), with a*a / sqrt(2) = log 3; the weights should be "
+            "head 0: [[3/5, 1/5, 1/5], [1/3, 1/3, 1/3], [1/3, 1/3, 1/3]], head 1: [[1/3, 1/3, "
+            f"1/3], [1/5, 3/5, 1/5], [1/3, 1/3, 1/3]]; got {_show(weights)}.{hint}"
+        )
+
+
+@test_case()
 @kinds("one head", "two heads, n != d_head", "more heads than tokens")
 def test_shapes_and_rows_sum_to_one(multi_head_attention):
     X, Ws = _random_case(4)

@@ -396,6 +396,74 @@ _ENTRIES = [
         "compare the largest absolute difference with atol alone (or set the relative tolerance "
         "to 0).",
     ),
+    Misconception(
+        "scale-seq-len",
+        "attention",
+        "Your attention divides the scores by the square root of the number of tokens (the "
+        "keys' or the queries' count, an axis of K or Q other than the last) instead of "
+        "sqrt(d_k): right only where that count happens to equal d_k.",
+        "The scale undoes the growth of a dot product with the length of the vectors "
+        "multiplied: d_k numbers per query and key, whatever the number of tokens. K of shape "
+        "(..., m, d_k) holds m keys of width d_k; its second-to-last axis counts keys.",
+        "take d_k from the last axis of Q (or of K), the width of the vectors whose dot "
+        "products are the scores.",
+    ),
+    Misconception(
+        "attention-dropout",
+        "attention",
+        "Your attention gives other results each time it is called on the same inputs: it "
+        "draws random numbers, as the dropout on the attention weights of training code does.",
+        "Dropout belongs to training (a framework switches it off at inference); this "
+        "module's attention is a function of Q, K and V alone, so every call on the same "
+        "inputs must give the same weights and the same output.",
+        "remove the dropout (and any other random numbers): keep every weight, as the "
+        "softmax gives it.",
+    ),
+    Misconception(
+        "mha-dropout",
+        "multi_head_attention",
+        "Your multi_head_attention gives other results each time it is called on the same "
+        "inputs: it draws random numbers in its own code, as a dropout on the attention "
+        "weights in training code does.",
+        "Dropout belongs to training (a framework switches it off at inference); this "
+        "module's multi-head attention is a function of X and the four weight matrices alone, "
+        "so every call on the same inputs must give the same result.",
+        "remove the dropout (and any other random numbers) from multi_head_attention.",
+    ),
+    Misconception(
+        "mha-last-head-weights",
+        "multi_head_attention",
+        "Your multi_head_attention returns the attention weights of its last head only, shape "
+        "(n, n), instead of every head's, shape (num_heads, n, n): a loop over the heads "
+        "collects every head's output but keeps only the weights of its last pass.",
+        "The weights returned are one pattern per head, in head order; distinct_head_pairs and "
+        "cross_check compare them head by head.",
+        "collect each head's weights in the loop, as its outputs are, and stack them along a "
+        "first axis of length num_heads.",
+    ),
+    Misconception(
+        "adapter-fixed-dtype",
+        "cross_check",
+        "Your cross_check converts X to one fixed dtype (float32, as .float() gives, or "
+        "float64) whatever the module's dtype: torch refuses an input of another dtype than "
+        "the module's parameters, and cross_check raises RuntimeError for modules of the "
+        "other dtype.",
+        "A torch module computes in the dtype of its parameters and takes inputs of that "
+        "dtype only; cross_check is given float32 and float64 modules alike.",
+        "convert X to the dtype of the module's own parameters (its in_proj_weight's dtype).",
+    ),
+    Misconception(
+        "counts-wide-heads",
+        "parameter_counts",
+        "Your parameter_counts gives every head full-width projections of its own (d_model x "
+        "d_model matrices per head), so the count grows with the number of heads: right for "
+        "one head only.",
+        "Multi-head attention projects once at full width and hands each head a d_head-wide "
+        "slice of that projection: the module holds four d_model x d_model matrices (and "
+        "4 * d_model biases) whatever the number of heads.",
+        "count the four d_model x d_model matrices once (build the module and count its "
+        "parameters, or use one formula with no number of heads in it).",
+    ),
 ]
 
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
@@ -419,5 +487,11 @@ ADDED_IDS: tuple[str, ...] = (
     "adapter-no-detach",
     "counts-ignore-bias",
     "counts-no-valueerror",
+    "scale-seq-len",
+    "attention-dropout",
+    "mha-dropout",
+    "mha-last-head-weights",
+    "adapter-fixed-dtype",
+    "counts-wide-heads",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

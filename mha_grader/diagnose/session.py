@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mha_check.questions import CALLEES
 
 from .. import errors
-from ..calls import KEPT_BETWEEN_CALLS, CalleeCall, answering
+from ..calls import KEPT_BETWEEN_CALLS, CalleeCall, answering, contract_arguments
 from ..sandbox.worker import wire
 from . import probes as pr
 from .catalogue import CATALOGUE
@@ -34,6 +34,16 @@ def raised_value_error(e: BaseException | None) -> bool:
     if isinstance(e, errors.StudentRaised):
         return e.is_a(ValueError)
     return isinstance(e, ValueError)
+
+
+def _identical(a, b) -> bool:
+    """The same result: the same values (``same``), or the same plain data (nan included)."""
+    if same(a, b):
+        return True
+    try:
+        return wire.encode(a) == wire.encode(b)
+    except wire.WireError:
+        return False
 
 
 class GiveUp(BaseException):
@@ -167,6 +177,30 @@ class DiagnosisSession:
                 self.calls[keys[i]] = Outcome(error=error) if error else Outcome(value=value)
         return [self._checked(o) for o in run(self.fn(name), probes)]
 
+    def unsteady(self, name: str, probes: Sequence[pr.Probe]) -> bool:
+        """Whether the student's ``name`` gives another result when called again on the same
+        inputs (random numbers: a dropout left in), tried twice more on each of the first three
+        probes it answers. What it gives is its behaviour, not a claim: a function of its
+        inputs alone never differs."""
+        func = self.env.get(name)
+        if func is None:
+            return False
+        tried = 0
+        for probe, first in zip(probes, self.student(name, probes), strict=True):
+            if not first.ok or tried == 3:
+                continue
+            tried += 1
+            for _ in range(2):
+                if self.spent > self.budget:
+                    raise GiveUp
+                start = time.monotonic()
+                again = run(lambda p=probe: func(*p.args, **p.kwargs), [pr.Probe(())])[0]
+                self._spend(start)
+                again = self._checked(again)
+                if again.ok and not _identical(again.value, first.value):
+                    return True
+        return False
+
     def raises_value_error(self, name: str, probes: Sequence[pr.Probe]) -> bool | None:
         """Whether the student's ``name`` raises ValueError (or a subclass) on every probe;
         None when that cannot be told (the budget is spent, or a call hung or crashed)."""
@@ -234,15 +268,23 @@ class DiagnosisSession:
         """A recorded callee call: (it went wrong, the reference cannot answer it). Wrong: it
         failed or returned other than the reference on the same inputs. Inputs that are not
         plain data are judged by the callee's own results on our probes; inputs the reference
-        does not take are the caller's choice, and not the callee's fault."""
+        does not take are the caller's choice, and not the callee's fault. Arguments beyond
+        the contract's (a ``mask=None``) are left out for the reference; where they change what
+        the callee gives (it gives another result on the contract's arguments alone), the
+        call is the caller's choice too."""
         if not call.known:
             return self.wrong(call.name), True
+        args, kwargs, extra = contract_arguments(reference, call.args, call.kwargs)
         try:
-            want = reference(*call.args, **call.kwargs)
+            want = reference(*args, **kwargs)
         except Exception:
             return False, True
         if call.error is not None:
             return True, False
+        if extra:
+            alone = run(lambda: self.fn(call.name)(*args, **kwargs), [pr.Probe(())])[0]
+            if not (alone.ok and same(alone.value, call.value)):
+                return False, True
         return not same(call.value, want), False
 
     @staticmethod
@@ -277,11 +319,12 @@ class DiagnosisSession:
         if found is None:
             return False
         call, reference = found
+        args, kwargs, _ = contract_arguments(reference, call.args, call.kwargs)
         try:
-            want = reference(*call.args, **call.kwargs)
+            want = reference(*args, **kwargs)
         except Exception:
             return False
-        alone = run(lambda: self.fn(name)(*call.args, **call.kwargs), [pr.Probe(())])[0]
+        alone = run(lambda: self.fn(name)(*args, **kwargs), [pr.Probe(())])[0]
         return alone.ok and same(alone.value, want)
 
     def blame_callees(self, qid: str, names: tuple[str, ...]) -> Diagnosis:

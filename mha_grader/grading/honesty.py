@@ -39,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from ..calls import answering
+from mha_check.questions import CALLEES as QUESTION_CALLEES
+
+from ..calls import Observed, answering
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
 from . import carry, checks
 from .context import Case
@@ -52,6 +54,7 @@ NOISE = {"float64": 1e-10, "float32": 1e-5}
 ROUNDING = 1e-5
 LARGE = 1e-2
 ZERO_KEY = "a module that adds a zero attention key"
+CALLEES = QUESTION_CALLEES["cross_check"]
 
 Pair = tuple[np.ndarray, np.ndarray]
 ReferenceMHA = Callable[..., Pair]  # the reference multi_head_attention(X, Wq, Wk, Wv, Wo, h)
@@ -286,9 +289,19 @@ def _check_match(report, probe: Probe) -> None:
         )
 
 
-def _judge(case: Case, report, probe: Probe, own: Pipelines) -> tuple[str, ...]:
+def _judge(
+    case: Case,
+    report,
+    probe: Probe,
+    own: Pipelines,
+    called: frozenset[str],
+    unsteady: Callable[[Probe], bool] = lambda probe: False,
+) -> tuple[str, ...]:
     """Raise AssertionError unless ``report`` is honest for this module, against the reference
-    pipeline or (carried forward) one of the student's; returns the callees carried."""
+    pipeline or (carried forward) one of the student's whose wrong callees cross_check really
+    called (``called``); returns the callees carried. A report no pipeline explains, from a
+    cross_check that called a multi_head_attention whose results vary from call to call on the
+    same inputs (``unsteady``), could not be checked: no report could be honest there."""
     if _honest(report, probe.reference, probe):
         _check_match(report, probe)
         return ()
@@ -297,12 +310,16 @@ def _judge(case: Case, report, probe: Probe, own: Pipelines) -> tuple[str, ...]:
             if (
                 pipeline.diffs is not None
                 and pipeline.wrong
+                and set(pipeline.wrong) <= called
                 and _honest(report, pipeline.diffs, probe)
             ):
                 _check_match(report, probe)
                 return pipeline.wrong
-    if own.failed is not None and case.carry_forward:
+    if own.failed is not None and own.failed[0] in called and case.carry_forward:
         raise carry.CouldNotCheck("cross_check", *own.failed)
+    if "multi_head_attention" in called and case.carry_forward and unsteady(probe):
+        what = carry.RANDOM.format(where="the same inputs")
+        raise carry.CouldNotCheck("cross_check", "multi_head_attention", what)
     raise AssertionError(_dishonest_message(report, probe))
 
 
@@ -343,19 +360,35 @@ def check(
     reference multi_head_attention (run here, with the student's weights, for carried
     pipelines)."""
     own = pipelines(probes, weights_from_torch, multi_head_attention, reference)
+
+    def unsteady(probe: Probe) -> bool:
+        """Whether the student's multi_head_attention gives two results on one input."""
+        if multi_head_attention is None:
+            return False
+        args = (probe.X, *probe.Ws, probe.mha.num_heads)
+        first, *others = _many(multi_head_attention, [args] * 4)
+        if isinstance(first, StudentCodeError):
+            return False
+        return any(not isinstance(o, StudentCodeError) and not carry.same(first, o) for o in others)
+
     reports: list = []
+    called: list[frozenset[str]] = []  # the callees cross_check really called, per module
     for probe, mine in zip(probes, own, strict=True):
+        observed = _observe(cross_check, probe)
+        called.append(frozenset(c.name for c in observed.calls))
         try:
-            reports.append(read_report(cross_check(probe.mha, probe.X)))
+            if observed.failed:
+                raise observed.value
+            reports.append(read_report(observed.value))
         except StudentCodeError as e:
             if not (probe.zero_key and isinstance(e, StudentRaised)):
-                _raised(case, e, mine)
+                _raised(case, e, mine, called[-1])
             reports.append(e)
     carried: set[str] = set()
-    for probe, report, mine in zip(probes, reports, own, strict=True):
+    for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
         if isinstance(report, StudentRaised):
             continue
-        carried.update(_judge(case, report, probe, mine))
+        carried.update(_judge(case, report, probe, mine, seen, unsteady))
     measured = any(
         p.zero_key and not isinstance(r, StudentRaised)
         for p, r in zip(probes, reports, strict=True)
@@ -405,12 +438,29 @@ def _not_cancelled(cross_check, probes, reports, own: list[Pipelines], reference
             raise AssertionError(carry.compensated("cross_check", ["multi_head_attention"]))
 
 
-def _raised(case: Case, e: StudentCodeError, own: Pipelines) -> None:
-    """cross_check failed on a module: its own failure, unless a callee fails there too (then
-    the case could not be checked)."""
-    if own.failed is not None and case.carry_forward and not isinstance(e, NotAttempted):
+def _raised(case: Case, e: StudentCodeError, own: Pipelines, called: frozenset[str]) -> None:
+    """cross_check failed on a module: its own failure, unless a callee it really called
+    (``called``) fails there too (then the case could not be checked). A cross_check that
+    failed before calling the callee is charged alone: nothing is said of a call not made."""
+    if (
+        own.failed is not None
+        and own.failed[0] in called
+        and case.carry_forward
+        and not isinstance(e, NotAttempted)
+    ):
         raise carry.CouldNotCheck("cross_check", *own.failed)
     raise e
+
+
+def _observe(cross_check, probe: Probe) -> Observed:
+    """cross_check on one module, with the calls it made of its callees."""
+    observe = getattr(cross_check, "observe", None)
+    if observe is None:  # a plain function (the grader's own tests): its calls are not seen
+        try:
+            return Observed(cross_check(probe.mha, probe.X), [], False)
+        except StudentCodeError as e:
+            return Observed(e, [], False)
+    return observe((probe.mha, probe.X), {}, CALLEES)
 
 
 def _exact_somewhere(probes, reports, own: list[Pipelines]) -> bool:

@@ -557,6 +557,110 @@ def parameter_counts__skips_bad_heads(d_model, head_counts, bias=False):
     return counts
 
 
+# --- the second authors' set (tests/data/authors/tuning_b/): deeplearning.ai's dk read off the
+# token axis, Keras' attention dropout left on, a loop over heads keeping its last weights, Peter
+# Bloem's wide heads in the parameter count.
+
+
+@bug("scale-seq-len")
+def attention__dk_from_seq_len_k(Q, K, V, mask=None):
+    matmul_qk = Q @ np.swapaxes(K, -1, -2)  # (..., seq_len_q, seq_len_k)
+    dk = np.float32(K.shape[-2])  # K is (..., seq_len_k, depth): the wrong one
+    logits = matmul_qk / np.sqrt(dk)
+    if mask is not None:
+        logits += (1.0 - mask) * -1e9
+    weights = softmax(logits, axis=-1)
+    return weights @ V, weights
+
+
+@bug("scale-seq-len")
+def attention__scaled_by_query_count(Q, K, V):
+    n = Q.shape[-2]  # "the sequence length"
+    scores = np.einsum("...qd,...kd->...qk", Q, K) / math.sqrt(n)
+    weights = softmax(scores)
+    return np.einsum("...qk,...kd->...qd", weights, V), weights
+
+
+@bug("attention-dropout")
+def attention__keras_dropout_on_output(Q, K, V):
+    query = Q * (1.0 / math.sqrt(float(Q.shape[-1])))
+    scores = softmax(np.einsum("...kd,...qd->...qk", K, query), axis=-1)
+    keep = np.random.default_rng().random(scores.shape) >= 0.1  # self._dropout_layer(...)
+    return np.einsum("...qk,...kd->...qd", scores * keep / 0.9, V), scores
+
+
+@bug("attention-dropout")
+def attention__dropout_on_returned_weights(Q, K, V):
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+    weights = weights * np.random.binomial(1, 0.8, size=weights.shape) / 0.8  # attn_drop
+    return weights @ V, weights
+
+
+@bug("mha-dropout")
+def multi_head_attention__inline_dropout(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    att = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d_head), axis=-1)
+    att = att * (np.random.rand(*att.shape) > 0.1) / 0.9  # self.attn_dropout(att)
+    return merge_heads(att @ v) @ Wo, att
+
+
+@bug("mha-dropout")
+def multi_head_attention__dropout_on_output(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Qh, Kh, Vh = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(Qh, Kh, Vh)
+    y = merge_heads(out) @ Wo
+    return y * np.random.binomial(1, 0.9, size=y.shape) / 0.9, weights  # resid_dropout
+
+
+@bug("mha-last-head-weights")
+def multi_head_attention__loop_keeps_last_attn(X, Wq, Wk, Wv, Wo, num_heads):
+    d_k = _check_heads(X, num_heads)
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    heads = []
+    for i in range(num_heads):
+        cols = slice(i * d_k, (i + 1) * d_k)
+        head, attn = attention(Q[:, cols], K[:, cols], V[:, cols])
+        heads.append(head)
+    return np.concatenate(heads, axis=-1) @ Wo, attn
+
+
+@bug("mha-last-head-weights")
+def multi_head_attention__stacked_then_last(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Qh, Kh, Vh = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(Qh, Kh, Vh)
+    attn_map = None
+    for h in range(num_heads):  # "the attention map" of each head, drawn in turn
+        attn_map = weights[h]
+    return merge_heads(out) @ Wo, attn_map
+
+
+@bug("counts-wide-heads", affects=("parameter_counts",))
+def parameter_counts__wide_self_attention(d_model, head_counts, bias=False):
+    counts = {}
+    for h in head_counts:
+        if d_model % h:
+            raise ValueError(f"{h} heads do not divide d_model={d_model}")
+        e = d_model  # tokeys/toqueries/tovalues: Linear(e, e * h); unifyheads: Linear(h * e, e)
+        counts[h] = 3 * e * e * h + h * e * e + ((3 * e * h + e) if bias else 0)
+    return counts
+
+
+@bug("counts-wide-heads", affects=("parameter_counts",))
+def parameter_counts__one_module_per_head(d_model, head_counts, bias=False):
+    import torch
+
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"{h} does not divide {d_model}")
+        one = torch.nn.MultiheadAttention(d_model, 1, bias=bias)  # "each head is an attention"
+        counts[h] = h * sum(p.numel() for p in one.parameters())
+    return counts
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

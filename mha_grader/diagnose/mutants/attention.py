@@ -41,7 +41,7 @@ TRANSPOSES: dict[str, Callable] = {
 }
 
 
-def _scale(scores: np.ndarray, Q: np.ndarray, how: str) -> np.ndarray:
+def _scale(scores: np.ndarray, Q: np.ndarray, K: np.ndarray, how: str) -> np.ndarray:
     d_k = Q.shape[-1]
     return {
         "sqrt": lambda: scores / math.sqrt(d_k),
@@ -49,6 +49,8 @@ def _scale(scores: np.ndarray, Q: np.ndarray, how: str) -> np.ndarray:
         "d": lambda: scores / d_k,
         "times-sqrt": lambda: scores * math.sqrt(d_k),
         "sqrt-axis1": lambda: scores / math.sqrt(Q.shape[1]),  # d_k only for 2-D input
+        "sqrt-m": lambda: scores / math.sqrt(K.shape[-2]),  # the number of keys
+        "sqrt-n": lambda: scores / math.sqrt(Q.shape[-2]),  # the number of queries
     }[how]()
 
 
@@ -87,7 +89,7 @@ def attend(
     t = TRANSPOSES[transpose]
     mm = np.matmul if product == "matmul" else np.dot  # np.dot: right for 2-D only
     scores = mm(Q, t(K)) if order == "qk" else mm(K, t(Q))
-    weights = softmax(_mask(_scale(scores, Q, scale), mask), axis=axis)
+    weights = softmax(_mask(_scale(scores, Q, K, scale), mask), axis=axis)
     return mm(weights, V), weights
 
 
@@ -121,6 +123,12 @@ ATTENTION: dict[str, list[Callable]] = {
     "scale-missing": [recipe("unscaled", scale="none")],
     "scale-not-sqrt": [recipe("by_dk", scale="d")],
     "scale-inverted": [recipe("times_sqrt_dk", scale="times-sqrt")],
+    # a token count: equal to d_k on some probes, so together with a mistake of another slot it
+    # could look like another pair: never combined
+    "scale-seq-len": [
+        recipe("by_sqrt_m", combines=False, scale="sqrt-m"),
+        recipe("by_sqrt_n", combines=False, scale="sqrt-n"),
+    ],
     "attention-transpose-v": [_att_transpose_v, _att_transpose_v_dot_t],
     "attention-3d-transpose": [
         recipe("k_dot_t", transpose="T"),

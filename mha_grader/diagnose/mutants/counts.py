@@ -38,7 +38,31 @@ def _counts_torch_assert(d_model, head_counts, bias=False):
     return counts
 
 
+def _counts_wide(per_head: int, biases_per_head: int = 3) -> Callable:
+    """Counts where ``per_head`` of the four d_model x d_model matrices come once per head (each
+    head with full-width projections of its own), the others once: right for one head only.
+    With bias, ``biases_per_head`` of the four d_model-wide biases come once per head."""
+
+    def counts(d_model, head_counts, bias=False):
+        head_counts = list(head_counts)
+        bad = [h for h in head_counts if d_model % h]
+        if bad:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+        found = {}
+        for h in head_counts:
+            n = (per_head * h + 4 - per_head) * d_model * d_model
+            if bias:
+                n += (biases_per_head * h + 4 - biases_per_head) * d_model
+            found[h] = n
+        return found
+
+    counts.__name__ = counts.__qualname__ = f"_counts_wide_{per_head}_{biases_per_head}"
+    return counts
+
+
 COUNTS: dict[str, list[Callable]] = {
     "counts-ignore-bias": [_counts_without_bias],
+    # q, k, v (and the output) per head; biases of q, k, v per head, or of all four
+    "counts-wide-heads": [_counts_wide(4), _counts_wide(4, 4), _counts_wide(3)],
     "counts-no-valueerror": [_counts_torch_assert],
 }

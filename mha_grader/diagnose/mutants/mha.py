@@ -87,6 +87,11 @@ def _mha_averaged(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     return out, np.mean(weights, axis=0)
 
 
+def _mha_last_head(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+    return out, weights[-1]  # a loop over heads that keeps its last weights
+
+
 def _mha_qkv_interleaved(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     n, d_model = X.shape
     d_head = d_model // num_heads
@@ -110,6 +115,7 @@ MHA: dict[str, list[Callable]] = {
     "mha-causal-mask": [checked(_mha_causal)],
     "mha-qk-swapped": [checked(_mha_qk_swapped)],
     "mha-averaged-weights": [checked(_mha_averaged)],
+    "mha-last-head-weights": [checked(_mha_last_head)],
     "mha-qkv-interleaved": [checked(_mha_qkv_interleaved)],
     "mha-no-valueerror": [_mha_assert],
 }

@@ -69,16 +69,20 @@ ADAPTER: dict[str, list[Callable]] = {
 _FORWARDS: dict[tuple, tuple] = {}
 
 
-def torch_forward(mha, X, layout: str = "right", average: bool = False, grad: bool = False):
+def torch_forward(
+    mha, X, layout: str = "right", average: bool = False, grad: bool = False, dtype: str = ""
+):
     """Torch's output (n, d) and weights for one sequence X (cached: probes are reused).
 
     layout: "right" follows mha.batch_first; "batch" always feeds (1, n, d); "seq" (n, 1, d);
     "swapped" does the opposite of what batch_first asks. ``grad``: run the module outside
     no_grad and take the arrays out without detaching, which torch refuses (RuntimeError).
+    ``dtype``: X converted to this torch dtype ("float32": ``.float()``) whatever the module's,
+    which torch refuses for a module of the other dtype (RuntimeError); "": the module's own.
     """
     import torch
 
-    key = (id(mha), id(X), layout, average)
+    key = (id(mha), id(X), layout, average, dtype)
     if key in _FORWARDS and not grad:
         return _FORWARDS[key][2]
     batch_axis_first = {
@@ -87,7 +91,9 @@ def torch_forward(mha, X, layout: str = "right", average: bool = False, grad: bo
         "seq": False,
         "swapped": not mha.batch_first,
     }[layout]
-    x = torch.as_tensor(np.asarray(X), dtype=mha.in_proj_weight.dtype)
+    x = torch.as_tensor(np.asarray(X), dtype=getattr(torch, dtype or "float64"))
+    if not dtype:
+        x = x.to(mha.in_proj_weight.dtype)
     x = x.unsqueeze(0) if batch_axis_first else x.unsqueeze(1)
     if grad:
         out, w = mha(x, x, x, need_weights=True, average_attn_weights=average)
@@ -102,9 +108,16 @@ def torch_forward(mha, X, layout: str = "right", average: bool = False, grad: bo
 
 
 def cross_check_with(
-    mha, X, weights_from_torch, multi_head_attention, layout="right", avg=False, grad=False
+    mha,
+    X,
+    weights_from_torch,
+    multi_head_attention,
+    layout="right",
+    avg=False,
+    grad=False,
+    dtype="",
 ):
-    out_t, w_t = torch_forward(mha, X, layout, avg, grad)
+    out_t, w_t = torch_forward(mha, X, layout, avg, grad, dtype)
     Ws = weights_from_torch(mha)
     out, weights = multi_head_attention(np.asarray(X, dtype=np.float64), *Ws, mha.num_heads)
     out_diff = float(np.max(np.abs(np.asarray(out) - out_t)))
@@ -116,4 +129,5 @@ CROSS_CHECK: dict[str, list[dict]] = {  # keyword arguments of cross_check_with
     "adapter-averaged-weights": [{"avg": True}],
     "adapter-batch-first": [{"layout": "batch"}, {"layout": "seq"}, {"layout": "swapped"}],
     "adapter-no-detach": [{"grad": True}],
+    "adapter-fixed-dtype": [{"dtype": "float32"}, {"dtype": "float64"}],
 }

@@ -46,6 +46,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if wrong:
             return s.blame_callees("attention", tuple(wrong))
     else:
+        if s.unsteady("attention", probes):  # random with a right softmax: its own dropout
+            if wrong:
+                return s.with_callees("attention", ("attention-dropout",), wrong)
+            return s.in_function("attention", ("attention-dropout",), inline=False)
         found = _own(s, given, probes)
         if found is not None:
             ids, mutant, inline = found

@@ -78,6 +78,10 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         if wrong:
             return s.blame_callees(qid, tuple(wrong))
     else:
+        if s.unsteady(qid, probes):  # random with right callees: its own dropout
+            if wrong:
+                return s.with_callees(qid, ("mha-dropout",), wrong)
+            return s.in_function(qid, ("mha-dropout",), inline=False)
         found = _own(given, probes)
         if found is not None:
             ids, inline = found
