@@ -46,6 +46,10 @@ ANALOGY_READ_BELOW = 0.75  # of the points: an analogy read well enough stands a
 # its penalty says enough that is right for a teacher to weigh the two; below it, the wrong
 # idea is what the answer says, and its penalty stands.
 MIXED_KEEPS_SHARE = 0.25
+# ... or states, in clauses of their own apart from the wrong idea's, right ideas worth at least
+# this share: "more heads give more softmaxes, but each head sees fewer tokens" says one thing
+# right and one wrong, whatever the penalty leaves
+MIXED_APART_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,11 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
     mixed = right > 0 and any(s is Status.CONTRADICTED for s in status.values())
     if both or mixed:
         found.append(CONTRADICTORY)
-    elif reading.misconceptions and earned > MIXED_KEEPS_SHARE * rubric.total_weight:
+    elif reading.misconceptions and (
+        earned > MIXED_KEEPS_SHARE * rubric.total_weight
+        or earned <= 0
+        and sum(rubric.weight(c) for c in reading.apart) >= MIXED_APART_SHARE * rubric.total_weight
+    ):
         found.append(MIXED)
     if right and reading.doubtful:
         found.append(UNSURE)
