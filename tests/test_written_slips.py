@@ -171,3 +171,15 @@ def test_a_number_times_d_model_is_left_as_written():
     from mha_grader.written.text import rewrite
 
     assert rewrite("4 * d_model extra numbers") == "4 * d_model extra numbers"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Both are 256. Because the size of matrix Wq, Wk, Wv, Wo is not depend on number of "
+        "head, only the output is divided to the heads.",
+        "Both are 256, the matrices not depends on number of head.",
+    ],
+)
+def test_a_non_native_not_depend_on_the_head_count_is_the_reason(text):
+    assert _share("q2", text) == 1

@@ -20,6 +20,7 @@ KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
 # Verbs in the third person: a bare run of words with one of them is a terse sentence.
 AGREEING_VERBS = frozenset(
@@ -136,6 +137,8 @@ def is_keyword_list(text: str) -> bool:
     noted: list[bool] = []  # the item is a note ("1 head: 256", "256 = 256"): a fact stated
     for part in _ITEM_BREAK.split(text):
         item = words(part)
+        if item and all(_NUMBER.fullmatch(w) for w in item):
+            continue  # a vector's entries, "[0, 0, 0.424, 0.576, 0]": values, not keywords
         if items and len(item) == 1 and item[0] in _SYMBOLS:
             items[-1] += item  # "Q, K, V" and "Wq, Wk, Wv" are one item, not three
         elif item:

@@ -80,6 +80,9 @@ _MATH: list[tuple[str, str]] = [
     (r"↑", " increases "),
     (r"↓", " decreases "),
     (r"²", "^2"),
+    # code's power and a decimal without its 0: "4 * d_model**2", "[0, 0, .424, .576, 0]"
+    (r"\*\*", "^"),
+    (r"(?<![\w.])\.(?=\d)", "0."),
     # "i.e." and "e.g." end no sentence
     (r"\bi\.\s?e\.", "that is"),
     (r"\be\.\s?g\.", "for example"),
