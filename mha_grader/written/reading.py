@@ -72,6 +72,16 @@ def _misconception_matches(
     return found, yielded - set(found), supposed
 
 
+def _beside_doubt(m: Match, stances: list[Stances]) -> bool:
+    """The match, itself asserted, follows a denial or a doubt in its sentence."""
+    if m.sentence >= len(stances):
+        return False
+    st = stances[m.sentence]
+    if any(st.flips[i] % 2 for i in m.positions):
+        return False
+    return any(st.flips[i] % 2 for i in range(m.positions[0]))
+
+
 def _supposed_consequences(stances: list[Stances], wrong: list[Match]) -> set[tuple[int, int]]:
     """(sentence, token) of what follows from a condition that states a wrong idea: "if each
     head had its own matrices, the count would double" reasons from a supposition the student
@@ -218,6 +228,13 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         for c in rubric.concepts
         if c.yes_no and all(m.possible for m in matches[c.id] if m.supports)
     ]
+    # a possibility offered beside a doubt or a denial ("I'm not convinced anything changes; the
+    # heads might just compute the same thing in smaller pieces") is the doubter's alternative,
+    # not a finding
+    matches = {
+        k: [m for m in ms if not (m.supports and m.possible and _beside_doubt(m, stances))]
+        for k, ms in matches.items()
+    }
     backed = any(m.supports for k, ms in matches.items() if k not in guesses for m in ms)
     if not backed:
         for k in guesses:
