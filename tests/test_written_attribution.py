@@ -152,3 +152,47 @@ def test_a_number_divisible_by_a_head_count_is_no_wrong_multiple():
 def test_more_heads_making_d_model_grow_earns_no_credit():
     text = "Adding heads makes d_model grow, since every head brings d_head features of its own."
     assert _share("q4", text) <= 0.25
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My TA said d_model must be divisible by num_heads so each head gets an equal chunk, "
+        "and that's what I saw in the notebook too.",
+        "A friend claims d_model must be divisible by num_heads so each head gets an equal "
+        "chunk, which is exactly what I found.",
+    ],
+)
+def test_a_report_the_students_own_finding_agrees_with_is_theirs(text):
+    assert _share("q5", text) == 1
+
+
+def test_the_course_material_the_students_own_finding_agrees_with_is_theirs():
+    cited = "The lecture says both are 256 because the weights are d_model x d_model"
+    assert _share("q2", cited + ".") == 0.5
+    assert _share("q2", cited + ", which is true.") == 0.5  # agreeing is no finding
+    assert _share("q2", cited + ", which is what I got as well.") == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [("my TA", 1), ("the professor in lecture 8", 1), ("the lecture notes", 0.5)],
+)
+def test_as_a_source_said_the_student_states_it(source, expected):
+    verb = "says" if source.endswith("notes") else "said"
+    claim = "d_model must be divisible by num_heads so each head gets an equal chunk."
+    text = f"As {source} {verb}, {claim}"
+    assert _share("q5", text) == expected
+    assert _share("q5", "Like" + text[2:]) == expected
+
+
+@pytest.mark.parametrize(
+    ("opening", "expected"),
+    [("According to the lecture slides", 0.5), ("According to my friend", 0)],
+)
+def test_what_follows_a_colon_spells_out_what_the_opening_source_says(opening, expected):
+    text = (
+        f"{opening}, each head does not have its own projection matrices: one shared Wq, Wk, Wv "
+        "is computed at full d_model and split into chunks per head."
+    )
+    assert _share("q1", text) == expected

@@ -113,6 +113,31 @@ def test_a_wrong_idea_a_rubric_reads_as_a_contradiction_is_charged_once():
     assert output.count("whether a head has projection matrices of its own") == 1
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "With more heads there is more softmax, but every head see less tokens so it is faster.",
+        "More heads give more independent softmaxes. Each head looks at fewer tokens, though.",
+    ],
+)
+def test_a_right_idea_in_a_clause_of_its_own_beside_a_wrong_one_goes_to_a_teacher(text):
+    share, flagged, output = _graded("q4", text)
+    assert flagged and share <= 0.5, output
+    assert "what each head sees of the sequence" in output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Each head attends to fewer tokens, so the attention becomes more local.",
+        "More heads means the model's d_model gets bigger, since each head adds d_head dimensions.",
+    ],
+)
+def test_what_a_wrong_idea_leads_to_is_no_right_idea_of_its_own(text):
+    share, flagged, output = _graded("q4", text)
+    assert share == 0 and not flagged, output
+
+
 def test_a_heads_own_attention_weights_are_no_projection():
     text = "No: each head has its own attention weights, head 0 on tokens 2 and 3, head 1 on 4."
     share, flagged, output = _graded("q3", text)

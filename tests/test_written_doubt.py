@@ -190,3 +190,20 @@ def test_the_reason_alone_is_not_the_finding():
     share, _, output = _graded("q2", "Wq, Wk, Wv and Wo keep the same shape whatever num_heads is.")
     assert share == 0.5
     assert "State plainly what the two parameter counts were" in output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not convinced anything changes; the heads might just compute the same thing in "
+        "smaller pieces.",
+        "I doubt much changes, the heads could just be doing one softmax in smaller subspaces.",
+    ],
+)
+def test_a_possibility_offered_beside_a_doubt_is_no_finding(text):
+    assert grade_answer("q4", text).score == 0
+
+
+def test_a_possibility_the_student_states_without_doubting_still_counts():
+    text = "More heads might mean more softmaxes, each over a smaller d_model/h subspace."
+    assert grade_answer("q4", text).score > 0

@@ -200,3 +200,30 @@ def test_phrasing_options_are_compiled(tmp_path):
     )
     phrasing = rubric.concepts[0].phrasings[0]
     assert phrasing.unless == {"shape"} and phrasing.across and phrasing.alone
+
+
+def test_a_power_written_as_code_and_one_count_for_both_head_counts_read_as_the_finding():
+    text = "4 * d_model**2 = 4 * 64 = 256 for h = 1 and h = 2; no term depends on h."
+    assert _share("q2", text) == 1
+    assert _share("q2", "It is 256 for h = 1 and 512 for h = 2.") == 0
+
+
+def test_a_matrix_noted_as_one_for_all_heads_is_the_shared_projection():
+    text = (
+        "Q = X @ Wq   # Wq: d_model x d_model, one for all heads\n"
+        "Qh = Q.reshape(n, h, d_head).transpose(1, 0, 2)"
+    )
+    assert _share("q1", text) == 1
+    assert grade_answer("q1", "Q = X @ Wq, one Wq for each head.").score <= POINTS["q1"] / 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"No: for query 0, $\alpha^{(0)} = (0, 0, 0.424, 0.576, 0)$ and "
+        r"$\alpha^{(1)} = (0, 0, 0, 0, 1)$, so the patterns differ.",
+        "No, they differ: head 0 gives [0, 0, .424, .576, 0], head 1 gives [0, 0, 0, 0, 1].",
+    ],
+)
+def test_the_worked_examples_weights_as_printed_are_the_evidence(text):
+    assert _share("q3", text) == 1

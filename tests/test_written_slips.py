@@ -8,6 +8,7 @@ import pytest
 from written_support import share as _share
 
 from mha_grader.written.match import small_typo
+from mha_grader.written.text import split_sentences
 
 
 # ------------------------------------------------------------------------------ slips
@@ -171,3 +172,27 @@ def test_a_number_times_d_model_is_left_as_written():
     from mha_grader.written.text import rewrite
 
     assert rewrite("4 * d_model extra numbers") == "4 * d_model extra numbers"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Both are 256. Because the size of matrix Wq, Wk, Wv, Wo is not depend on number of "
+        "head, only the output is divided to the heads.",
+        "Both are 256, the matrices not depends on number of head.",
+    ],
+)
+def test_a_non_native_not_depend_on_the_head_count_is_the_reason(text):
+    assert _share("q2", text) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Each head gets d_model/h dims. No head has its own mtxs. They share one.", 3),
+        ("Same count, approx. 256 params. Heads are a reshape.", 2),
+        ("Fewer dims. per head, the same mtxs. (d_model x d_model) in both.", 1),
+    ],
+)
+def test_an_abbreviations_full_stop_ends_its_sentence_before_a_capital(text, sentences):
+    assert len(split_sentences(text)) == sentences

@@ -390,10 +390,26 @@ ENDORSE_CLAUSE = (
     r"confirms|bears? (?:that|this|it) out|bore (?:that|this|it) out|backs? (?:that|this|it) up|"
     r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that))"
     r"(?: (?:it|this|that|them|him|her))?"
+    # "and that's what I saw in the notebook too", "which is exactly what I got", "and I got the
+    # same in my run": the student's own finding agrees
+    # ("exactly" reads as "evenly" by the time cues are matched: "divides exactly")
+    r"|(?:which|that|this|it) (?:is|s|was) (?:(?:exactly|evenly|also|just|precisely|indeed) )?"
+    r"(?:what|how) (?:i|we) (?:(?:also|then|later) )?(?:saw|see|found|find|got|get|measured|"
+    r"observed|printed)(?: [a-z_0-9]+){0,5}?"
+    r"|(?:i|we) (?:(?:also|then|later) )?(?:saw|found|got|measured|observed|printed) (?:the same|"
+    r"that|this|it|so)(?: [a-z_0-9]+){0,5}?(?: too| as well)?"
     r"|(?:which|that|this|it) (?:(?:later|indeed|also) )?turned out (?:to be )?(?:true|right|"
     r"correct|so|the case)"
     rf"|(?:she|he|they|which|that|this|it) (?:(?:is|are|was|were|s) )?{ADV}{POS_VERDICT}"
     r"|(?:it|they|that|this|he|she) (?:is|are|was|were|does|do|did|has|have)(?= [:;,]|$))"
+)
+# an endorsement that rests on the student's own finding ("which is what I got", "my run
+# confirmed it"), not only on agreeing
+OWN_FINDING = re.compile(
+    r"\b(?:i|we) (?:(?:also|then|later|have|can) )*(?:saw|see|found|find|got|get|measured|"
+    r"observed|printed|confirmed|confirm|verified|verify|checked|check)\b"
+    r"|\b(?:my|our) (?:own )?(?:experiment|run|check|test|results?|code|notebook|output|"
+    r"printout|numbers|heatmaps?|plots?|measurements?)s?\b"
 )
 ENDORSE_TAIL = re.compile(
     rf" (?:[,;:(—–-]|and|but|so)(?: and| but| so)? {ENDORSE_CLAUSE}(?= [:;,]|$| because| since)"

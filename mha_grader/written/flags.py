@@ -20,6 +20,7 @@ KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
 # Verbs in the third person: a bare run of words with one of them is a terse sentence.
 AGREEING_VERBS = frozenset(
@@ -46,6 +47,10 @@ ANALOGY_READ_BELOW = 0.75  # of the points: an analogy read well enough stands a
 # its penalty says enough that is right for a teacher to weigh the two; below it, the wrong
 # idea is what the answer says, and its penalty stands.
 MIXED_KEEPS_SHARE = 0.25
+# ... or states, in clauses of their own apart from the wrong idea's, right ideas worth at least
+# this share: "more heads give more softmaxes, but each head sees fewer tokens" says one thing
+# right and one wrong, whatever the penalty leaves
+MIXED_APART_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,8 @@ def is_keyword_list(text: str) -> bool:
     noted: list[bool] = []  # the item is a note ("1 head: 256", "256 = 256"): a fact stated
     for part in _ITEM_BREAK.split(text):
         item = words(part)
+        if item and all(_NUMBER.fullmatch(w) for w in item):
+            continue  # a vector's entries, "[0, 0, 0.424, 0.576, 0]": values, not keywords
         if items and len(item) == 1 and item[0] in _SYMBOLS:
             items[-1] += item  # "Q, K, V" and "Wq, Wk, Wv" are one item, not three
         elif item:
@@ -165,7 +172,11 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
     mixed = right > 0 and any(s is Status.CONTRADICTED for s in status.values())
     if both or mixed:
         found.append(CONTRADICTORY)
-    elif reading.misconceptions and earned > MIXED_KEEPS_SHARE * rubric.total_weight:
+    elif reading.misconceptions and (
+        earned > MIXED_KEEPS_SHARE * rubric.total_weight
+        or earned <= 0
+        and sum(rubric.weight(c) for c in reading.apart) >= MIXED_APART_SHARE * rubric.total_weight
+    ):
         found.append(MIXED)
     if right and reading.doubtful:
         found.append(UNSURE)

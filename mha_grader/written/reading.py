@@ -37,6 +37,10 @@ class Reading:
     guessed: frozenset[str] = frozenset()  # recognised only in hedged clauses ("maybe", "?")
     # recognised only as what the course material says ("according to the notebook, ...")
     cited: frozenset[str] = frozenset()
+    # recognised in a clause of its own, apart from every clause that states a misconception
+    # ("more heads give more softmaxes, but each head sees fewer tokens"): a right idea the
+    # wrong one does not touch
+    apart: frozenset[str] = frozenset()
 
 
 def _misconception_matches(
@@ -66,6 +70,16 @@ def _misconception_matches(
             else:
                 found.setdefault(mis.id, []).append(m)
     return found, yielded - set(found), supposed
+
+
+def _beside_doubt(m: Match, stances: list[Stances]) -> bool:
+    """The match, itself asserted, follows a denial or a doubt in its sentence."""
+    if m.sentence >= len(stances):
+        return False
+    st = stances[m.sentence]
+    if any(st.flips[i] % 2 for i in m.positions):
+        return False
+    return any(st.flips[i] % 2 for i in range(m.positions[0]))
 
 
 def _supposed_consequences(stances: list[Stances], wrong: list[Match]) -> set[tuple[int, int]]:
@@ -214,6 +228,13 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         for c in rubric.concepts
         if c.yes_no and all(m.possible for m in matches[c.id] if m.supports)
     ]
+    # a possibility offered beside a doubt or a denial ("I'm not convinced anything changes; the
+    # heads might just compute the same thing in smaller pieces") is the doubter's alternative,
+    # not a finding
+    matches = {
+        k: [m for m in ms if not (m.supports and m.possible and _beside_doubt(m, stances))]
+        for k, ms in matches.items()
+    }
     backed = any(m.supports for k, ms in matches.items() if k not in guesses for m in ms)
     if not backed:
         for k in guesses:
@@ -270,6 +291,7 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         for k, ms in counted.items()
         if status[k] is Status.RECOGNISED and ms and all(m.cited for m in ms if m.supports)
     )
+    apart = _apart(counted, status, claimed, sentences, stances)
     return Reading(
         status,
         tuple(m for m in rubric.misconceptions if m.id in wrong),
@@ -278,7 +300,53 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         tuple(_excerpt(text, sentences, c.sentence, c.source) for c in copies),
         guessed,
         cited,
+        apart,
     )
+
+
+# words that tie a clause to the one before as its reason or consequence: "each head sees fewer
+# tokens, so the attention is more local" says one (wrong) thing, not two
+_LINKS = frozenset("so since because as hence therefore thus which meaning means".split())
+
+
+def _apart(
+    counted: dict[str, list[Match]],
+    status: dict[str, Status],
+    claimed: list[Match],
+    sentences: list[Sentence],
+    stances: list[Stances],
+) -> frozenset[str]:
+    """The recognised concepts stated in a clause of their own, apart from every clause that
+    states a misconception and not its reason or consequence: in another sentence, or in a
+    clause joined to the wrong one by "and", "but" or a comma ("more heads give more softmaxes,
+    but each head sees fewer tokens")."""
+    if not claimed:
+        return frozenset()
+
+    def clauses(m: Match) -> set[tuple[int, int]] | None:
+        if m.sentence >= len(stances):  # matched across the whole answer: no clause of its own
+            return None
+        return {(m.sentence, stances[m.sentence].clause_start[i]) for i in m.positions}
+
+    def linked(sentence: int, a: int, b: int) -> bool:
+        words = [t.word for t in sentences[sentence].tokens]
+        later = max(a, b)
+        near = words[max(later - 2, 0) : later + 1]
+        return a == b or any(w in _LINKS for w in near)
+
+    wrong = [c for m in claimed if (c := clauses(m)) is not None]
+    wrong_clauses = set().union(*wrong) if wrong else set()
+    found = set()
+    for k, ms in counted.items():
+        if status[k] is not Status.RECOGNISED:
+            continue
+        for m in ms:
+            mine = clauses(m) if m.supports else None
+            if mine and not any(
+                s == t and linked(s, a, b) for s, a in mine for t, b in wrong_clauses
+            ):
+                found.add(k)
+    return frozenset(found)
 
 
 def _excerpt(text: str, sentences: list[Sentence], index: int, source: str) -> tuple[str, str]:

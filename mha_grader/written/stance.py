@@ -86,6 +86,7 @@ from .cues import (
     OPENERS,
     OTHERS_SAY,
     OWN_EVIDENCE,
+    OWN_FINDING,
     POS_OPENING,
     POS_SENTENCE,
     POS_TAIL,
@@ -439,6 +440,9 @@ def _apply(marks: _Marks, scope: range, how: str) -> None:
             marks.reported[i] = False
         elif how == "endorse":
             marks.reported[i] = False
+        elif how == "own":  # endorsed by the student's own finding: no longer a citation either
+            marks.reported[i] = False
+            marks.cited[i] = False
         elif how == "hedge":
             marks.hedged[i] = True
         elif how == "cite":
@@ -530,8 +534,10 @@ def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, boo
                 and not _stem_in(words[start - 1], SAYING)
             ):
                 start -= 1
+        opens_as = start == 1 or start > 1 and words[start - 2] in _OPENS_SUBJECT
         if start > 0 and words[start - 1] not in _OPENS_SUBJECT:
-            continue  # "on Reddit" in "some guy on Reddit reckons": the head is further back
+            if not (words[start - 1] in _AS and opens_as):  # "As my TA said, X"
+                continue  # "on Reddit" in "some guy on Reddit reckons": the head is further back
         if {"i", "we", "me", "us"} & set(words[start:head]):
             return None
         return start, course
@@ -599,9 +605,35 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         stop = j + 1 + pointed
         while stop < len(words) and words[stop] in ("me", "us", "you", "him", "her", "them"):
             stop += 1
+        if _as_said(text, marks, start, stop, course):
+            continue
         if words[stop : stop + 1] == ["that"]:
             stop += 1
         _mark_span(text, range(start, stop), marks, "cite" if course else "report")
+
+
+_AS = ("as", "like")
+
+
+def _as_said(text: _Text, marks: _Marks, start: int, stop: int, course: bool) -> bool:
+    """ "As my TA said, X" / "Like the professor said in lecture, X": the student states X and
+    agrees with its source (the course material as the source is cited). True when the source
+    opens the sentence that way; its words up to the comma are the cue."""
+    words = text.words
+    at = start if words[start] in _AS else start - 1
+    if at < 0 or words[at] not in _AS or (at and words[at - 1] not in _OPENS_SUBJECT):
+        return False
+    comma = next((i for i in range(stop, min(stop + 6, len(words))) if words[i] == ","), None)
+    if comma is None:
+        return False
+    if any(marks.cue[i] for i in range(at, comma + 1)):
+        return False
+    for i in range(at, comma + 1):
+        marks.cue[i] = True
+    marks.breaks.add(comma + 1)
+    if course:
+        _apply(marks, _scope_forward(words, comma + 1, clause_ends=False), "cite")
+    return True
 
 
 def _endorse(text: _Text, marks: _Marks) -> None:
@@ -611,11 +643,17 @@ def _endorse(text: _Text, marks: _Marks) -> None:
         span = text.token_span(m)
         scope = _scope_back(text.words, span.start)
         # (its "I think" may already be read as a hedge)
-        if not any(marks.reported[i] for i in scope):
+        cited = any(marks.cited[i] for i in scope)
+        if not any(marks.reported[i] for i in scope) and not cited:
+            continue
+        # the course material agreed with ("which is true") stays cited; the student's own
+        # finding agreeing with it ("which is what I got") makes it theirs
+        own = OWN_FINDING.search(m.group())
+        if cited and not own:
             continue
         for i in span:
             marks.cue[i] = True
-        _apply(marks, scope, "endorse")
+        _apply(marks, scope, "own" if own else "endorse")
 
 
 def _mark_put_in(text: _Text, marks: _Marks) -> None:
@@ -710,8 +748,13 @@ def _elaborations(words: list[str], marks: _Marks) -> None:
             continue
         how = "report" if marks.reported[c - 1] else "cite" if marks.cited[c - 1] else None
         cue = next((i for i in range(c - 1, -1, -1) if marks.cue[i]), None)
-        if how is None or cue is None or CLAUSE_PUNCTUATION & set(words[cue:c]):
-            continue  # only the clause the cue itself governs ("..., and it didn't:" is not)
+        # only the clause the cue itself governs ("..., and it didn't:" is not); the comma that
+        # closes an opening cue ("According to the slides, X: Y") is the cue's own
+        if how is None or cue is None:
+            continue
+        own = cue + 1 + (words[cue + 1 : cue + 2] == [","])
+        if CLAUSE_PUNCTUATION & set(words[own:c]):
+            continue
         if _VERDICT.search(" ".join(words[cue + 1 : c])):
             continue  # "the team's claim that X is misleading: ..." judges it, then speaks
         end = next((i for i in range(c + 1, len(words)) if words[i] in SCOPE_ENDS), len(words))

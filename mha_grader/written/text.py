@@ -60,6 +60,11 @@ PARTICLE_VERBS = frozenset(
 
 # LaTeX and math symbols read as the words they stand for ("$h \mid d_{model}$" is "num_heads
 # divides d_model"); markup that carries no meaning (\mathrm, braces, $) is dropped.
+# an abbreviation's full stop: part of it when the sentence goes on in lower case ("approx. 256
+# params", "dims. per head"), the sentence's end before a capital or the end of the answer
+# ("each head gets d_model/h dims. No head has its own mtxs.")
+_ABBR_DOT = r"(?:\.(?=[ \t]+(?-i:[a-z0-9(\[])))?"
+
 _MATH: list[tuple[str, str]] = [
     (r"\$+", " "),
     (r"\\(?:mathrm|mathit|mathbf|text|textrm|textit|operatorname|boldsymbol)\s*", ""),
@@ -80,6 +85,9 @@ _MATH: list[tuple[str, str]] = [
     (r"↑", " increases "),
     (r"↓", " decreases "),
     (r"²", "^2"),
+    # code's power and a decimal without its 0: "4 * d_model**2", "[0, 0, .424, .576, 0]"
+    (r"\*\*", "^"),
+    (r"(?<![\w.])\.(?=\d)", "0."),
     # "i.e." and "e.g." end no sentence
     (r"\bi\.\s?e\.", "that is"),
     (r"\be\.\s?g\.", "for example"),
@@ -101,30 +109,30 @@ _MATH: list[tuple[str, str]] = [
     (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
     # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
     # #params"): the words they stand for, so that rubric words, their synonyms and stems apply
-    (r"\bindep(?:end)?\b\.?", "independent"),
-    (r"\bindiv\b\.?", "individual"),
+    (r"\bindep(?:end)?\b" + _ABBR_DOT, "independent"),
+    (r"\bindiv\b" + _ABBR_DOT, "individual"),
     (r"\bsep\b\.?(?=\s+[a-z])", "separate"),
-    (r"\bdims\b\.?", "dimensions"),
-    (r"\bdim\b\.?", "dimension"),
+    (r"\bdims\b" + _ABBR_DOT, "dimensions"),
+    (r"\bdim\b" + _ABBR_DOT, "dimension"),
     (r"(?<=\d)-?dims?\b", " dimensions"),
     # a noun's abbreviation keeps its full stop, which may end the sentence ("slice of cols. own
     # W per head: no."), unless a number follows ("cols. 0-3")
     (r"\bparams\b(?:\.(?=\s*\d))?", "parameters"),
     (r"\bparam\b(?:\.(?=\s*\d))?", "parameter"),
-    (r"\bdiffs?\b\.?", "different"),
-    (r"\bapprox\b\.?", "about"),
-    (r"\bequiv\b\.?", "equivalent"),
-    (r"\bavg\b\.?", "average"),
-    (r"\battn\b\.?", "attention"),
-    (r"\bseq\b\.?", "sequence"),
+    (r"\bdiffs?\b" + _ABBR_DOT, "different"),
+    (r"\bapprox\b" + _ABBR_DOT, "about"),
+    (r"\bequiv\b" + _ABBR_DOT, "equivalent"),
+    (r"\bavg\b" + _ABBR_DOT, "average"),
+    (r"\battn\b" + _ABBR_DOT, "attention"),
+    (r"\bseq\b" + _ABBR_DOT, "sequence"),
     (r"\bcols\b(?:\.(?=\s*\d))?", "columns"),
     (r"\bcol\b(?:\.(?=\s*\d))?", "column"),
     (r"\bprojs\b(?:\.(?=\s*\d))?", "projections"),
     (r"\bproj\b(?:\.(?=\s*\d))?", "projection"),
     (r"\bmtx\b(?:\.(?=\s*\d))?|\bmatx\b(?:\.(?=\s*\d))?", "matrix"),
-    (r"\bmtxs\b\.?|\bmats\b\.?", "matrices"),
-    (r"\brels\b\.?", "relationships"),
-    (r"\bcalc\b\.?", "compute"),
+    (r"\b(?:mtxs|mats)\b" + _ABBR_DOT, "matrices"),
+    (r"\brels\b" + _ABBR_DOT, "relationships"),
+    (r"\bcalc\b" + _ABBR_DOT, "compute"),
     (r"\b(?:bc|bcs|bcoz|cuz|coz)\b", "because"),
     (r"\bea\b\.?(?=\s+[a-z])", "each"),
     (r"\s+&\s+", " and "),
