@@ -130,6 +130,24 @@ def test_loop_in_a_call_costs_the_functions_that_hang_only(engine, tmp_path):
     assert all("time" in out for out in softmax_outputs)
 
 
+def test_a_function_that_hung_in_one_worker_is_not_waited_for_again_in_the_other(engine):
+    """multi_head_attention runs in the NumPy worker for its own question and beside torch for
+    cross_check's: once it has used up a call's time limit in one, it is not run again in the
+    other (the same code: one limit's wait for it, not one per worker)."""
+    code = (SOLUTIONS / "multihead.py").read_text()
+    code += "\n\ndef multi_head_attention(*args, **kwargs):\n    while True:\n        pass\n"
+    files = {"multihead": code, "crosscheck": (SOLUTIONS / "crosscheck.py").read_text()}
+    with engine.open_session(files) as session:
+        mha = engine.question_results("multi_head_attention", session.env(), session)
+        beside_torch = session.env("cross_check")  # as the engine grades cross_check
+        cross = engine.question_results("cross_check", beside_torch, session)
+        timeouts = list(session.log.timeouts)
+    assert sum(r.score for r in mha) == 0 and sum(r.score for r in cross) == 0
+    assert timeouts.count("multi_head_attention") == 1, timeouts
+    said = " ".join(r.output for r in cross)
+    assert "ran out of time on an earlier case" in said
+
+
 def test_os_exit_and_sys_exit_in_a_call_cost_those_functions_only(engine, tmp_path):
     g = grade(engine, build(tmp_path, "exits"))
     scores = g.scores()

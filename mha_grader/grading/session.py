@@ -42,6 +42,10 @@ from .link import Answer, LinkClosed, LinkTimeout, LinkViolation, WorkerLink
 MODULES = ("multihead", "crosscheck")  # import order: crosscheck imports multihead
 COMPILE_HERE_CHARS = 200_000  # files compiled on the trusted side before any worker starts
 NUMPY_MODULE = "multihead"  # the file of the NumPy questions, all a NumPy worker loads
+# The public probe's share of a call's time limit: the probe is best effort (a hang in it tells
+# nothing, and the hidden tests meet the hang again and charge it), so a submission that hangs
+# does not pay the full limit for it in each worker.
+PROBE_SHARE = 0.5
 NUMPY_BROKEN = (
     "{label} could not be imported where the NumPy questions run (NumPy and the standard library "
     "only: torch is not there, its names refuse to be used): {why}"
@@ -100,8 +104,12 @@ class WorkerSession:
         # functions a call of which changed its inputs
         self.modified_inputs: set[str] = parent.modified_inputs if parent else set()
         self.broken: dict[str, str] = dict(missing_reasons or {})  # module -> reason
-        # (module, func) -> why it is not called again (it hung, or took all the memory)
-        self.skipped: dict[tuple[str, str], errors.StudentCodeError] = {}
+        # (module, func) -> why it is not called again (it hung, or took all the memory): in
+        # every worker of the submission, since it is the same code (a multi_head_attention
+        # that hung for a NumPy question is not waited for again beside torch)
+        self.skipped: dict[tuple[str, str], errors.StudentCodeError] = (
+            parent.skipped if parent else {}
+        )
         self._worker: WorkerLink | None = None
         self._seq = 0
         self.budget = parent.budget if parent else Budget(self.limits.submission_timeout)
@@ -603,7 +611,8 @@ class WorkerSession:
         }
         try:
             worker = self._ensure_worker()
-            reply = self._exchange(worker, request, self.limits.call_timeout, "probe")
+            timeout = self.limits.call_timeout * PROBE_SHARE
+            reply = self._exchange(worker, request, timeout, "probe")
         except errors.ProtocolViolation:
             return
         except errors.StudentCodeError:  # a hang or a crash: the next call gets a new worker
