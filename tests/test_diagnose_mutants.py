@@ -90,6 +90,22 @@ def test_a_split_mistake_made_inside_multi_head_attention_is_named_there_without
     assert "Your split_heads returns" not in d.message and "how it calls" not in d.message
 
 
+def test_heads_split_and_merged_by_bare_reshapes_inside_multi_head_attention_get_both_ids():
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        n, d = X.shape
+        if d % num_heads:
+            raise ValueError(num_heads)
+        q, k, v = ((X @ W).reshape(num_heads, n, d // num_heads) for W in (Wq, Wk, Wv))
+        out, weights = ref.attention(q, k, v)
+        return out.reshape(n, d) @ Wo, weights  # the split's twin: no transpose back
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d.misconceptions == ("split-no-transpose", "merge-no-transpose"), d.message
+    assert d.blame == "multi_head_attention"
+    assert "it never calls your split_heads or your merge_heads" in d.message, d.message
+    assert "Your merge_heads reshapes" not in d.message
+
+
 def test_a_softmax_mistake_written_inside_attention_is_blamed_on_attention():
     def attention(Q, K, V):
         s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])

@@ -409,21 +409,24 @@ class DiagnosisSession:
         ids: tuple[str, ...],
         inline: bool,
         called: Sequence[str] | None = None,
-        callee: str | None = None,
+        callee: str | tuple[str, ...] | None = None,
     ) -> Diagnosis:
         """A catalogued mistake in ``qid``'s own code; ``inline``: a callee's mistake made
         there. With the record of its calls (``called``), the words follow what happened: a
-        composite that never called the callee (``callee``, by default where the mistake
-        lives) does that callee's work itself, and only that is said."""
+        composite that never called the callee (``callee``, one or several, by default where
+        the mistake lives) does that callee's work itself, and only that is said."""
         text = catalogue_text(ids)
         if inline:
             where = CATALOGUE[ids[0]].where
-            callee = callee or where
-            if called is not None and callee not in called:
+            callees = (callee,) if isinstance(callee, str) else tuple(callee or (where,))
+            if called is not None and not set(callees) & set(called):
+                jobs = " and ".join(JOBS.get(c, c) for c in callees)
+                yours = " or ".join(f"your {c}" for c in callees)
+                kinds = " and a ".join(dict.fromkeys(CATALOGUE[i].where for i in ids))
+                what = "a mistake" if len(ids) == 1 else "mistakes"
                 text = (
-                    f"Your {qid} does {JOBS.get(callee, callee)} in its own code (it never "
-                    f"calls your {callee}), and makes there a mistake that a {where} can make: "
-                    + inline_text(ids)
+                    f"Your {qid} does {jobs} in its own code (it never calls {yours}), and "
+                    f"makes there {what} that a {kinds} can make: " + inline_text(ids)
                 )
             else:
                 right = f"Your {where} is right, but " if not self.wrong(where) else ""

@@ -107,9 +107,9 @@ def _inline(s: DiagnosisSession, given, probes, base, called) -> Diagnosis | Non
     in words that say where it was made."""
     from .multi_head_attention import candidates
 
-    for ids, _callee, key, pipeline in candidates():
-        if len(ids) > 1 or ids[0] in SAME_VALUES:
-            continue
+    for ids, callee, key, pipeline in candidates():
+        if (len(ids) > 1 and callee is None) or ids[0] in SAME_VALUES:
+            continue  # two mistakes of the table at once: left to multi_head_attention
         over = {**(base or {}), "multi_head_attention": pipeline}
         if base is None:
             cand = trusted(("cross_check inline", *key), check(over), probes)

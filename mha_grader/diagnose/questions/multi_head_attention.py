@@ -110,8 +110,8 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
 
 
 def by_calls(
-    ids: tuple[str, ...], callee: str | None, called: tuple[str, ...]
-) -> tuple[tuple[str, ...], str | None]:
+    ids: tuple[str, ...], callee: str | tuple[str, ...] | None, called: tuple[str, ...]
+) -> tuple[tuple[str, ...], str | tuple[str, ...] | None]:
     """The name the calls that happened give a mistake whose values two names share: queries
     scaled before a call of attention (``mha-prescaled-query``) give the values of an inline
     attention that divides by d_head (``scale-not-sqrt``); which one it is, the record of its
@@ -121,16 +121,23 @@ def by_calls(
     return ids, callee
 
 
-def candidates() -> list[tuple[tuple[str, ...], str | None, tuple, object]]:
+def candidates() -> list[tuple[tuple[str, ...], str | tuple[str, ...] | None, tuple, object]]:
     """Every catalogued way a whole multi-head attention goes wrong, in the order they are
     tried: (the ids, the callee whose mistake it is when made inline (None: its own), a key
     for ``trusted``, the pipeline). Two at once come last: one of its own table with a callee's
     made inline (a scale by d_model in a causally masked head)."""
-    found: list[tuple[tuple[str, ...], str | None, tuple, object]] = []
+    found: list[tuple[tuple[str, ...], str | tuple[str, ...] | None, tuple, object]] = []
     for mid, fs in mut.MHA.items():
         found += [((mid,), None, (f,), pipeline(f)) for f in fs]
     for mid, callee, f in _inline():
         found.append(((mid,), callee, _key(mid, callee, f), pipeline(**{callee: f})))
+    # the heads split and merged inline, both the way a bare reshape does (its twins)
+    splits = [(i, f) for i, c, f in _inline() if c == "split_heads"]
+    merges = [(i, f) for i, c, f in _inline() if c == "merge_heads"]
+    for (sid, sf), (mid, mf) in itertools.product(splits, merges):
+        key = (*_key(sid, "split_heads", sf), *_key(mid, "merge_heads", mf))
+        both = pipeline(split_heads=sf, merge_heads=mf)
+        found.append(((sid, mid), ("split_heads", "merge_heads"), key, both))
     for mid, fs in mut.MHA.items():
         if mid == "mha-no-valueerror":
             continue  # the same values as the reference's
@@ -142,9 +149,9 @@ def candidates() -> list[tuple[tuple[str, ...], str | None, tuple, object]]:
     return found
 
 
-def _own(given, probes) -> tuple[tuple[str, ...], str | None] | None:
+def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] | None:
     """Its own catalogued mistakes, read from its results ``given`` right callees: (the ids,
-    the callee whose mistake it made inline, or None)."""
+    the callee or callees whose mistakes it made inline, or None)."""
     for ids, callee, key, f in candidates():
         if matches(given, trusted(key, f, probes)):
             return ids, callee
