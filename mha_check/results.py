@@ -33,6 +33,9 @@ class QuestionResult:
     # In a failing check it returned a result of another form than the contract's while every
     # callee call returned the right form (forms.py): a mistake of its own, not one handed on.
     own_form: bool = False
+    # Each failing check's callees (the names it called there) and what the student is told
+    # of it: a check that fails without calling a callee cannot have been handed its mistake.
+    failing_calls: list = field(default_factory=list)
 
     @property
     def done(self) -> bool:

@@ -149,6 +149,8 @@ def run_question(
         if outcome.status is not Status.PASSED:
             for name, kinds in callees.kinds.items():
                 result.called.setdefault(name, set()).update(kinds)
+            check = f"check '{_check_name(case.test_func)}': {outcome.message}"
+            result.failing_calls.append((frozenset(callees.kinds), check))
             if watched.wrong_form and callees.callee_forms_right:
                 result.own_form = True  # its own result's form is wrong, its callees' right
         if outcome.status is Status.NOT_ATTEMPTED:

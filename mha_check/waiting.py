@@ -9,7 +9,9 @@ Only a callee the composite really called in its failing checks counts (``calls.
 composite that computes attention inline fails on its own, as grading charges it. A composite
 that returned a result of another form than its contract's in a failing check, while every
 callee call there returned its contract's form (``forms.py``), made that mistake itself: it fails
-(a loop over heads that returns its last head's weights waits on nothing). (Whether the callee
+(a loop over heads that returns its last head's weights waits on nothing). So does a composite
+with a failing check in which it called none of the failing callees (a cross_check that raises
+before it calls multi_head_attention): nothing there was handed to it. (Whether the callee
 was wrong *on the inputs it was given* only grading can tell, with the reference.)
 """
 
@@ -40,10 +42,44 @@ def apply(
                     for c in CALLEES[r.qid]
                     if c in r.called and settle(result_of(c)).status in BLOCKING
                 ]
-            settled[r.qid] = _waiting(r, blocking, settled) if blocking else r
+            alone = _alone(r, blocking)
+            if blocking and alone is not None:
+                settled[r.qid] = _own_failure(r, blocking, alone)
+            else:
+                settled[r.qid] = _waiting(r, blocking, settled) if blocking else r
         return settled[r.qid]
 
     return [settle(r) for r in results]
+
+
+def _alone(r: QuestionResult, blocking: list[str]) -> str | None:
+    """The first failing check of ``r`` that called none of the ``blocking`` callees: what
+    fails there is the composite's own doing (None: every failing check called one)."""
+    for names, check in r.failing_calls:
+        if not names & set(blocking):
+            return check
+    return None
+
+
+def _own_failure(r: QuestionResult, blocking: list[str], check: str) -> QuestionResult:
+    """A composite with a failing check of its own: it fails, whatever its callees do."""
+    listed = " or ".join(blocking)
+    message = (
+        f"{check} (This check fails without calling your {listed}: the mistake is in "
+        f"{r.qid}'s own code. {listed} {'fails' if len(blocking) == 1 else 'fail'} its own "
+        f"checks too; fix {'it' if len(blocking) == 1 else 'them'} as well.)"
+    )
+    return QuestionResult(
+        r.qid,
+        Status.FAILED,
+        message,
+        passed=r.passed,
+        total=r.total,
+        output=r.output,
+        called=r.called,
+        own_form=r.own_form,
+        failing_calls=r.failing_calls,
+    )
 
 
 def _waiting(

@@ -1,13 +1,13 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
-tuning_b/, the second set).
+tuning_b/, the second set, and tuning_c/, the third).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
 catalogue gave it). The diagnosis must name no mistake of their own in right functions, and must
 name the verdict's mistake in wrong ones wherever the catalogue has it. Independently written
 right solutions (tests/data/independent/) get no diagnosis at all. The held-out part of the
-corpus (tests/data/authors/heldout/, heldout_b/) is never read here: it measures, it does not
-tune.
+corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/) is never read here: it measures, it
+does not tune.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.mutants.build import Submission, load_env
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "authors"
-TUNING_PARTS = (AUTHORS / "tuning", AUTHORS / "tuning_b")
+TUNING_PARTS = (AUTHORS / "tuning", AUTHORS / "tuning_b", AUTHORS / "tuning_c")
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
 # The corpus' proposed names, as the catalogue spells them (per question where they differ).

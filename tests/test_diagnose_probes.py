@@ -130,8 +130,23 @@ def test_every_pair_of_different_mistakes_gives_different_results_on_the_probes(
     for mid, r in results:
         assert not _same(r, expected), f"{mid} looks right on the {qid} probes"
     for (a, ra), (b, rb) in itertools.combinations(results, 2):
-        if a != b:
+        if a != b and {a, b} not in TOLD_BY_CALLS:
             assert not _same(ra, rb), f"{a} and {b} coincide"
+
+
+# Pairs with the same values by construction, told apart by the calls the student's function
+# made (the worker's record): queries scaled before a call of attention, or attention typed
+# inline dividing by d_head.
+TOLD_BY_CALLS = [{"mha-prescaled-query", "scale-not-sqrt"}]
+
+
+def test_a_pair_with_the_same_values_is_named_by_the_calls_that_happened():
+    from mha_grader.diagnose.questions.multi_head_attention import by_calls
+
+    ids = ("mha-prescaled-query",)
+    assert by_calls(ids, None, ("split_heads", "attention", "merge_heads")) == (ids, None)
+    assert by_calls(ids, None, ("split_heads",)) == (("scale-not-sqrt",), "attention")
+    assert by_calls(("scale-not-sqrt",), "attention", ()) == (("scale-not-sqrt",), "attention")
 
 
 def test_every_question_with_a_refusal_in_the_contract_has_refusal_probes_the_reference_passes():

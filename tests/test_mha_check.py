@@ -526,6 +526,27 @@ def test_a_composite_returning_the_wrong_form_from_right_form_callees_fails_on_i
     assert status == 1
 
 
+def test_a_cross_check_failing_a_check_without_calling_its_failing_pipeline_fails_on_its_own(
+    tmp_path,
+):
+    # bentrevett-style: torch.FloatTensor(X) whatever the module's dtype raises for float64
+    # modules before multi_head_attention is called; the pipeline is wrong too (an unstable
+    # softmax), but that check was never handed anything: it fails, and says so.
+    folder = student_folder(tmp_path)
+    append(folder / "multihead.py", "def softmax(x, axis=-1):\n    return np.exp(x)\n")
+    text = (folder / "crosscheck.py").read_text()
+    (folder / "crosscheck.py").write_text(
+        text.replace("torch.as_tensor(np.asarray(X), dtype=dtype)", "torch.FloatTensor(X)")
+    )
+    assert "torch.FloatTensor(X)" in (folder / "crosscheck.py").read_text()
+    status, out = run_check(folder, "-q", "cross_check")
+    lines = lines_by_question(out)
+    assert lines["cross_check"].startswith("failed"), lines["cross_check"]
+    assert "fails without calling your multi_head_attention" in lines["cross_check"]
+    assert "RuntimeError" in lines["cross_check"]
+    assert status == 1
+
+
 def test_the_contract_form_of_a_result_is_read_from_its_arguments():
     import numpy as np
 

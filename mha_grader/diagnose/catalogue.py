@@ -464,6 +464,43 @@ _ENTRIES = [
         "count the four d_model x d_model matrices once (build the module and count its "
         "parameters, or use one formula with no number of heads in it).",
     ),
+    Misconception(
+        "softmax-global-max",
+        "softmax",
+        "Your softmax subtracts the maximum of the whole array (the max of x taken with no axis) "
+        "instead of each slice's own maximum along `axis`: right while every slice lies near "
+        "the largest entry, but a slice far below it (about 700 or more) underflows to 0/0 and "
+        "gives nan.",
+        "The shift works because softmax does not change when one slice is shifted by a "
+        "constant; it keeps exp from overflowing and underflowing only when each slice is "
+        "shifted by its own maximum, so that each slice's largest exponent is exp(0) = 1.",
+        "take the maximum along `axis` with `keepdims=True` and subtract that, as you do for "
+        "the sum.",
+    ),
+    Misconception(
+        "mha-residual-norm",
+        "multi_head_attention",
+        "Your multi_head_attention adds its input X to the output (a residual connection) or "
+        "normalises the output (a layer norm), or both: the weights are right, but the output "
+        "is not the attention's.",
+        "The residual connection and the layer norm belong to the Transformer layer around "
+        "multi-head attention (Add & Norm); multi_head_attention itself ends with the output "
+        "projection, as torch.nn.MultiheadAttention does.",
+        "end with the merged heads times Wo, as they are, and leave the residual and the "
+        "normalisation to the layer that calls multi_head_attention.",
+    ),
+    Misconception(
+        "mha-prescaled-query",
+        "multi_head_attention",
+        "Your multi_head_attention scales the queries by 1/sqrt(d_head) itself before it calls "
+        "attention, which scales the scores again: with an attention that scales, as the "
+        "contract's does, the scores end up divided by d_head.",
+        "Scaling the scores by 1/sqrt(d_k) is attention's job (scaled dot-product attention); "
+        "multi_head_attention hands each head its queries, keys and values as the projections "
+        "give them.",
+        "pass the heads of X @ Wq to attention unscaled, and make sure your attention divides "
+        "the scores by sqrt(d_k) itself.",
+    ),
 ]
 
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
@@ -493,5 +530,8 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-last-head-weights",
     "adapter-fixed-dtype",
     "counts-wide-heads",
+    "softmax-global-max",
+    "mha-residual-norm",
+    "mha-prescaled-query",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -76,18 +76,25 @@ def sums_text(got: Any, axis: int) -> str:
     )
 
 
+def on_probe(probe) -> str:
+    """Where a diagnosis saw what it says: on an input of its own, said as such. The diagnosis
+    is told on every failing case of a question, and its probe is none of them (a case line
+    says the case's own inputs)."""
+    return f"on the diagnosis' own input {probe.describe()} (not this case's)"
+
+
 def first_difference(
     student: list[Outcome], expected: list[Outcome], probes: list, describe
 ) -> tuple[int, str]:
     """Index of the first probe where the student differs, and a description of how."""
     for i, (s, e) in enumerate(zip(student, expected, strict=True)):
         if not s.ok and e.ok:
-            return i, f"on inputs {probes[i].describe()}: {error_text(s.error)}"
+            return i, f"{on_probe(probes[i])}: {error_text(s.error)}"
         if s.ok and e.ok:
             try:
                 text = describe(s.value, e.value, probes[i])
             except Exception:  # a value too odd to describe in detail
                 text = f"returned a {type(s.value).__name__} of an unexpected form"
             if text:
-                return i, f"on inputs {probes[i].describe()}: {text}"
+                return i, f"{on_probe(probes[i])}: {text}"
     return -1, "its results differ from the reference's on our own inputs"

@@ -24,7 +24,7 @@ from ..sandbox.worker import wire
 from . import probes as pr
 from .catalogue import CATALOGUE
 from .compare import Outcome, run, same
-from .explain import error_text
+from .explain import error_text, on_probe
 from .questions import MODULES
 from .result import Diagnosis, catalogue_text, named
 
@@ -44,6 +44,37 @@ def _identical(a, b) -> bool:
         return wire.encode(a) == wire.encode(b)
     except wire.WireError:
         return False
+
+
+# The work a callee does for its composite, and what a catalogue message calls that work when
+# a composite does it in its own code (``inline_text``).
+JOBS = {
+    "split_heads": "the split into heads",
+    "merge_heads": "the merge of the heads",
+    "attention": "the attention of every head",
+    "multi_head_attention": "the multi-head attention",
+}
+NOUNS = {
+    "softmax": "softmax",
+    "split_heads": "split into heads",
+    "merge_heads": "merge of the heads",
+    "attention": "attention",
+    "multi_head_attention": "multi-head attention",
+}
+
+
+def inline_text(ids: tuple[str, ...]) -> str:
+    """The catalogue's messages said of work done inline: "Your split_heads ..." becomes "Its
+    split into heads ..." (the student's function of that name was never called)."""
+    texts = []
+    for i in ids:
+        m = CATALOGUE[i]
+        text = m.message
+        mine = f"Your {m.where}"
+        if text.startswith(mine):
+            text = f"Its {NOUNS.get(m.where, m.where)}" + text[len(mine) :]
+        texts.append(text)
+    return " ".join(texts)
 
 
 class GiveUp(BaseException):
@@ -372,15 +403,37 @@ class DiagnosisSession:
             return f" (Your {listed} {'is' if len(names) == 1 else 'are'} right on our probes.)"
         return ""
 
-    def in_function(self, qid: str, ids: tuple[str, ...], inline: bool) -> Diagnosis:
+    def in_function(
+        self,
+        qid: str,
+        ids: tuple[str, ...],
+        inline: bool,
+        called: Sequence[str] | None = None,
+        callee: str | tuple[str, ...] | None = None,
+    ) -> Diagnosis:
+        """A catalogued mistake in ``qid``'s own code; ``inline``: a callee's mistake made
+        there. With the record of its calls (``called``), the words follow what happened: a
+        composite that never called the callee (``callee``, one or several, by default where
+        the mistake lives) does that callee's work itself, and only that is said."""
         text = catalogue_text(ids)
         if inline:
             where = CATALOGUE[ids[0]].where
-            right = f"Your {where} is right, but " if not self.wrong(where) else ""
-            text = (
-                f"{right}{qid} makes this mistake itself (in its own code, or in how it "
-                f"calls {where}): {text}"
-            )
+            callees = (callee,) if isinstance(callee, str) else tuple(callee or (where,))
+            if called is not None and not set(callees) & set(called):
+                jobs = " and ".join(JOBS.get(c, c) for c in callees)
+                yours = " or ".join(f"your {c}" for c in callees)
+                kinds = " and a ".join(dict.fromkeys(CATALOGUE[i].where for i in ids))
+                what = "a mistake" if len(ids) == 1 else "mistakes"
+                text = (
+                    f"Your {qid} does {jobs} in its own code (it never calls {yours}), and "
+                    f"makes there {what} that a {kinds} can make: " + inline_text(ids)
+                )
+            else:
+                right = f"Your {where} is right, but " if not self.wrong(where) else ""
+                text = (
+                    f"{right}{qid} makes this mistake itself (in its own code, or in how it "
+                    f"calls {where}): {text}"
+                )
         return named(ids, qid, text + self.callees_note(qid), qid)
 
     def with_callees(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
@@ -412,6 +465,6 @@ class DiagnosisSession:
         i = next(i for i, o in enumerate(student) if not o.ok)
         return self.plain(
             qid,
-            f"Your {qid} gave no usable result on any input we tried; on inputs "
-            f"{probes[i].describe()}: {error_text(student[i].error)}.",
+            f"Your {qid} gave no usable result on any input we tried; "
+            f"{on_probe(probes[i])}: {error_text(student[i].error)}.",
         )

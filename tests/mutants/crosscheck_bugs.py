@@ -262,3 +262,39 @@ def cross_check__relative_tolerance(mha, X):
         "weights_max_abs_diff": w_diff,
         "match": out_diff <= rtol * 10 * scale and w_diff <= rtol * 10,
     }
+
+
+# --- the third authors' set: the pipeline written inside cross_check ----------------------
+
+
+def _inline_pipeline(mha, X, merge_transposed: bool, split_transposed: bool):
+    Wq, Wk, Wv, Wo = weights_from_torch(mha)
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    h = mha.num_heads
+    dh = d // h
+
+    def split(M):
+        if split_transposed:
+            return M.reshape(n, h, dh).transpose(1, 0, 2)
+        return M.reshape(h, n, dh)
+
+    Q, K, V = split(X @ Wq), split(X @ Wk), split(X @ Wv)
+    s = Q @ K.transpose(0, 2, 1) / np.sqrt(dh)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    o = w @ V
+    o = o.transpose(1, 0, 2).reshape(n, d) if merge_transposed else o.reshape(n, d)
+    return o @ Wo, w
+
+
+@bug("merge-no-transpose")
+def cross_check__inline_pipeline_merge_reshape(mha, X):
+    out, w = _inline_pipeline(mha, X, merge_transposed=False, split_transposed=True)
+    return _report(out, w, *_torch_side(mha, X), mha.in_proj_weight.dtype)
+
+
+@bug("split-no-transpose")
+def cross_check__inline_pipeline_split_reshape(mha, X):
+    out, w = _inline_pipeline(mha, X, merge_transposed=True, split_transposed=False)
+    return _report(out, w, *_torch_side(mha, X), mha.in_proj_weight.dtype)

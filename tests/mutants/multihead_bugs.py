@@ -661,6 +661,72 @@ def parameter_counts__one_module_per_head(d_model, head_counts, bias=False):
     return counts
 
 
+# --- the third authors' set (tests/data/authors/tuning_c/) ---------------------------------
+
+
+@bug("softmax-global-max", affects=NOT_CROSS_CHECK)
+def softmax__stack_overflow_global_max(x, axis=-1):
+    e_x = np.exp(x - np.max(x))  # one shift for the whole array
+    return e_x / e_x.sum(axis=axis, keepdims=True)
+
+
+@bug("softmax-global-max", affects=NOT_CROSS_CHECK)
+def softmax__method_max_then_axis_sum(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - x.max())
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@bug("mha-residual-norm")
+def multi_head_attention__add_and_norm(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Qh, Kh, Vh = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(Qh, Kh, Vh)
+    y = merge_heads(out) @ Wo + X  # q += residual
+    y = (y - y.mean(-1, keepdims=True)) / np.sqrt(y.var(-1, keepdims=True) + 1e-6)
+    return y, weights
+
+
+@bug("mha-residual-norm")
+def multi_head_attention__residual_only(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    n = X.shape[0]
+    q, k, v = ((X @ W).reshape(n, num_heads, d_head).transpose(1, 0, 2) for W in (Wq, Wk, Wv))
+    out, weights = attention(q, k, v)
+    return X + out.transpose(1, 0, 2).reshape(n, -1) @ Wo, weights
+
+
+@bug("mha-prescaled-query")
+def multi_head_attention__query_scaled_before_attention(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    q = q * d_head**-0.5  # tensor2tensor: q *= key_depth_per_head ** -0.5
+    out, weights = attention(q, k, v)
+    return merge_heads(out) @ Wo, weights
+
+
+@bug("mha-prescaled-query")
+def multi_head_attention__loop_query_divided(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Q, K, V = X @ Wq / math.sqrt(d_head), X @ Wk, X @ Wv
+    outs, atts = [], []
+    for h in range(num_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        o, a = attention(Q[:, cols], K[:, cols], V[:, cols])
+        outs.append(o)
+        atts.append(a)
+    return np.concatenate(outs, axis=-1) @ Wo, np.stack(atts)
+
+
+@bug("split-no-transpose", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__inline_reshape_split(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    n = X.shape[0]
+    Q, K, V = ((X @ W).reshape(num_heads, -1, d_head) for W in (Wq, Wk, Wv))  # never split_heads
+    att = softmax(Q @ K.transpose(0, 2, 1) / math.sqrt(d_head), axis=-1)
+    return (att @ V).transpose(1, 0, 2).reshape(n, -1) @ Wo, att
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

@@ -14,7 +14,7 @@ from .attention import ATTENTION, ATTENTION_COMBINED, attend, attention_ref, rec
 from .counts import COUNTS, DISTINCT
 from .heads import MERGE, SPLIT
 from .mha import INLINE_AS_MHA, MHA, mha_ref, per_head
-from .softmax import SOFTMAX, SOFTMAX_COMBINED
+from .softmax import LARGE_ONLY, SOFTMAX, SOFTMAX_COMBINED
 from .torch_side import ADAPTER, CROSS_CHECK, cross_check_with, torch_blocks, torch_forward
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "CROSS_CHECK",
     "DISTINCT",
     "INLINE_AS_MHA",
+    "LARGE_ONLY",
     "MERGE",
     "MHA",
     "SOFTMAX",

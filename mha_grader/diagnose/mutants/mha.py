@@ -101,6 +101,34 @@ def _mha_qkv_interleaved(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     return out_heads.transpose(1, 0, 2).reshape(n, d_model) @ Wo, weights
 
 
+def _layer_norm(x: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+
+
+def _residual_norm(how: str, eps: float = 1e-5) -> Callable:
+    """The Transformer sublayer's Add & Norm kept inside multi_head_attention: the residual
+    alone, the residual then a layer norm (post-norm), or a layer norm of X first and the
+    residual after (pre-norm); layer norms without parameters, at torch's and at the
+    eps=1e-6 of the jadore801120 code."""
+
+    def mutant(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+        source = _layer_norm(X, eps) if how == "pre" else X
+        out, weights = mha_ref(source, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+        out = out + X
+        return (_layer_norm(out, eps) if how == "post" else out), weights
+
+    mutant.__name__ = mutant.__qualname__ = f"_mha_residual_{how}_{eps:g}"
+    return mutant
+
+
+def _mha_prescaled(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    d_head = X.shape[-1] // num_heads
+    Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out_heads, weights = attention(Qh * d_head**-0.5, Kh, Vh)  # tensor2tensor's q *= depth**-0.5
+    return merge(out_heads) @ Wo, weights
+
+
 def _mha_assert(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     assert X.shape[-1] % num_heads == 0, "d_model must be divisible by num_heads"
     return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
@@ -117,6 +145,11 @@ MHA: dict[str, list[Callable]] = {
     "mha-averaged-weights": [checked(_mha_averaged)],
     "mha-last-head-weights": [checked(_mha_last_head)],
     "mha-qkv-interleaved": [checked(_mha_qkv_interleaved)],
+    "mha-residual-norm": [
+        checked(_residual_norm(how, eps))
+        for how, eps in (("add", 1e-5), ("post", 1e-5), ("post", 1e-6), ("pre", 1e-5))
+    ],
+    "mha-prescaled-query": [checked(_mha_prescaled)],
     "mha-no-valueerror": [_mha_assert],
 }
 

@@ -68,6 +68,13 @@ def _sm_transposed_division_no_shift(x, axis=-1):
     return (np.exp(x).T / np.exp(x).sum(axis=-1)).T
 
 
+def _sm_global_max(x, axis=-1):
+    """The Stack Overflow answer: one shift for the whole array (np.max(x)), the sum along
+    ``axis``. Right wherever no slice lies far below the largest entry."""
+    e = np.exp(x - np.max(x))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
 SOFTMAX: dict[str, list[Callable]] = {
     "softmax-wrong-axis": [_sm_queries, _sm_axis0, _sm_transposed_division],
     "softmax-unstable": [_sm_no_shift],
@@ -78,7 +85,11 @@ SOFTMAX: dict[str, list[Callable]] = {
         _sm_last_axis_appended,
     ],
     "softmax-global": [_sm_global, _sm_row_shift_global_sum],
+    "softmax-global-max": [_sm_global_max],
 }
+
+# The mistakes that give a softmax's values on moderate scores and differ on large ones only.
+LARGE_ONLY: tuple[str, ...] = ("softmax-unstable", "softmax-global-max")
 
 
 # Two mistakes at once that a single mutant cannot stand for (the shift changes the numbers).

@@ -57,7 +57,8 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
                 return s.compensated("attention", ids, wrong)
             if wrong:
                 return _with_ranks(s, s.with_callees("attention", ids, wrong), given, mutant)
-            return _with_ranks(s, s.in_function("attention", ids, inline=inline), given, mutant)
+            found = s.in_function("attention", ids, inline=inline, called=made.called)
+            return _with_ranks(s, found, given, mutant)
     if all(not o.ok for o in student):
         return s.raised("attention", student, probes, made.called)
 

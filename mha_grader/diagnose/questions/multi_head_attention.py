@@ -84,12 +84,14 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             return s.in_function(qid, ("mha-dropout",), inline=False)
         found = _own(given, probes)
         if found is not None:
-            ids, inline = found
+            ids, callee = by_calls(*found, made.called)
             if right and wrong:
                 return s.compensated(qid, ids, wrong)
             if wrong:
                 return s.with_callees(qid, ids, wrong)
-            return s.in_function(qid, ids, inline=inline)
+            return s.in_function(
+                qid, ids, inline=callee is not None, called=made.called, callee=callee
+            )
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes, made.called)
 
@@ -107,17 +109,35 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     return s.plain(qid, f"Your multi_head_attention differs from the reference: {text}.")
 
 
-def _own(given, probes) -> tuple[tuple[str, ...], bool] | None:
-    """Its own catalogued mistakes, read from its results ``given`` right callees: (the ids,
-    whether it is one callee's mistake made inline). Two at once are looked for last: one of
-    its own table with a callee's made inline (a scale by d_model in a causally masked head)."""
+def by_calls(
+    ids: tuple[str, ...], callee: str | tuple[str, ...] | None, called: tuple[str, ...]
+) -> tuple[tuple[str, ...], str | tuple[str, ...] | None]:
+    """The name the calls that happened give a mistake whose values two names share: queries
+    scaled before a call of attention (``mha-prescaled-query``) give the values of an inline
+    attention that divides by d_head (``scale-not-sqrt``); which one it is, the record of its
+    calls says (a composite that never called attention cannot have handed it anything)."""
+    if ids == ("mha-prescaled-query",) and "attention" not in called:
+        return ("scale-not-sqrt",), "attention"
+    return ids, callee
+
+
+def candidates() -> list[tuple[tuple[str, ...], str | tuple[str, ...] | None, tuple, object]]:
+    """Every catalogued way a whole multi-head attention goes wrong, in the order they are
+    tried: (the ids, the callee whose mistake it is when made inline (None: its own), a key
+    for ``trusted``, the pipeline). Two at once come last: one of its own table with a callee's
+    made inline (a scale by d_model in a causally masked head)."""
+    found: list[tuple[tuple[str, ...], str | tuple[str, ...] | None, tuple, object]] = []
     for mid, fs in mut.MHA.items():
-        for f in fs:
-            if matches(given, trusted((f,), pipeline(f), probes)):
-                return (mid,), False
+        found += [((mid,), None, (f,), pipeline(f)) for f in fs]
     for mid, callee, f in _inline():
-        if matches(given, trusted(_key(mid, callee, f), pipeline(**{callee: f}), probes)):
-            return (mid,), True
+        found.append(((mid,), callee, _key(mid, callee, f), pipeline(**{callee: f})))
+    # the heads split and merged inline, both the way a bare reshape does (its twins)
+    splits = [(i, f) for i, c, f in _inline() if c == "split_heads"]
+    merges = [(i, f) for i, c, f in _inline() if c == "merge_heads"]
+    for (sid, sf), (mid, mf) in itertools.product(splits, merges):
+        key = (*_key(sid, "split_heads", sf), *_key(mid, "merge_heads", mf))
+        both = pipeline(split_heads=sf, merge_heads=mf)
+        found.append(((sid, mid), ("split_heads", "merge_heads"), key, both))
     for mid, fs in mut.MHA.items():
         if mid == "mha-no-valueerror":
             continue  # the same values as the reference's
@@ -125,8 +145,16 @@ def _own(given, probes) -> tuple[tuple[str, ...], bool] | None:
             if iid == mid:
                 continue
             key = (f, *_key(iid, callee, g))
-            if matches(given, trusted(key, pipeline(f, **{callee: g}), probes)):
-                return (mid, iid), False
+            found.append(((mid, iid), None, key, pipeline(f, **{callee: g})))
+    return found
+
+
+def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] | None:
+    """Its own catalogued mistakes, read from its results ``given`` right callees: (the ids,
+    the callee or callees whose mistakes it made inline, or None)."""
+    for ids, callee, key, f in candidates():
+        if matches(given, trusted(key, f, probes)):
+            return ids, callee
     return None
 
 

@@ -37,7 +37,7 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     if matches(s_mod, [expected[i] for i in mod]):
         ids, behaviour = (), ref.softmax
     # the mutants that differ from a softmax already on moderate scores
-    concrete = [((i,), f) for i, fs in mut.SOFTMAX.items() if i != "softmax-unstable" for f in fs]
+    concrete = [((i,), f) for i, fs in mut.SOFTMAX.items() if i not in mut.LARGE_ONLY for f in fs]
     concrete += [(i, f) for i, fs in mut.SOFTMAX_COMBINED.items() for f in fs]
     for f_ids, f in concrete:
         if ids is None and matches(s_mod, trusted((f, "moderate"), f, sub)):
@@ -57,7 +57,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
                 )
             else:
                 unstable |= got.ok and not _finite(got.value)
-        ids = ids + ("softmax-unstable",) * (unstable and "softmax-unstable" not in ids)
+        if unstable and behaviour is ref.softmax and _global_max(student, probes, big):
+            ids = ("softmax-global-max",)  # one shift for the whole array, not per slice
+        elif unstable and "softmax-unstable" not in ids:
+            ids = (*ids, "softmax-unstable")
         if ids:
             return s.in_function("softmax", ids, inline=False)
 
@@ -71,6 +74,15 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     if all(not o.ok for o in student):
         return s.raised("softmax", student, probes)
     return s.plain("softmax", f"Your softmax differs from a softmax: {text}.")
+
+
+def _global_max(student: list[Outcome], probes, big: list[int]) -> bool:
+    """On the large scores, the student's results are those of a softmax shifted by the whole
+    array's maximum (nan exactly where a slice lies far below it)."""
+    (f,) = mut.SOFTMAX["softmax-global-max"]
+    return bool(big) and all(
+        matches([student[i]], trusted((f, "large", i), f, [probes[i]])) for i in big
+    )
 
 
 def _finite(v) -> bool:

@@ -5,7 +5,8 @@ Usage (from the worktree root, after grading):
     mha-grade batch tests/data/authors/heldout -o OUT_H -j 1
     for d in tests/data/authors/*/*/; do mha-check "$d" > CHECK/$(basename "$d").txt; done
     python tests/data/authors/compare_verdicts.py tuning OUT_T CHECK > table.md
-(the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b).
+(the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b, tuning_c,
+heldout_c).
 
 Prints a Markdown table (one row per submission and function) and the disagreements by class.
 """
@@ -21,6 +22,22 @@ from pathlib import Path
 IDS = ["softmax", "split_heads", "merge_heads", "attention", "multi_head_attention",
        "distinct_head_pairs", "parameter_counts", "weights_from_torch", "cross_check"]
 HERE = Path(__file__).parent
+
+
+# Names the verdicts proposed before grading, as the catalogue spells them (the ids the grader
+# gives the same mistake); "named" counts a wrong function whose verdict's mistake is among
+# its tags, "tagged" one with any tag at all.
+ALIASES = {
+    "attention-fixed-rank-transpose": "attention-fixed-rank",
+    "attention-softmax-fixed-axis": "attention-fixed-rank",
+    "mha-split-no-transpose": "split-no-transpose",  # the callee's id, made inline
+}
+CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
+
+
+def wanted(verdict: dict, q: str) -> set[str]:
+    ids = {ALIASES.get(m, m) for m in verdict.get("misconception", [])}
+    return {CAUSAL.get(q, m) if m == "causal-mask" else m for m in ids}
 
 
 def check_words(path: Path) -> dict[str, str]:
@@ -100,7 +117,8 @@ def main() -> None:
         "calls", "own_full", "plain_half", "no_tag", "check_vs_grade", "waiting_full",
         "right_lost")}
     counts = {"plain": 0, "plain_tagged": 0, "own": 0, "own_tagged": 0, "wrong": 0,
-              "wrong_tagged": 0, "right": 0, "right_full": 0, "own_full": 0, "plain_half": 0}
+              "wrong_tagged": 0, "right": 0, "right_full": 0, "own_full": 0, "plain_half": 0,
+              "plain_named": 0, "own_named": 0}
     for folder in sorted((HERE / part).iterdir()):
         if not folder.is_dir():
             continue
@@ -139,6 +157,7 @@ def main() -> None:
                 key = "plain" if kind == "plainly-wrong" else "own"
                 counts[key] += 1
                 counts[key + "_tagged"] += tagged
+                counts[key + "_named"] += bool(wanted(v, q) & p["tags"])
                 if not tagged:
                     issues["no_tag"].append(f"{who}: {kind} ({', '.join(v.get('misconception', []))}), no misconception named")
                 if kind == "own-bug" and full:
