@@ -121,7 +121,145 @@ def find_copies(
         if positions:
             source = handouts[sources.most_common(1)[0][0]].name
             copies.append(Copy(s_index, positions, source))
+    copies += _loose_copies(rubric, sentences, handouts, {c.sentence for c in copies})
     return copies + _beside_copies(rubric, sentences, handouts, copies)
+
+
+# A copy in looser form: the hand-out's words in another order ("Q, K and V are projected once at
+# full d_model by multi-head attention, and then the feature axis is cut ..." from "Multi-head
+# attention projects Q, K and V once at full d_model and then cuts the feature axis ..."), or a
+# sentence remixed from the parts of several hand-out sentences. Runs of words miss both; the
+# bag of a sentence's (or a part's) words does not. Only a sentence that brings most of one
+# hand-out sentence's words, and many plain ones, is a copy: the module's vocabulary alone is not.
+LOOSE_MIN = 8  # content words of a sentence compared as a bag
+LOOSE_SHARE = 0.8  # of the sentence's words found in one hand-out sentence
+LOOSE_SOURCE_SHARE = 0.75  # of that hand-out sentence's words found in the answer's
+LOOSE_PLAIN = 6  # plain words among them (not notation, numbers, function words)
+# a remix: parts (clauses between , ; : and "so", "and then") each from some hand-out sentence
+PART_MIN = 4  # content words of a part compared
+PART_SHARE = 0.85  # of a part's words found in one hand-out sentence
+PART_SOURCE_SHARE = 0.5  # of that hand-out sentence's words the part brings
+REMIX_SHARE = 0.8  # of the sentence's content words lying in such parts
+# a passive or reordered copy changes a word's form, which the rubric's phrase folding can turn
+# into another token ("projects" -> project, "projected" -> projected; "cut into" -> split,
+# "cuts the" -> cut): compared as one word here
+_BAG_FOLD = {"projected": "project", "cut": "split", "after": "then", "befor": "then"}
+_PRONOUNS = frozenset("it they them its their he she we you i".split())
+_PART_BREAKS = frozenset(", ; : ( ) — – so then while whereas".split())
+_BAGS: dict[tuple[int, str], tuple[tuple[frozenset[str], int], ...]] = {}
+
+
+def _bags(rubric: Rubric, handouts: tuple[Handout, ...]) -> tuple[tuple[frozenset[str], int], ...]:
+    """Every hand-out sentence's bag of stems (a question too: "does every pair of heads still
+    differ?" turned into a statement is copied), with its hand-out's index."""
+    key = (id(handouts), rubric.question)
+    if key not in _BAGS:
+        found = []
+        for h, handout in enumerate(handouts):
+            for sentence in rubric.normaliser.sentences(handout.text):
+                bag = frozenset(stem for _, stem in _bag_content(sentence))
+                if len(bag) >= PART_MIN:
+                    found.append((bag, h))
+        _BAGS[key] = tuple(found)
+    return _BAGS[key]
+
+
+def _bag_content(sentence: Sentence) -> list[tuple[int, str]]:
+    return [
+        (i, _BAG_FOLD.get(stem, stem))
+        for i, stem in _content(sentence)
+        if sentence.tokens[i].word not in _PRONOUNS
+    ]
+
+
+def _best_bag(
+    bags: tuple[tuple[frozenset[str], int], ...], words: frozenset[str]
+) -> tuple[frozenset[str], int] | None:
+    best, score = None, 0.0
+    for bag, h in bags:
+        shared = len(words & bag)
+        if shared and shared / len(bag) ** 0.5 > score:
+            best, score = (words & bag, h), shared / len(bag) ** 0.5
+    return best
+
+
+def _source_share(bags: tuple[tuple[frozenset[str], int], ...], shared: frozenset[str]) -> float:
+    return max((len(shared & bag) / len(bag) for bag, _ in bags if shared <= bag), default=0.0)
+
+
+def _loose_copies(
+    rubric: Rubric, sentences: list[Sentence], handouts: tuple[Handout, ...], done: set[int]
+) -> list[Copy]:
+    bags = _bags(rubric, handouts)
+    found = []
+    for s_index, sentence in enumerate(sentences):
+        if s_index in done or sentence.question:
+            continue
+        content = _bag_content(sentence)
+        words = frozenset(stem for _, stem in content)
+        if len(words) < LOOSE_MIN:
+            continue
+        source = _loose_source(bags, sentence, content, words)
+        if source is not None:
+            found.append(
+                Copy(s_index, frozenset(range(len(sentence.tokens))), handouts[source].name)
+            )
+    return found
+
+
+def _plain_stems(sentence: Sentence, content: list[tuple[int, str]], stems: frozenset[str]) -> int:
+    return len({stem for i, stem in content if stem in stems and _plain(sentence, [i])})
+
+
+def _loose_source(
+    bags: tuple[tuple[frozenset[str], int], ...],
+    sentence: Sentence,
+    content: list[tuple[int, str]],
+    words: frozenset[str],
+) -> int | None:
+    """The hand-out a sentence is copied from in looser form, or None."""
+    best = _best_bag(bags, words)
+    if best is not None:
+        shared, h = best
+        if (
+            len(shared) >= LOOSE_SHARE * len(words)
+            and _source_share(bags, shared) >= LOOSE_SOURCE_SHARE
+            and _plain_stems(sentence, content, shared) >= LOOSE_PLAIN
+        ):
+            return h
+    # a remix: every part of it from some hand-out sentence
+    parts: list[list[tuple[int, str]]] = [[]]
+    positions = {i for i, _ in content}
+    for i, token in enumerate(sentence.tokens):
+        if (
+            token.word in _PART_BREAKS
+            or token.word == "and"
+            and i + 1 < len(sentence.tokens)
+            and (sentence.tokens[i + 1].word in ("then", "so"))
+        ):
+            parts.append([])
+        elif i in positions:
+            parts[-1].append((i, _BAG_FOLD.get(token.stem, token.stem)))
+    copied: list[tuple[int, str]] = []
+    sources: list[int] = []
+    for part in parts:
+        stems = frozenset(stem for _, stem in part)
+        if len(stems) < PART_MIN:
+            continue
+        best = _best_bag(bags, stems)
+        if best is None:
+            continue
+        shared, h = best
+        if (
+            len(shared) >= PART_SHARE * len(stems)
+            and _source_share(bags, shared) >= PART_SOURCE_SHARE
+        ):
+            copied += part
+            sources.append(h)
+    plain = _plain_stems(sentence, content, frozenset(stem for _, stem in copied))
+    if len(sources) >= 2 and len(copied) >= REMIX_SHARE * len(content) and plain >= LOOSE_PLAIN:
+        return sources[0]
+    return None
 
 
 def _beside_copies(
@@ -179,8 +317,7 @@ def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) 
             f" {' '.join(stem for _, stem in _content(sentence))} "
             for handout in handouts
             for sentence in rubric.normaliser.sentences(handout.text)
-            if not sentence.question
-        )
+        )  # a hand-out's question too: "does every pair of heads still differ?" made a statement
     wanted = f" {' '.join(stems)} "
     return any(wanted in sentence for sentence in _SENTENCES[key])
 

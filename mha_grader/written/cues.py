@@ -97,7 +97,9 @@ DET = r"(?:(?:the|a|an|my|our|your|his|her|their|this|that|one|some) )"
 MODAL = (
     r"(?:(?:may|might|could|would|will|often|usually|sometimes|commonly|wrongly|mistakenly|"
     r"still|also|naively|incorrectly|generally|typically|probably|do|does|did|like to|love to|"
-    r"tend to|seem to|used to|even|always|really|honestly|should|must|can|ought to) )*"
+    r"tend to|seem to|used to|even|always|really|honestly|should|must|can|ought to|"
+    # "nobody could seriously claim", "no one can reasonably say"
+    r"seriously|reasonably|sensibly|possibly|genuinely|sincerely|truly|actually|ever) )*"
 )
 # "some claim", "a friend told me", "the team argues", "you might think", "they say"; and what
 # other people found: "everyone in my group got 256", "my partner measured it"
@@ -190,7 +192,15 @@ FALSE_THAT = re.compile(
 )
 WRONG_TO_SAY = re.compile(
     rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
-    rf"mistaken) to {SAY}(?: that)?\b"
+    rf"mistaken|"
+    # "it is absurd to think", "you'd have to be confused to believe", "only a fool ... to say"
+    rf"absurd|ridiculous|laughable|crazy|mad|insane|foolish|confused|stupid|dumb|a joke|"
+    rf"madness|a fool|an idiot|delusional|lazy|sloppy) to {SAY}(?: that)?\b"
+    # "only someone who skipped the lab would think", "only a beginner would claim"
+    rf"|\bonly {DET}?(?:[a-z]+ )?(?:{PEOPLE}|fools?|idiots?|amateurs?|novices?)"
+    rf"(?: (?:who|that)(?: [a-z']+){{1,6}}?)? {MODAL}{SAY}(?: that)?\b"
+    # "there is no way that X": X denied (not "no way to split 8 into 3")
+    r"|\bthere (?:is|s|was) (?:absolutely |simply |just )?no way(?: that)?\b(?! to\b)"
 )
 IGNORE = re.compile(
     rf"\b(?:ignore|disregard|dismiss|forget about|forget|(?:do|did|should|must) not "
@@ -199,7 +209,11 @@ IGNORE = re.compile(
     rf"the myth|claims|{QUANT} people|what (?:people|{QUANT}|they|others) {SAY})"
     rf"(?: (?:who|that))?(?: {MODAL}{SAY})?(?: (?:you|me|us))?(?: that)?\b"
 )
-NOBODY = re.compile(rf"\b(?:nobody|no one|none of us) {MODAL}{SAY}(?: that)?\b")
+NOBODY = re.compile(
+    rf"\b(?:nobody|no one|none of us|not a single (?:person|one|student|soul)|no (?:sane|serious|"
+    rf"sensible|reasonable|competent|thinking|informed|careful|honest) (?:person|one|student|"
+    rf"engineer|researcher|reader|people)) {MODAL}{SAY}(?: that)?\b"
+)
 I_DENY = re.compile(
     rf"\b(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer|m not|am not) "
     rf"{ADV}(?:believe|believed|think|thought|buy|bought|accept|accepted|agree|agreed|trust|"
@@ -210,7 +224,8 @@ I_DENY = re.compile(
 I_DOUBT = re.compile(
     r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"
     r"disagree with|disagree that|m not convinced|am not convinced|m sceptical|am sceptical|"
-    r"m skeptical|am skeptical|m doubtful|am doubtful|find it hard to believe|refuse to believe)"
+    r"m skeptical|am skeptical|m doubtful|am doubtful|find it hard to believe|refuse to believe|"
+    r"refuse to accept|refuse to buy)"
     r"(?: (?:that|whether|if|the claim that|the idea that))?\b"
 )
 HEDGE = re.compile(

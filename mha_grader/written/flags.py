@@ -19,7 +19,14 @@ KEYWORD_ITEM_MAX_WORDS = 4
 KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
-_ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s")
+_ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s|\s[/+·•]\s")
+# a label that announces a list of keywords: "Keywords: ...", "Buzzwords - ...", "Tags: ..."
+_KEYWORD_LABEL = re.compile(
+    r"^\s*(?:key ?words?|key ?terms?|buzz ?words?|tags?|terms|concepts|vocab(?:ulary)?|"
+    r"important words|main words)\s*(?:[:=]|[-–—]\s)\s*",
+    re.IGNORECASE,
+)
+KEYWORD_LABEL_BARE_SHARE = 0.5  # of a labelled list's items: bare enough to be keywords
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
 # Verbs in the third person: a bare run of words with one of them is a terse sentence.
@@ -127,10 +134,19 @@ def is_keyword_list(text: str) -> bool:
     """Few function words overall, and either several short items or one long run of bare words:
     "d_model, num_heads, divisible, equal chunks" or "different patterns heads subspace allclose"
     but not "num_heads divides d_model." or "Same count, 256. Heads are just a reshape."."""
+    label = _KEYWORD_LABEL.match(text)
+    if label:  # the student calls it a list of keywords: it is one when its items are bare
+        text = text[label.end() :]
     tokens = words(text)
     if len(tokens) < KEYWORD_LIST_MIN_WORDS:
         return False
     share = sum(t in FUNCTION_WORDS for t in tokens) / len(tokens)
+    if label:
+        items = [words(part) for part in _ITEM_BREAK.split(text) if words(part)]
+        bare = [i for i in items if len(i) <= KEYWORD_ITEM_MAX_WORDS + 1]
+        return len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) >= KEYWORD_LABEL_BARE_SHARE * len(
+            items
+        )
     if share > KEYWORD_LIST_MAX_FUNCTION_SHARE:
         return False
     items: list[list[str]] = []
