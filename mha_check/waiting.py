@@ -17,6 +17,7 @@ was wrong *on the inputs it was given* only grading can tell, with the reference
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from .questions import CALLEES
@@ -69,17 +70,7 @@ def _own_failure(r: QuestionResult, blocking: list[str], check: str) -> Question
         f"{r.qid}'s own code. {listed} {'fails' if len(blocking) == 1 else 'fail'} its own "
         f"checks too; fix {'it' if len(blocking) == 1 else 'them'} as well.)"
     )
-    return QuestionResult(
-        r.qid,
-        Status.FAILED,
-        message,
-        passed=r.passed,
-        total=r.total,
-        output=r.output,
-        called=r.called,
-        own_form=r.own_form,
-        failing_calls=r.failing_calls,
-    )
+    return dataclasses.replace(r, status=Status.FAILED, message=message)
 
 
 def _waiting(
