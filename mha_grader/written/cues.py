@@ -220,6 +220,12 @@ I_DENY = re.compile(
     rf"trusted|go along with)(?: (?:with|in))?(?: (?:that|it|this|the claim|the idea))?"
     rf"(?: that)?\b"
     rf"|\b(?:i|we) (?:m|am|are) not {ADV}(?:convinced|sure) (?:that)\b"
+    # what the student would not write or say: "I would never claim that X", "what I would NOT
+    # write: that X, that Y", "things I won't say: X" (the colon is the cue's: its list is denied)
+    rf"|\b(?:(?:what|things?|ideas?|claims?|statements?|points?|sentences?) (?:that )?)?(?:i|we) "
+    rf"(?:(?:would|will|do|did|could|should|shall|wo) not|never|(?:would|will) never) {ADV}"
+    rf"(?:say|write|claim|argue|state|put|suggest|answer|assert|conclude)"
+    rf"(?: (?:here|in (?:my|an|the) answer))?(?: (?:is|are))?(?: that| :(?: that)?)?(?= |$)"
 )
 I_DOUBT = re.compile(
     r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"
