@@ -1,0 +1,130 @@
+"""Issue 21, set H seen: its misses handled as classes, so that other phrasings of the same
+behaviour go right too. A list of verbless fragments is a keyword list however it is spelled;
+what the student says they would not write or say is disowned, a list after a colon included;
+hand-out text copied clause by clause, in the passive, with a word swapped here and there, earns
+nothing. The examples are in words of their own, not the labelled sets'."""
+
+from __future__ import annotations
+
+import pytest
+from written_support import graded as _graded
+
+# --------------------------------------------------------------- fragments are a keyword list
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q1", "one projection set; whole d_model width; chunks afterwards; per head; no own Wq"),
+        ("q4", "more softmaxes; smaller subspaces; d_model/num_heads each; same params"),
+        (
+            "challenge",
+            "independent softmaxes, several patterns, one distribution only, no capacity",
+        ),
+    ],
+)
+def test_a_list_of_verbless_fragments_goes_to_a_teacher_at_a_quarter(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert flagged and share <= 0.25, output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q1",
+            "Shared Wq, Wk, Wv at full d_model; the result is split into equal chunks; no "
+            "head owns a matrix.",
+        ),
+        ("q2", "256 vs 256; heads are a reshape; no new weights"),
+        ("q5", "d_model % num_heads == 0; else the chunks are unequal"),
+    ],
+)
+def test_terse_clauses_apart_by_semicolons_are_no_keyword_list(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share == 1.0 and not flagged, output
+
+
+# ---------------------------------------------------------- what I would not write or say
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "challenge",
+            "What I would never write here: that eight heads compute independent softmaxes over "
+            "smaller subspaces, that a single softmax has to serve every relationship, and that "
+            "equal parameters do not mean equal capability.",
+        ),
+        ("q2", "I would never say that the count is the same for one and two heads."),
+        (
+            "q1",
+            "I won't claim that one shared set of projections at full d_model is split per head.",
+        ),
+        ("q5", "Things I wouldn't state: num_heads has to divide d_model."),
+    ],
+)
+def test_what_the_student_would_not_write_or_say_earns_nothing(qid, text):
+    share, _, output = _graded(qid, text)
+    assert share == 0.0, output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q1",
+            "What I wouldn't say is that each head has its own matrices: there is one shared Wq, "
+            "Wk, Wv at full d_model, split into equal chunks per head.",
+        ),
+        (
+            "q2",
+            "I would not say the count changes: it is 256 for both, since the heads are a "
+            "reshape of the same projections.",
+        ),
+    ],
+)
+def test_a_wrong_idea_the_student_would_not_say_leaves_their_own_answer_whole(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share == 1.0 and not flagged, output
+
+
+# -------------------------------------------------- copied clause by clause, in the passive
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q3",
+            "For token 0, attention is divided between tokens 2 and 3 by head 0 and all of it is "
+            "placed on token 4 by head 1; same input, same projections, only the features each "
+            "head sees differ.",
+        ),
+        (
+            "q3",
+            "All of token 0's attention is given to token 4 by head 1, head 0 splitting it "
+            "between tokens 2 and 3: same input, same projections, only the slice of features "
+            "seen by each head differs.",
+        ),
+    ],
+)
+def test_hand_out_clauses_in_the_passive_with_a_word_swapped_earn_nothing(qid, text):
+    share, _, output = _graded(qid, text)
+    assert share == 0.0, output
+    assert "copied from" in output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No. Head 0 split token 0's attention between tokens 2 and 3, but head 1 put all of it "
+        "on token 4, even though both got the same input.",
+        "No: for token 0, head 0 attends to tokens 2 and 3 while head 1 attends only to token 4, "
+        "with the same input and the same projections.",
+    ],
+)
+def test_the_finding_in_the_students_own_sentence_is_no_copy(text):
+    share, flagged, output = _graded("q3", text)
+    assert share == 1.0 and not flagged, output
