@@ -128,3 +128,27 @@ def test_hand_out_clauses_in_the_passive_with_a_word_swapped_earn_nothing(qid, t
 def test_the_finding_in_the_students_own_sentence_is_no_copy(text):
     share, flagged, output = _graded("q3", text)
     assert share == 1.0 and not flagged, output
+
+
+# ------------------------------------------------------ a relative clause in a hedged guess
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I might be wrong, but I think the heads probably share one Wq, Wk, Wv applied at full "
+        "d_model, which then seems to be cut into equal chunks, so perhaps none per head?",
+        "All heads share one Wq, Wk, Wv computed at full d_model, which is split into equal "
+        "chunks, so no separate matrices per head?",
+    ],
+)
+def test_a_statement_with_a_which_clause_ending_in_a_question_mark_is_a_guess_not_a_question(
+    text,
+):
+    share, _, output = _graded("q1", text)
+    assert share >= 0.75, output
+
+
+def test_which_after_a_colon_still_asks():
+    share, _, output = _graded("q2", "Look at the four matrices: which of them grows with heads?")
+    assert share == 0.0, output

@@ -807,14 +807,21 @@ def interrogative(words: list[str]) -> bool:
     with an auxiliary or a wh-word and asks about something ("Look at Wq: which of its shapes
     depends on num_heads?"). A tag ("..., isn't it?", "..., right?") asks nothing."""
     part: list[str] = []
+    after = ""  # the punctuation the part follows
     for w in [*words, ","]:
         if w in CLAUSE_PUNCTUATION:
-            if _asks(part):
+            # "..., which is then split into chunks?": a relative clause after a comma, not a
+            # question (after a colon, "which of its shapes ...?" asks)
+            if _asks(part) and not (after in _RELATIVE_AFTER and part[0] in _RELATIVES):
                 return True
-            part = []
+            part, after = [], w
         elif part or w not in OPENERS:
             part.append(w)
     return False
+
+
+_RELATIVES = frozenset("which who whom whose where".split())
+_RELATIVE_AFTER = frozenset(", ; (".split())  # (the rewriting turns ", which" into "; which")
 
 
 def _asks(part: list[str]) -> bool:
