@@ -152,3 +152,49 @@ def test_a_statement_with_a_which_clause_ending_in_a_question_mark_is_a_guess_no
 def test_which_after_a_colon_still_asks():
     share, _, output = _graded("q2", "Look at the four matrices: which of them grows with heads?")
     assert share == 0.0, output
+
+
+# ------------------------------------------------- the course's staff and material followed
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q2",
+            "The lecturer demonstrated 256 for both, because the weight matrices do not depend on "
+            "the number of heads.",
+        ),
+        (
+            "challenge",
+            "Per the lecture notes, one head has a single softmax that must serve every "
+            "relationship, while 8 heads compute independent softmaxes over smaller subspaces and "
+            "can hold different patterns for the same token at once.",
+        ),
+        (
+            "challenge",
+            "Following the slides: one softmax must serve every relationship with a single head, "
+            "while 8 independent softmaxes over smaller subspaces hold different patterns at "
+            "once; equal parameters are not equal capability.",
+        ),
+    ],
+)
+def test_the_course_staff_or_material_as_the_only_source_earns_at_most_about_half(qid, text):
+    share, _, output = _graded(qid, text)
+    assert 0.25 <= share <= 0.625, output
+
+
+def test_the_staffs_result_confirmed_by_the_students_run_is_theirs():
+    share, flagged, output = _graded(
+        "q2",
+        "The TA showed in the tutorial that both give 256, and my run gave the same: the four "
+        "matrices are d_model x d_model whatever the head count.",
+    )
+    assert share == 1.0 and not flagged, output
+
+
+def test_per_my_run_is_the_students_own_finding():
+    share, flagged, output = _graded(
+        "q5", "Per my run, d_model must be divisible by num_heads so each head gets an equal chunk."
+    )
+    assert share == 1.0 and not flagged, output

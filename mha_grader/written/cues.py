@@ -144,6 +144,16 @@ CITED = re.compile(
     r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
     r"suggests|suggested|points out|pointed out|lists|listed|describes|described|gives|gave|"
     r"has|had|puts it|draws|drew)(?: that)?\b"
+    # the course's material followed: "Following the lecture notes: X", "Per the slides, X"
+    # (the colon is the cue's: what it opens is the material's)
+    rf"|\b(?:following|per|as per|going by|based on) (?:the |our |my )?{COURSE}(?= [,:]|$)"
+    r"(?: :)?"
+    # the course's staff showing it: "the TA showed 256 for both in the tutorial" (a verb of
+    # saying makes a report instead: "my TA said X")
+    r"|\b(?:the|our|my) (?:ta|tas|tutor|teacher|instructor|professor|prof|lecturer|teaching "
+    r"assistant) (?:showed|demonstrated|showed us|demonstrated to us|worked out|derived|"
+    r"went through)(?: (?:in|during) (?:the )?(?:tutorial|section|class|lecture|lab))?"
+    r"(?: that)?\b"
     # what the course taught: "I was taught that X"
     r"|\b(?:i|we) (?:was|were|(?:have |ve )?been|got) taught(?: (?:in|during) (?:the )?"
     r"(?:class|lecture|lectures|course))?(?: that)?\b"
@@ -409,7 +419,8 @@ ENDORSE_CLAUSE = (
     r"|(?:my|our) (?:own )?(?:experiment|run|check|test|results?|code|notebook|output|printout|"
     r"numbers|heatmaps?|plots?|measurements?)s? (?:(?:also|later) )?(?:agreed|agrees|confirmed|"
     r"confirms|bears? (?:that|this|it) out|bore (?:that|this|it) out|backs? (?:that|this|it) up|"
-    r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that))"
+    r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that)|"
+    r"(?:gave|gives|got|printed|returned) (?:the same|it|that))"
     r"(?: (?:it|this|that|them|him|her))?"
     # "and that's what I saw in the notebook too", "which is exactly what I got", "and I got the
     # same in my run": the student's own finding agrees
