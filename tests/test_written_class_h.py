@@ -198,3 +198,51 @@ def test_per_my_run_is_the_students_own_finding():
         "q5", "Per my run, d_model must be divisible by num_heads so each head gets an equal chunk."
     )
     assert share == 1.0 and not flagged, output
+
+
+# ------------------------------------------------- 'same' said of training, not of the count
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "With two heads each epoch took a bit longer, and the loss fell at roughly the same rate.",
+        "Two heads trained at the same speed and reached the same accuracy.",
+    ],
+)
+def test_the_same_rate_or_accuracy_is_not_the_same_count(text):
+    share, _, output = _graded("q2", text)
+    assert share == 0.0, output
+
+
+def test_the_same_count_beside_training_words_is_still_the_finding():
+    share, flagged, output = _graded(
+        "q2", "Same count, 256 for both: the heads are a reshape of the same projections."
+    )
+    assert share == 1.0 and not flagged, output
+
+
+# ------------------------------------------------- the sequence cut up, in the passive
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q3", "They differ because the sentence gets divided up between them."),
+        ("q4", "More heads means the sequence is chopped into more pieces, one per head."),
+        ("q2", "Still 256, since the sentence is just split, no weights are added."),
+    ],
+)
+def test_the_sequence_divided_up_is_the_heads_split_the_tokens_misconception(qid, text):
+    share, _, output = _graded(qid, text)
+    assert share <= 0.5, output
+    assert "which part of the input each head works with" in output
+
+
+def test_a_tokens_vector_divided_up_is_the_right_idea():
+    share, flagged, output = _graded(
+        "q1",
+        "One shared Wq, Wk, Wv at full d_model; each token's vector is then divided up into "
+        "equal chunks, one per head, so no head has its own matrices.",
+    )
+    assert share == 1.0 and not flagged, output
