@@ -246,3 +246,37 @@ def test_a_tokens_vector_divided_up_is_the_right_idea():
         "equal chunks, one per head, so no head has its own matrices.",
     )
     assert share == 1.0 and not flagged, output
+
+
+# ------------------------------------------------- the one full softmax, repeated per head
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q4", "Nothing really changes: the whole softmax over all of d_model just runs h times."),
+        (
+            "q4",
+            "Each head computes the full attention over d_model, so it is done num_heads times.",
+        ),
+        ("challenge", "One head is fine: 8 heads only repeat the same full softmax 8 times."),
+    ],
+)
+def test_the_same_full_softmax_repeated_per_head_earns_nothing_in_any_question(qid, text):
+    share, _, output = _graded(qid, text)
+    assert share == 0.0, output
+    assert "what each head's softmax works over" in output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Each head runs the same softmax formula, but over its own d_model/num_heads slice, so "
+        "there are more softmaxes, each smaller.",
+        "Instead of one softmax over the full d_model, there are num_heads independent softmaxes, "
+        "each over a d_model/num_heads subspace.",
+    ],
+)
+def test_the_same_formula_over_a_smaller_slice_is_the_right_idea(text):
+    share, flagged, output = _graded("q4", text)
+    assert share == 1.0 and not flagged, output
