@@ -280,3 +280,35 @@ def test_the_same_full_softmax_repeated_per_head_earns_nothing_in_any_question(q
 def test_the_same_formula_over_a_smaller_slice_is_the_right_idea(text):
     share, flagged, output = _graded("q4", text)
     assert share == 1.0 and not flagged, output
+
+
+# ------------------------------------------------------ texting and non-native spellings
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "more softmaxs (1 per head) n each 1 is smaller, d_model/heads dims",
+        "more softmaxes, one per head, each one smaller: d_model/n_heads dims",
+    ],
+)
+def test_the_head_count_spelled_heads_or_n_heads_in_a_width_is_the_smaller_subspace(text):
+    share, flagged, output = _graded("q4", text)
+    assert share == 1.0 and not flagged, output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d_model must be dividable through num_heads. Else the heads cannot become equal pieces.",
+        "d_model has to be divisible with num_heads, so every head gets an equal chunk.",
+    ],
+)
+def test_divisible_with_a_non_native_preposition_is_the_constraint(text):
+    share, flagged, output = _graded("q5", text)
+    assert share == 1.0 and not flagged, output
+
+
+def test_num_heads_divisible_through_d_model_is_still_the_wrong_way_round():
+    share, _, output = _graded("q5", "num_heads must be dividable through d_model.")
+    assert share == 0.0, output
