@@ -312,3 +312,25 @@ def test_divisible_with_a_non_native_preposition_is_the_constraint(text):
 def test_num_heads_divisible_through_d_model_is_still_the_wrong_way_round():
     share, _, output = _graded("q5", "num_heads must be dividable through d_model.")
     assert share == 0.0, output
+
+
+# ------------------------------------------------------------------ a CNN's vocabulary
+
+
+def test_shared_filters_over_all_channels_split_into_groups_is_the_right_idea():
+    share, flagged, output = _graded(
+        "q1",
+        "The heads share one set of kernels for query, key and value over all channels; the "
+        "output channels are then split into equal groups, one per head, so none has its own "
+        "kernels.",
+    )
+    assert share == 1.0 and not flagged, output
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Every head gets the full Q, K and V and uses its own filters.", "Each head gets all of Q."],
+)
+def test_every_head_getting_all_of_q_is_still_charged(text):
+    share, _, output = _graded("q1", text)
+    assert share == 0.0, output
