@@ -334,3 +334,23 @@ def test_shared_filters_over_all_channels_split_into_groups_is_the_right_idea():
 def test_every_head_getting_all_of_q_is_still_charged(text):
     share, _, output = _graded("q1", text)
     assert share == 0.0, output
+
+
+# ---------------------------------------------------- a pasted error naming a non-divisor
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "parameter_counts(8, [4, 5]) raised ValueError: 5 does not divide d_model = 8",
+        "ValueError: d_model = 8 is not divisible by 3",
+    ],
+)
+def test_a_pasted_error_for_a_non_divisor_states_the_constraint_without_its_reason(text):
+    share, _, output = _graded("q5", text)
+    assert 0.5 <= share <= 0.75, output
+
+
+def test_not_needing_to_be_divisible_is_still_wrong():
+    share, _, output = _graded("q5", "d_model does not need to be divisible by num_heads.")
+    assert share == 0.0, output
