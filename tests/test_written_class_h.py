@@ -354,3 +354,27 @@ def test_a_pasted_error_for_a_non_divisor_states_the_constraint_without_its_reas
 def test_not_needing_to_be_divisible_is_still_wrong():
     share, _, output = _graded("q5", "d_model does not need to be divisible by num_heads.")
     assert share == 0.0, output
+
+
+# ---------------------------------------- what 'otherwise' leads to, spelled out after a colon
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d_model has to be a multiple of num_heads. Otherwise the reshape breaks: d_head would "
+        "not be a whole number and the heads could not get equal chunks.",
+        "num_heads must divide d_model, otherwise the split cannot work: each head would get a "
+        "different number of features.",
+    ],
+)
+def test_a_colon_after_otherwise_in_the_conditional_mood_is_what_would_happen(text):
+    share, flagged, output = _graded("q5", text)
+    assert share == 1.0 and not flagged, output
+
+
+def test_i_am_not_saying_disowns_what_follows():
+    share, flagged, output = _graded(
+        "q5", "I'm not claiming that num_heads has to divide d_model so each head gets equal parts."
+    )
+    assert share == 0.0 and not flagged, output

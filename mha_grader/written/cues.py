@@ -236,6 +236,9 @@ I_DENY = re.compile(
     rf"(?:(?:would|will|do|did|could|should|shall|wo) not|never|(?:would|will) never) {ADV}"
     rf"(?:say|write|claim|argue|state|put|suggest|answer|assert|conclude)"
     rf"(?: (?:here|in (?:my|an|the) answer))?(?: (?:is|are))?(?: that| :(?: that)?)?(?= |$)"
+    # "I am not saying X", "we're not claiming that X"
+    rf"|\b(?:i|we) (?:m|am|are|was|were) not {ADV}(?:saying|claiming|arguing|suggesting|"
+    rf"writing|stating|asserting)(?: that)?\b"
 )
 I_DOUBT = re.compile(
     r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"

@@ -321,6 +321,21 @@ _SHOWED = frozenset(
 )
 
 
+_HYPOTHETICAL = frozenset("would could might wouldn couldn".split())
+
+
+def _hypothetical_after(words: list[str], at: int) -> bool:
+    """A colon at ``at`` opens a clause in the conditional mood ("...: d_head would not be")."""
+    if at >= len(words) or words[at] != ":":
+        return False
+    for w in words[at + 1 :]:
+        if w in (":", ";"):
+            return False
+        if w in _HYPOTHETICAL:
+            return True
+    return False
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -345,8 +360,15 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             if i > 0 and words[i - 1] == "or":
                 marks.cue[i - 1] = True
             begin = i + 1 if opens else clause_starts(words)[i]
-            for j in _scope_forward(words, begin, conclusion_ends=True):
+            scope = _scope_forward(words, begin, conclusion_ends=True)
+            for j in scope:
                 marks.otherwise[j] = not marks.cue[j]
+            # "Otherwise the reshape cannot work: d_head would not be a whole number": what the
+            # colon spells out in the conditional mood is what would happen too
+            while _hypothetical_after(words, scope.stop):
+                scope = _scope_forward(words, scope.stop + 1, conclusion_ends=True)
+                for j in scope:
+                    marks.otherwise[j] = not marks.cue[j]
             i += 1
             continue
         if (
