@@ -378,3 +378,17 @@ def test_i_am_not_saying_disowns_what_follows():
         "q5", "I'm not claiming that num_heads has to divide d_model so each head gets equal parts."
     )
     assert share == 0.0 and not flagged, output
+
+
+def test_every_pair_of_heads_with_a_different_pattern_for_the_same_token_says_they_differ():
+    share, flagged, output = _graded(
+        "q3",
+        "No. Head 0 went to tokens 2 and 3, head 1 to token 4, and with four heads every pair "
+        "of heads had a different pattern for the same token.",
+    )
+    assert share == 1.0 and not flagged, output
+
+
+def test_every_head_looking_at_the_same_token_still_says_they_agree():
+    share, _, output = _graded("q3", "Yes: all heads look at the same tokens for token 0.")
+    assert share == 0.0, output
