@@ -834,7 +834,7 @@ def interrogative(words: list[str]) -> bool:
         if w in CLAUSE_PUNCTUATION:
             # "..., which is then split into chunks?": a relative clause after a comma, not a
             # question (after a colon, "which of its shapes ...?" asks)
-            if _asks(part) and not (after in _RELATIVE_AFTER and part[0] in _RELATIVES):
+            if _asks(part) and not (after in _RELATIVE_AFTER and _relative(part)):
                 return True
             part, after = [], w
         elif part or w not in OPENERS:
@@ -843,6 +843,19 @@ def interrogative(words: list[str]) -> bool:
 
 
 _RELATIVES = frozenset("which who whom whose where".split())
+_RELATIVE_ADVERBS = frozenset("then also just only again now still later first".split())
+_SEEM = frozenset("seem seems seemed appear appears appeared".split())
+
+
+def _relative(part: list[str]) -> bool:
+    """A relative clause: "which is then split", "which then seems to be cut" (not "which of
+    its shapes depends", "which matrix grows": a question)."""
+    if part[0] not in _RELATIVES:
+        return False
+    rest = [w for w in part[1:] if w not in _RELATIVE_ADVERBS]
+    return bool(rest) and (rest[0] in VERBS or rest[0] in _SEEM)
+
+
 _RELATIVE_AFTER = frozenset(", ; (".split())  # (the rewriting turns ", which" into "; which")
 
 
