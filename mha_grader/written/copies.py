@@ -138,13 +138,18 @@ LOOSE_PLAIN = 6  # plain words among them (not notation, numbers, function words
 # a remix: parts (clauses between , ; : and "so", "and then") each from some hand-out sentence
 PART_MIN = 4  # content words of a part compared
 PART_SHARE = 0.85  # of a part's words found in one hand-out sentence
-PART_SOURCE_SHARE = 0.5  # of that hand-out sentence's words the part brings
+PART_SOURCE_SHARE = 0.5  # of that hand-out sentence's (or clause's) words the part brings
+PART_SWAP_MIN = 5  # content words of a part from which one of them may be another word
 REMIX_SHARE = 0.8  # of the sentence's content words lying in such parts
 # a passive or reordered copy changes a word's form, which the rubric's phrase folding can turn
 # into another token ("projects" -> project, "projected" -> projected; "cut into" -> split,
 # "cuts the" -> cut): compared as one word here
 _BAG_FOLD = {"projected": "project", "cut": "split", "after": "then", "befor": "then"}
-_PRONOUNS = frozenset("it they them its their he she we you i".split())
+# the passive's participles and its agent: "the slice of features seen by each head" is "the
+# slice of features each head sees"
+_BAG_FOLD |= {"seen": "see", "given": "give", "taken": "take", "shown": "show", "done": "do"}
+_PASSIVE_AGENT = frozenset({"by"})
+_PRONOUNS = frozenset("it they them its their he she we you i".split()) | _PASSIVE_AGENT
 _PART_BREAKS = frozenset(", ; : ( ) — – so then while whereas".split())
 _BAGS: dict[tuple[int, str], tuple[tuple[frozenset[str], int], ...]] = {}
 
@@ -162,6 +167,45 @@ def _bags(rubric: Rubric, handouts: tuple[Handout, ...]) -> tuple[tuple[frozense
                     found.append((bag, h))
         _BAGS[key] = tuple(found)
     return _BAGS[key]
+
+
+_PART_BAGS: dict[tuple[int, str], tuple[tuple[frozenset[str], int], ...]] = {}
+
+
+def _part_bags(
+    rubric: Rubric, handouts: tuple[Handout, ...]
+) -> tuple[tuple[frozenset[str], int], ...]:
+    """The hand-out sentences' bags and their clauses' (split as an answer's parts are): a remix
+    may take one clause of a hand-out sentence ("head 0 splits its attention between tokens 2
+    and 3") into a part of its own, and bring only that clause's words."""
+    key = (id(handouts), rubric.question)
+    if key not in _PART_BAGS:
+        found = list(_bags(rubric, handouts))
+        for h, handout in enumerate(handouts):
+            for sentence in rubric.normaliser.sentences(handout.text):
+                for part in _parts(sentence, _bag_content(sentence)):
+                    bag = frozenset(stem for _, stem in part)
+                    if len(bag) >= PART_MIN:
+                        found.append((bag, h))
+        _PART_BAGS[key] = tuple(found)
+    return _PART_BAGS[key]
+
+
+def _parts(sentence: Sentence, content: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """A sentence's content words in parts: clauses between , ; : and "so", "and then"."""
+    parts: list[list[tuple[int, str]]] = [[]]
+    stems = dict(content)
+    for i, token in enumerate(sentence.tokens):
+        if (
+            token.word in _PART_BREAKS
+            or token.word == "and"
+            and i + 1 < len(sentence.tokens)
+            and (sentence.tokens[i + 1].word in ("then", "so"))
+        ):
+            parts.append([])
+        elif i in stems and not (token.word == "and" and not parts[-1]):
+            parts[-1].append((i, stems[i]))  # (an "and" that opens a part joins it, no more)
+    return parts
 
 
 def _bag_content(sentence: Sentence) -> list[tuple[int, str]]:
@@ -199,7 +243,7 @@ def _loose_copies(
         words = frozenset(stem for _, stem in content)
         if len(words) < LOOSE_MIN:
             continue
-        source = _loose_source(bags, sentence, content, words)
+        source = _loose_source(rubric, handouts, bags, sentence, content, words)
         if source is not None:
             found.append(
                 Copy(s_index, frozenset(range(len(sentence.tokens))), handouts[source].name)
@@ -212,6 +256,8 @@ def _plain_stems(sentence: Sentence, content: list[tuple[int, str]], stems: froz
 
 
 def _loose_source(
+    rubric: Rubric,
+    handouts: tuple[Handout, ...],
     bags: tuple[tuple[frozenset[str], int], ...],
     sentence: Sentence,
     content: list[tuple[int, str]],
@@ -227,33 +273,29 @@ def _loose_source(
             and _plain_stems(sentence, content, shared) >= LOOSE_PLAIN
         ):
             return h
-    # a remix: every part of it from some hand-out sentence
-    parts: list[list[tuple[int, str]]] = [[]]
-    positions = {i for i, _ in content}
-    for i, token in enumerate(sentence.tokens):
-        if (
-            token.word in _PART_BREAKS
-            or token.word == "and"
-            and i + 1 < len(sentence.tokens)
-            and (sentence.tokens[i + 1].word in ("then", "so"))
-        ):
-            parts.append([])
-        elif i in positions:
-            parts[-1].append((i, _BAG_FOLD.get(token.stem, token.stem)))
+    # a remix: every part of it from some hand-out sentence, or a clause of one
+    part_bags = _part_bags(rubric, handouts)
     copied: list[tuple[int, str]] = []
     sources: list[int] = []
-    for part in parts:
+    for part in _parts(sentence, content):
         stems = frozenset(stem for _, stem in part)
         if len(stems) < PART_MIN:
+            # a short part found in a row in a hand-out ("same input, same projections")
+            if len(part) >= 2 and _contained(rubric, handouts, [stem for _, stem in part]):
+                copied += part
             continue
-        best = _best_bag(bags, stems)
+        best = _best_bag(part_bags, stems)
         if best is None:
             continue
         shared, h = best
-        if (
-            len(shared) >= PART_SHARE * len(stems)
-            and _source_share(bags, shared) >= PART_SOURCE_SHARE
-        ):
+        # one word of a longer part may be swapped for a synonym ("sent to token 4" for "puts
+        # it on token 4")
+        wanted = (
+            min(PART_SHARE * len(stems), len(stems) - 1)
+            if len(stems) >= PART_SWAP_MIN
+            else (PART_SHARE * len(stems))
+        )
+        if len(shared) >= wanted and _source_share(part_bags, shared) >= PART_SOURCE_SHARE:
             copied += part
             sources.append(h)
     plain = _plain_stems(sentence, content, frozenset(stem for _, stem in copied))

@@ -144,6 +144,16 @@ CITED = re.compile(
     r"claimed|state|states|stated|explains|explained|mentions|mentioned|tells us|told us|"
     r"suggests|suggested|points out|pointed out|lists|listed|describes|described|gives|gave|"
     r"has|had|puts it|draws|drew)(?: that)?\b"
+    # the course's material followed: "Following the lecture notes: X", "Per the slides, X"
+    # (the colon is the cue's: what it opens is the material's)
+    rf"|\b(?:following|per|as per|going by|based on) (?:the |our |my )?{COURSE}(?= [,:]|$)"
+    r"(?: :)?"
+    # the course's staff showing it: "the TA showed 256 for both in the tutorial" (a verb of
+    # saying makes a report instead: "my TA said X")
+    r"|\b(?:the|our|my) (?:ta|tas|tutor|teacher|instructor|professor|prof|lecturer|teaching "
+    r"assistant) (?:showed|demonstrated|showed us|demonstrated to us|worked out|derived|"
+    r"went through)(?: (?:in|during) (?:the )?(?:tutorial|section|class|lecture|lab))?"
+    r"(?: that)?\b"
     # what the course taught: "I was taught that X"
     r"|\b(?:i|we) (?:was|were|(?:have |ve )?been|got) taught(?: (?:in|during) (?:the )?"
     r"(?:class|lecture|lectures|course))?(?: that)?\b"
@@ -220,6 +230,15 @@ I_DENY = re.compile(
     rf"trusted|go along with)(?: (?:with|in))?(?: (?:that|it|this|the claim|the idea))?"
     rf"(?: that)?\b"
     rf"|\b(?:i|we) (?:m|am|are) not {ADV}(?:convinced|sure) (?:that)\b"
+    # what the student would not write or say: "I would never claim that X", "what I would NOT
+    # write: that X, that Y", "things I won't say: X" (the colon is the cue's: its list is denied)
+    rf"|\b(?:(?:what|things?|ideas?|claims?|statements?|points?|sentences?) (?:that )?)?(?:i|we) "
+    rf"(?:(?:would|will|do|did|could|should|shall|wo) not|never|(?:would|will) never) {ADV}"
+    rf"(?:say|write|claim|argue|state|put|suggest|answer|assert|conclude)"
+    rf"(?: (?:here|in (?:my|an|the) answer))?(?: (?:is|are))?(?: that| :(?: that)?)?(?= |$)"
+    # "I am not saying X", "we're not claiming that X"
+    rf"|\b(?:i|we) (?:m|am|are|was|were) not {ADV}(?:saying|claiming|arguing|suggesting|"
+    rf"writing|stating|asserting)(?: that)?\b"
 )
 I_DOUBT = re.compile(
     r"\b(?:i|we) (?:(?:strongly|really|seriously|honestly) )?(?:doubt|question|dispute|reject|deny|"
@@ -403,7 +422,8 @@ ENDORSE_CLAUSE = (
     r"|(?:my|our) (?:own )?(?:experiment|run|check|test|results?|code|notebook|output|printout|"
     r"numbers|heatmaps?|plots?|measurements?)s? (?:(?:also|later) )?(?:agreed|agrees|confirmed|"
     r"confirms|bears? (?:that|this|it) out|bore (?:that|this|it) out|backs? (?:that|this|it) up|"
-    r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that))"
+    r"backed (?:that|this|it) up|showed (?:the same|it|that)|shows (?:the same|it|that)|"
+    r"(?:gave|gives|got|printed|returned) (?:the same|it|that))"
     r"(?: (?:it|this|that|them|him|her))?"
     # "and that's what I saw in the notebook too", "which is exactly what I got", "and I got the
     # same in my run": the student's own finding agrees

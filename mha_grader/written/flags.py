@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .cues import AUXILIARIES
 from .match import Status
 from .reading import Reading
 from .rubric import Rubric
@@ -17,6 +18,7 @@ KEYWORD_LIST_MAX_FUNCTION_SHARE = 0.12  # prose runs at 0.3-0.5 function words; 
 # without a function word; a terse sentence ("num_heads divides d_model.") is one item.
 KEYWORD_ITEM_MAX_WORDS = 4
 KEYWORD_LIST_MIN_ITEMS = 3
+KEYWORD_FRAGMENTS_MIN_ITEMS = 4  # verbless fragments, half of them bare: a list however spelled
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s|\s[/+·•]\s")
@@ -164,6 +166,16 @@ def is_keyword_list(text: str) -> bool:
         return False  # notes, one fact a line: terse, but sentences in effect
     bare = [i for i, note in zip(items, noted, strict=True) if not note and _is_keyword_item(i)]
     if len(items) >= KEYWORD_LIST_MIN_ITEMS and len(bare) * 4 >= len(items) * 3:
+        return True
+    # fragments: several short items, not one of them a clause or a note, half of them bare
+    # ("shared projections; full d_model; split into chunks; per head; no separate Wq Wk Wv")
+    if (
+        len(items) >= KEYWORD_FRAGMENTS_MIN_ITEMS
+        and not any(noted)
+        and all(len(i) <= KEYWORD_ITEM_MAX_WORDS + 1 for i in items)
+        and not any(w in AGREEING_VERBS or w in AUXILIARIES for i in items for w in i)
+        and len(bare) * 2 >= len(items)
+    ):
         return True
     # one run of bare words, not a sentence: no function word, no full stop, and no verb that
     # agrees with a subject ("no head owns private weights"), unless the run is too long to be

@@ -321,6 +321,21 @@ _SHOWED = frozenset(
 )
 
 
+_HYPOTHETICAL = frozenset("would could might wouldn couldn".split())
+
+
+def _hypothetical_after(words: list[str], at: int) -> bool:
+    """A colon at ``at`` opens a clause in the conditional mood ("...: d_head would not be")."""
+    if at >= len(words) or words[at] != ":":
+        return False
+    for w in words[at + 1 :]:
+        if w in (":", ";"):
+            return False
+        if w in _HYPOTHETICAL:
+            return True
+    return False
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -345,8 +360,15 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             if i > 0 and words[i - 1] == "or":
                 marks.cue[i - 1] = True
             begin = i + 1 if opens else clause_starts(words)[i]
-            for j in _scope_forward(words, begin, conclusion_ends=True):
+            scope = _scope_forward(words, begin, conclusion_ends=True)
+            for j in scope:
                 marks.otherwise[j] = not marks.cue[j]
+            # "Otherwise the reshape cannot work: d_head would not be a whole number": what the
+            # colon spells out in the conditional mood is what would happen too
+            while _hypothetical_after(words, scope.stop):
+                scope = _scope_forward(words, scope.stop + 1, conclusion_ends=True)
+                for j in scope:
+                    marks.otherwise[j] = not marks.cue[j]
             i += 1
             continue
         if (
@@ -807,14 +829,34 @@ def interrogative(words: list[str]) -> bool:
     with an auxiliary or a wh-word and asks about something ("Look at Wq: which of its shapes
     depends on num_heads?"). A tag ("..., isn't it?", "..., right?") asks nothing."""
     part: list[str] = []
+    after = ""  # the punctuation the part follows
     for w in [*words, ","]:
         if w in CLAUSE_PUNCTUATION:
-            if _asks(part):
+            # "..., which is then split into chunks?": a relative clause after a comma, not a
+            # question (after a colon, "which of its shapes ...?" asks)
+            if _asks(part) and not (after in _RELATIVE_AFTER and _relative(part)):
                 return True
-            part = []
+            part, after = [], w
         elif part or w not in OPENERS:
             part.append(w)
     return False
+
+
+_RELATIVES = frozenset("which who whom whose where".split())
+_RELATIVE_ADVERBS = frozenset("then also just only again now still later first".split())
+_SEEM = frozenset("seem seems seemed appear appears appeared".split())
+
+
+def _relative(part: list[str]) -> bool:
+    """A relative clause: "which is then split", "which then seems to be cut" (not "which of
+    its shapes depends", "which matrix grows": a question)."""
+    if part[0] not in _RELATIVES:
+        return False
+    rest = [w for w in part[1:] if w not in _RELATIVE_ADVERBS]
+    return bool(rest) and (rest[0] in VERBS or rest[0] in _SEEM)
+
+
+_RELATIVE_AFTER = frozenset(", ; (".split())  # (the rewriting turns ", which" into "; which")
 
 
 def _asks(part: list[str]) -> bool:

@@ -48,6 +48,7 @@ FUNCTION_WORDS = FILLERS | frozenset(
 # Verbs whose "up"/"down" is a particle ("split up", "broken down"), not a change of amount.
 PARTICLE_VERBS = frozenset(
     """split splits splitting broke broken break breaks breaking cut cuts cutting add adds added
+    divide divides divided dividing carve carves carved parcel parcels parcelled parceled
     adding sum sums summed end ends ended chop chops chopped line lines lined speed speeds sped
     slow slows slowed boil boils boiled narrow narrows narrowed scale scales scaled look looks
     looked give gives gave given pick picks picked wind winds shut shuts stack stacks stacked
