@@ -188,3 +188,20 @@ def test_without_a_snapshot_nothing_is_a_copy():
     assert find_copies(rubric, sentences, handouts=()) == []
     handout = Handout("x.md", "x", "Splitting into heads happens after the projections, so look.")
     assert find_copies(rubric, sentences, handouts=(handout,))
+
+
+@pytest.mark.parametrize("qid", sorted(load_rubrics()))
+def test_the_hand_outs_lines_read_in_one_pass_are_what_reading_them_line_by_line_gives(qid):
+    """A pasted heading is found among the hand-outs' lines, read in one pass for speed (each
+    line made a paragraph): the same sentences as reading every line alone, for every rubric."""
+    from mha_grader.written import copies
+
+    rubric, handouts = load_rubrics()[qid], copies.load_handouts()
+    one_by_one: dict[tuple[str, ...], str] = {}
+    for handout in handouts:
+        for line in handout.text.splitlines():
+            for sentence in rubric.normaliser.sentences(line):
+                stems = tuple(stem for _, stem in copies._content(sentence))
+                if len(stems) >= copies.MIN_LINE and not sentence.question:
+                    one_by_one.setdefault(stems, handout.name)
+    assert copies._lines(rubric, handouts) == one_by_one
