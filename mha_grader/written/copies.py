@@ -12,7 +12,10 @@ num_heads") are never long enough to count.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import wraps
+from typing import TypeVar
 
 from .rubric import Rubric
 from .sources import Handout, load_handouts
@@ -62,43 +65,52 @@ def _plain(sentence: Sentence, positions: list[int]) -> int:
     )
 
 
-_READ: dict[tuple[int, str], tuple[tuple[int, Sentence], ...]] = {}
+T = TypeVar("T")
 
 
+def _per_rubric(
+    build: Callable[[Rubric, tuple[Handout, ...]], T],
+) -> Callable[[Rubric, tuple[Handout, ...]], T]:
+    """``build(rubric, handouts)``, an index of the hand-outs as a rubric reads them, made once
+    per rubric and hand-outs. The hand-outs are kept beside it: their id, the key, is never
+    another tuple's while the entry stands."""
+    made: dict[tuple[int, str], tuple[tuple[Handout, ...], T]] = {}
+
+    @wraps(build)
+    def cached(rubric: Rubric, handouts: tuple[Handout, ...]) -> T:
+        key = (id(handouts), rubric.question)
+        entry = made.get(key)
+        if entry is None or entry[0] is not handouts:
+            entry = made[key] = (handouts, build(rubric, handouts))
+        return entry[1]
+
+    return cached
+
+
+@_per_rubric
 def _handout_sentences(
     rubric: Rubric, handouts: tuple[Handout, ...]
 ) -> tuple[tuple[int, Sentence], ...]:
     """Every hand-out sentence as ``rubric`` reads it, with its hand-out's index: read once per
     rubric, for every index below (reading 55 kB is most of their cost)."""
-    key = (id(handouts), rubric.question)
-    found = _READ.get(key)
-    if found is None:
-        found = tuple(
-            (h, sentence)
-            for h, handout in enumerate(handouts)
-            for sentence in rubric.normaliser.sentences(handout.text)
-        )
-        _READ[key] = found
-    return found
+    return tuple(
+        (h, sentence)
+        for h, handout in enumerate(handouts)
+        for sentence in rubric.normaliser.sentences(handout.text)
+    )
 
 
-_INDEX: dict[tuple[int, str], dict[tuple[str, ...], int]] = {}
-
-
+@_per_rubric
 def _shingles(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, ...], int]:
     """Runs of SHINGLE stems in the hand-outs (their statements, not their questions) -> the
-    index of a hand-out they occur in; built once per rubric."""
-    key = (id(handouts), rubric.question)
-    found = _INDEX.get(key)
-    if found is None:
-        found = {}
-        for h, sentence in _handout_sentences(rubric, handouts):
-            if sentence.question:
-                continue
-            stems = [s for _, s in _content(sentence)]
-            for k in range(len(stems) - SHINGLE + 1):
-                found.setdefault(tuple(stems[k : k + SHINGLE]), h)
-        _INDEX[key] = found
+    index of a hand-out they occur in."""
+    found: dict[tuple[str, ...], int] = {}
+    for h, sentence in _handout_sentences(rubric, handouts):
+        if sentence.question:
+            continue
+        stems = [s for _, s in _content(sentence)]
+        for k in range(len(stems) - SHINGLE + 1):
+            found.setdefault(tuple(stems[k : k + SHINGLE]), h)
     return found
 
 
@@ -173,42 +185,34 @@ _BAG_FOLD |= {"seen": "see", "given": "give", "taken": "take", "shown": "show", 
 _PASSIVE_AGENT = frozenset({"by"})
 _PRONOUNS = frozenset("it they them its their he she we you i".split()) | _PASSIVE_AGENT
 _PART_BREAKS = frozenset(", ; : ( ) — – so then while whereas".split())
-_BAGS: dict[tuple[int, str], tuple[tuple[frozenset[str], int], ...]] = {}
 
 
+@_per_rubric
 def _bags(rubric: Rubric, handouts: tuple[Handout, ...]) -> tuple[tuple[frozenset[str], int], ...]:
     """Every hand-out sentence's bag of stems (a question too: "does every pair of heads still
     differ?" turned into a statement is copied), with its hand-out's index."""
-    key = (id(handouts), rubric.question)
-    if key not in _BAGS:
-        found = []
-        for h, sentence in _handout_sentences(rubric, handouts):
-            bag = frozenset(stem for _, stem in _bag_content(sentence))
-            if len(bag) >= PART_MIN:
-                found.append((bag, h))
-        _BAGS[key] = tuple(found)
-    return _BAGS[key]
+    found = []
+    for h, sentence in _handout_sentences(rubric, handouts):
+        bag = frozenset(stem for _, stem in _bag_content(sentence))
+        if len(bag) >= PART_MIN:
+            found.append((bag, h))
+    return tuple(found)
 
 
-_PART_BAGS: dict[tuple[int, str], tuple[tuple[frozenset[str], int], ...]] = {}
-
-
+@_per_rubric
 def _part_bags(
     rubric: Rubric, handouts: tuple[Handout, ...]
 ) -> tuple[tuple[frozenset[str], int], ...]:
     """The hand-out sentences' bags and their clauses' (split as an answer's parts are): a remix
     may take one clause of a hand-out sentence ("head 0 splits its attention between tokens 2
     and 3") into a part of its own, and bring only that clause's words."""
-    key = (id(handouts), rubric.question)
-    if key not in _PART_BAGS:
-        found = list(_bags(rubric, handouts))
-        for h, sentence in _handout_sentences(rubric, handouts):
-            for part in _parts(sentence, _bag_content(sentence)):
-                bag = frozenset(stem for _, stem in part)
-                if len(bag) >= PART_MIN:
-                    found.append((bag, h))
-        _PART_BAGS[key] = tuple(found)
-    return _PART_BAGS[key]
+    found = list(_bags(rubric, handouts))
+    for h, sentence in _handout_sentences(rubric, handouts):
+        for part in _parts(sentence, _bag_content(sentence)):
+            bag = frozenset(stem for _, stem in part)
+            if len(bag) >= PART_MIN:
+                found.append((bag, h))
+    return tuple(found)
 
 
 def _parts(sentence: Sentence, content: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
@@ -236,8 +240,10 @@ def _bag_content(sentence: Sentence) -> list[tuple[int, str]]:
     ]
 
 
-# id of a cached bags tuple -> (stem -> the bags holding it, each bag's size ** 0.5)
-_BY_STEM: dict[int, tuple[dict[str, list[int]], list[float]]] = {}
+_Bags = tuple[tuple[frozenset[str], int], ...]
+# id of a bags tuple -> (the tuple, kept so that its id stays its own; stem -> the bags holding
+# it; each bag's size ** 0.5)
+_BY_STEM: dict[int, tuple[_Bags, dict[str, list[int]], list[float]]] = {}
 
 
 def _best_bag(
@@ -247,13 +253,13 @@ def _best_bag(
     what they share. Counted through an index of the bags by stem: an answer's sentence shares
     a stem with a few hundred of the hand-outs' bags, not all of them."""
     found = _BY_STEM.get(id(bags))
-    if found is None:
+    if found is None or found[0] is not bags:
         by_stem: dict[str, list[int]] = {}
         for i, (bag, _) in enumerate(bags):
             for stem in bag:
                 by_stem.setdefault(stem, []).append(i)
-        found = _BY_STEM[id(bags)] = (by_stem, [len(bag) ** 0.5 for bag, _ in bags])
-    by_stem, sizes = found
+        found = _BY_STEM[id(bags)] = (bags, by_stem, [len(bag) ** 0.5 for bag, _ in bags])
+    _, by_stem, sizes = found
     shared: dict[int, int] = {}
     for stem in words:
         for i in by_stem.get(stem, ()):
@@ -367,7 +373,6 @@ def _beside_copies(
 
 MIN_LINE = 4  # content words of a sentence that is a hand-out's whole line (a heading)
 _LINE_BREAK = "\n\n"
-_LINES: dict[tuple[int, str], dict[tuple[str, ...], str]] = {}
 
 
 def _whole_line(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> str | None:
@@ -379,26 +384,21 @@ def _whole_line(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str])
     return _lines(rubric, handouts).get(tuple(stems))
 
 
+@_per_rubric
 def _lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, ...], str]:
     """The stems of each sentence of a hand-out's lines -> the hand-out's name."""
-    key = (id(handouts), rubric.question)
-    if key not in _LINES:
-        lines: dict[tuple[str, ...], str] = {}
-        for handout in handouts:
-            # Each line made a paragraph of its own (a blank line always ends a sentence): one
-            # reading of the hand-out gives what reading it line by line gives, 30 times faster.
-            for sentence in rubric.normaliser.sentences(
-                _LINE_BREAK.join(handout.text.splitlines())
-            ):
-                line_stems = tuple(stem for _, stem in _content(sentence))
-                if len(line_stems) >= MIN_LINE and not sentence.question:
-                    lines.setdefault(line_stems, handout.name)
-        _LINES[key] = lines
-    return _LINES[key]
+    lines: dict[tuple[str, ...], str] = {}
+    for handout in handouts:
+        # Each line made a paragraph of its own (a blank line always ends a sentence): one
+        # reading of the hand-out gives what reading it line by line gives, 30 times faster.
+        for sentence in rubric.normaliser.sentences(_LINE_BREAK.join(handout.text.splitlines())):
+            line_stems = tuple(stem for _, stem in _content(sentence))
+            if len(line_stems) >= MIN_LINE and not sentence.question:
+                lines.setdefault(line_stems, handout.name)
+    return lines
 
 
 MIN_BESIDE = 2  # content words of a short sentence beside a copy, to call it copied too
-_SENTENCES: dict[tuple[int, str], tuple[str, ...]] = {}
 
 
 def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> bool:
@@ -407,15 +407,14 @@ def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) 
     return any(wanted in sentence for sentence in _sentence_texts(rubric, handouts))
 
 
+@_per_rubric
 def _sentence_texts(rubric: Rubric, handouts: tuple[Handout, ...]) -> tuple[str, ...]:
-    """Each hand-out sentence's content stems, as one string with a space at either end."""
-    key = (id(handouts), rubric.question)
-    if key not in _SENTENCES:
-        _SENTENCES[key] = tuple(
-            f" {' '.join(stem for _, stem in _content(sentence))} "
-            for _, sentence in _handout_sentences(rubric, handouts)
-        )  # a hand-out's question too: "does every pair of heads still differ?" made a statement
-    return _SENTENCES[key]
+    """Each hand-out sentence's content stems, as one string with a space at either end (a
+    hand-out's question too: "does every pair of heads still differ?" made a statement)."""
+    return tuple(
+        f" {' '.join(stem for _, stem in _content(sentence))} "
+        for _, sentence in _handout_sentences(rubric, handouts)
+    )
 
 
 def _stretches(content: list[tuple[int, str]], covered: list[bool]) -> set[int]:
