@@ -429,13 +429,21 @@ def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> 
         _mark_span(text, text.token_span(m), marks, how)
 
 
+def _take(marks: _Marks, span: range) -> bool:
+    """Make ``span``'s words a cue, unless one of them is part of another cue already (the
+    earlier reading wins); whether it did."""
+    if any(marks.cue[i] for i in span):
+        return False
+    for i in span:
+        marks.cue[i] = True
+    return True
+
+
 def _mark_span(text: _Text, span: range, marks: _Marks, how: str) -> None:
     """A cue's words, and what it governs: what follows it in its statement, or (a cue that
     closes the statement) what came before it."""
-    if not span or any(marks.cue[i] for i in span):
+    if not span or not _take(marks, span):
         return
-    for i in span:
-        marks.cue[i] = True
     marks.breaks.add(span.stop)
     scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
     # another stance cue ("I doubt X, I think Y") opens a scope of its own
@@ -472,14 +480,11 @@ def _apply(marks: _Marks, scope: range, how: str) -> None:
 
 
 def _mark_tail(text: _Text, marks: _Marks) -> None:
-    for pattern, how in ((NEG_TAIL, "deny"), (POS_TAIL, "endorse"), (REPORT_TAIL, "report")):
+    for pattern, how in ((NEG_TAIL, "disown"), (POS_TAIL, "endorse"), (REPORT_TAIL, "report")):
         for m in pattern.finditer(text.text):
             span = text.token_span(m)
-            if any(marks.cue[i] for i in span):
-                continue
-            for i in span:
-                marks.cue[i] = True
-            _apply(marks, _scope_back(text.words, span.start), "disown" if how == "deny" else how)
+            if _take(marks, span):
+                _apply(marks, _scope_back(text.words, span.start), how)
 
 
 # ------------------------------------------------------------------- attribution as grammar
@@ -648,10 +653,8 @@ def _as_said(text: _Text, marks: _Marks, start: int, stop: int, course: bool) ->
     comma = next((i for i in range(stop, min(stop + 6, len(words))) if words[i] == ","), None)
     if comma is None:
         return False
-    if any(marks.cue[i] for i in range(at, comma + 1)):
+    if not _take(marks, range(at, comma + 1)):
         return False
-    for i in range(at, comma + 1):
-        marks.cue[i] = True
     marks.breaks.add(comma + 1)
     if course:
         _apply(marks, _scope_forward(words, comma + 1, clause_ends=False), "cite")
@@ -682,10 +685,8 @@ def _mark_put_in(text: _Text, marks: _Marks) -> None:
     """ "X, says my TA, because Y": a report put inside the statement reports all of it."""
     for m in SAYS_SOURCE.finditer(text.text):
         span = text.token_span(m)
-        if any(marks.cue[i] for i in span):
+        if not _take(marks, span):
             continue
-        for i in span:
-            marks.cue[i] = True
         before = _scope_back(text.words, span.start)
         after = _scope_forward(text.words, span.stop)
         _apply(marks, range(before.start, after.stop), "report")
@@ -696,10 +697,8 @@ def _mark_undecided(text: _Text, marks: _Marks) -> None:
     neither the student's claim nor a denial (read like someone else's)."""
     for m in UNDECIDED.finditer(text.text):
         span = text.token_span(m)
-        if any(marks.cue[i] for i in span):
+        if not _take(marks, span):
             continue
-        for i in span:
-            marks.cue[i] = True
         _apply(marks, _scope_back(text.words, span.start), "report")
 
 
