@@ -43,11 +43,12 @@ def apply(
                     for c in CALLEES[r.qid]
                     if c in r.called and settle(result_of(c)).status in BLOCKING
                 ]
-            alone = _alone(r, blocking)
-            if blocking and alone is not None:
+            if not blocking:
+                settled[r.qid] = r
+            elif (alone := _alone(r, blocking)) is not None:
                 settled[r.qid] = _own_failure(r, blocking, alone)
             else:
-                settled[r.qid] = _waiting(r, blocking, settled) if blocking else r
+                settled[r.qid] = _waiting(r, blocking, settled)
         return settled[r.qid]
 
     return [settle(r) for r in results]
