@@ -255,8 +255,11 @@ def small_typo(a: str, b: str) -> bool:
     # Letters the two share, counted with repeats, bound both tests from above: a ratio needs
     # ``2 * matched / (len(a) + len(b))`` of them, two slips leave all but two of the longer's.
     # Most pairs asked (every answer word against a rubric's words) fail both, cheaply.
+    ratio_at_most = TYPO_MIN_RATIO * (len(a) + len(b)) / 2
+    if shorter < ratio_at_most and abs(len(a) - len(b)) > 2:
+        return False  # (the same bound, from the lengths alone)
     shared = sum((Counter(a) & Counter(b)).values())
-    if shared < TYPO_MIN_RATIO * (len(a) + len(b)) / 2 and shared < max(len(a), len(b)) - 2:
+    if shared < ratio_at_most and shared < max(len(a), len(b)) - 2:
         return False
     if SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO:
         return True
