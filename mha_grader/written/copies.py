@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from .rubric import Rubric
 from .sources import Handout, load_handouts
-from .text import FUNCTION_WORDS, Sentence
+from .text import FUNCTION_WORDS, Sentence, rewrite
 
 SHINGLE = 4  # words in a run compared with the hand-outs
 COPIED_SHARE = 0.6  # of a sentence's words, from which the whole sentence is copied
@@ -391,7 +391,10 @@ def _lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, ...
     for handout in handouts:
         # Each line made a paragraph of its own (a blank line always ends a sentence): one
         # reading of the hand-out gives what reading it line by line gives, 30 times faster.
-        for sentence in rubric.normaliser.sentences(_LINE_BREAK.join(handout.text.splitlines())):
+        # The rewriting already done for its sentences serves (a line is rewritten as it is
+        # within its paragraph).
+        lines_text = _LINE_BREAK.join(rewrite(handout.text).splitlines())
+        for sentence in rubric.normaliser.sentences(lines_text, rewritten=True):
             line_stems = tuple(stem for _, stem in _content(sentence))
             if len(line_stems) >= MIN_LINE and not sentence.question:
                 lines.setdefault(line_stems, handout.name)

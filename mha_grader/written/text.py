@@ -407,8 +407,10 @@ def _note_answer(sentence: str) -> str:
     return label if value.lower() in ("yes", "yep") else f"no {label}"
 
 
-def split_sentences(text: str) -> list[str]:
-    return [_note_answer(s.strip()) for s in _SENTENCE_END.split(rewrite(text)) if s and s.strip()]
+def split_sentences(text: str, rewritten: bool = False) -> list[str]:
+    """The sentences of ``text`` (``rewritten``: ``rewrite`` has been applied to it already)."""
+    text = text if rewritten else rewrite(text)
+    return [_note_answer(s.strip()) for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
 def words(text: str) -> list[str]:
@@ -492,9 +494,9 @@ class Normaliser:
             self._made[key] = token
         return token
 
-    def sentences(self, text: str) -> list[Sentence]:
+    def sentences(self, text: str, rewritten: bool = False) -> list[Sentence]:
         out = []
-        for s in split_sentences(text):
+        for s in split_sentences(text, rewritten):
             tokens, question = self.tokens(s, rewritten=True), s.rstrip().endswith("?")
             for i in range(0, len(tokens), MAX_SENTENCE_TOKENS):
                 out.append(Sentence(tokens[i : i + MAX_SENTENCE_TOKENS], question))
