@@ -173,6 +173,25 @@ def test_cross_check_whose_pipeline_raises_could_not_be_checked():
     assert all("your multi_head_attention raises" in r.output for r in results)
 
 
+def test_cross_check_honest_about_a_pipeline_whose_weights_have_another_shape_is_carried():
+    """OpenNMT's top_attn: the student's multi_head_attention returns one head's weights, (n, n).
+    A cross_check that measures it honestly (torch's per-head weights broadcast against them)
+    keeps its points, carried; before, the pipeline was 'not of the contract's shapes' and no
+    case could be checked (tests/data/authors/FINDINGS_D.md)."""
+
+    def first_head(X, Wq, Wk, Wv, Wo, num_heads):
+        out, weights = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+        return out, weights[0]
+
+    def constant(mha, X):  # measures nothing: still charged
+        return {"output_max_abs_diff": 0.0, "weights_max_abs_diff": 0.0, "match": True}
+
+    results = grade("cross_check", multi_head_attention=first_head)
+    assert score(results) == POINTS["cross_check"], [r.output for r in results]
+    assert all(Tag.CARRIED + "multi_head_attention" in r.tags for r in results)
+    assert score(grade("cross_check", multi_head_attention=first_head, cross_check=constant)) == 0
+
+
 def test_an_inline_correct_pipeline_in_cross_check_keeps_its_points_whatever_the_import():
     def raising(*a, **k):
         raise RuntimeError("pipeline broken")
