@@ -47,11 +47,12 @@ UNSEEN = {
 }
 
 
-# Right by their verdict, charged by the diagnosis, which is right (the verdict was written before
-# grading and is kept as written; tests/data/authors/FINDINGS_D.md).
+# Right by their verdict, read by the diagnosis as compensating a callee's mistake (the verdict was
+# written before grading and is kept as written; tests/data/authors/FINDINGS_D.md).
 VERDICT_MISTAKES = {
-    ("haiku_thk_layout", "multi_head_attention"): "right only with its own split_heads' (n, h, d) "
-    "layout, which the contract's split_heads does not give: a compensation, charged as such",
+    ("haiku_thk_layout", "multi_head_attention"): "right only with its own split_heads' (n, h, "
+    "d) layout, which the contract's split_heads does not give: the diagnosis reads it as a "
+    "compensation (grading, every case right outright, keeps its points)",
 }
 
 
