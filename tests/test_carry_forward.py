@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_grader.grading import hidden
+from mha_grader.grading import hidden, honesty
 from mha_grader.outcomes import Tag
 from mha_grader.points import POINTS, load_policy
 from solutions import crosscheck as ref_cc
@@ -234,7 +234,8 @@ def test_a_cross_check_comparing_a_float64_module_in_float32_never_keeps_full_ma
         coarse = _float32_compare(mha_impl)
         results = grade("cross_check", multi_head_attention=mha_impl, cross_check=coarse)
         assert score(results) < POINTS["cross_check"], [r.output for r in results]
-        assert any("compares in float32" in r.output for r in results)
+        # said in fixed words: no value cross_check reported in the hidden cases is shown
+        assert any(honesty.COARSE in r.output for r in results)
     fine = _float32_compare(ref.multi_head_attention, cast=False)
     results = grade("cross_check", multi_head_attention=causal, cross_check=fine)
     assert score(results) == POINTS["cross_check"], [r.output for r in results]
