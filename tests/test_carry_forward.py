@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_grader.grading import hidden
+from mha_grader.grading import hidden, honesty
 from mha_grader.outcomes import Tag
 from mha_grader.points import POINTS, load_policy
 from solutions import crosscheck as ref_cc
@@ -171,6 +171,74 @@ def test_cross_check_whose_pipeline_raises_could_not_be_checked():
     results = grade("cross_check", multi_head_attention=raising)
     assert score(results) == 0
     assert all("your multi_head_attention raises" in r.output for r in results)
+
+
+def test_cross_check_honest_about_a_pipeline_whose_weights_have_another_shape_is_carried():
+    """OpenNMT's top_attn: the student's multi_head_attention returns one head's weights, (n, n).
+    A cross_check that measures it honestly (torch's per-head weights broadcast against them)
+    keeps its points, carried; before, the pipeline was 'not of the contract's shapes' and no
+    case could be checked (tests/data/authors/FINDINGS_D.md)."""
+
+    def first_head(X, Wq, Wk, Wv, Wo, num_heads):
+        out, weights = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+        return out, weights[0]
+
+    def constant(mha, X):  # measures nothing: still charged
+        return {"output_max_abs_diff": 0.0, "weights_max_abs_diff": 0.0, "match": True}
+
+    results = grade("cross_check", multi_head_attention=first_head)
+    assert score(results) == POINTS["cross_check"], [r.output for r in results]
+    assert all(Tag.CARRIED + "multi_head_attention" in r.tags for r in results)
+    assert score(grade("cross_check", multi_head_attention=first_head, cross_check=constant)) == 0
+
+
+def _float32_compare(multi_head_attention, cast: bool = True):
+    """llama's ``output.float()``: torch's results rounded to float32 before the differences."""
+
+    def cross_check(mha, X):
+        import torch
+
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        t_out = t_out[0] if mha.batch_first else t_out[:, 0]
+        t_out, t_w = (t.float() if cast else t.double() for t in (t_out, t_w[0]))
+        t_out, t_w = t_out.numpy(), t_w.numpy()
+        Ws = ref_cc.weights_from_torch(mha)
+        out, w = multi_head_attention(np.asarray(X, np.float64), *Ws, mha.num_heads)
+        d_out, d_w = float(np.abs(out - t_out).max()), float(np.abs(w - t_w).max())
+        tol = 1e-5 if mha.in_proj_weight.dtype == torch.float32 else 1e-10
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": d_out < tol and d_w < tol,
+        }
+
+    return cross_check
+
+
+def test_a_cross_check_comparing_a_float64_module_in_float32_never_keeps_full_marks():
+    """On a float64 module the differences must be the pipeline's (contract §1): a report of
+    float32 rounding is charged, whether the student's pipeline is right or a wrong one hides it
+    behind large differences (tests/data/authors/FINDINGS_D.md, llama_repeat_kv_causal)."""
+
+    def causal(X, Wq, Wk, Wv, Wo, num_heads):
+        n, d_head = X.shape[0], X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head) + np.triu(np.full((n, n), -np.inf), 1)
+        w = ref.softmax(s, axis=-1)
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    for mha_impl in (ref.multi_head_attention, causal):
+        coarse = _float32_compare(mha_impl)
+        results = grade("cross_check", multi_head_attention=mha_impl, cross_check=coarse)
+        assert score(results) < POINTS["cross_check"], [r.output for r in results]
+        # said in fixed words: no value cross_check reported in the hidden cases is shown
+        assert any(honesty.COARSE in r.output for r in results)
+    fine = _float32_compare(ref.multi_head_attention, cast=False)
+    results = grade("cross_check", multi_head_attention=causal, cross_check=fine)
+    assert score(results) == POINTS["cross_check"], [r.output for r in results]
 
 
 def test_an_inline_correct_pipeline_in_cross_check_keeps_its_points_whatever_the_import():

@@ -1,13 +1,13 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
-tuning_b/, the second set, and tuning_c/, the third).
+tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
 catalogue gave it). The diagnosis must name no mistake of their own in right functions, and must
 name the verdict's mistake in wrong ones wherever the catalogue has it. Independently written
 right solutions (tests/data/independent/) get no diagnosis at all. The held-out part of the
-corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/) is never read here: it measures, it
-does not tune.
+corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/, heldout_d/) is never read here: it
+measures, it does not tune.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.mutants.build import Submission, load_env
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "authors"
-TUNING_PARTS = (AUTHORS / "tuning", AUTHORS / "tuning_b", AUTHORS / "tuning_c")
+TUNING_PARTS = tuple(AUTHORS / p for p in ("tuning", "tuning_b", "tuning_c", "tuning_d"))
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
 # The corpus' proposed names, as the catalogue spells them (per question where they differ).
@@ -44,6 +44,15 @@ UNSEEN = {
     ("pytorch_sdpa_reference", "softmax"): "torch in a NumPy function: the right values "
     "here, where nothing is withheld; in grading the NumPy-only wall makes it fail "
     "(tests/test_numpy_wall.py)",
+}
+
+
+# Right by their verdict, read by the diagnosis as compensating a callee's mistake (the verdict was
+# written before grading and is kept as written; tests/data/authors/FINDINGS_D.md).
+VERDICT_MISTAKES = {
+    ("haiku_thk_layout", "multi_head_attention"): "right only with its own split_heads' (n, h, "
+    "d) layout, which the contract's split_heads does not give: the diagnosis reads it as a "
+    "compensation (grading, every case right outright, keeps its points)",
 }
 
 
@@ -80,6 +89,9 @@ def _cases(kinds: tuple[str, ...]):
         for qid, verdict in _verdicts(folder).items():
             if isinstance(verdict, dict) and verdict.get("verdict") in kinds:
                 marks = []
+                if (folder.name, qid) in VERDICT_MISTAKES and "right" in kinds:
+                    reason = VERDICT_MISTAKES[folder.name, qid]
+                    marks = [pytest.mark.xfail(reason=reason, strict=True)]
                 if (folder.name, qid) in UNSEEN:
                     marks = [pytest.mark.xfail(reason=UNSEEN[folder.name, qid], strict=False)]
                 yield pytest.param(

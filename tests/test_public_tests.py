@@ -213,6 +213,36 @@ def test_split_and_merge_mistakes_fail_with_a_message_naming_them(qid, buggy, ch
     assert words in failed[check]
 
 
+def split_heads_second(M, num_heads, d_head):  # haiku's [T, H, K]: the head axis never moved
+    if M.shape[-1] != num_heads * d_head:
+        raise ValueError("width")
+    return M.reshape(M.shape[0], num_heads, d_head)
+
+
+def merge_heads_second(H):  # the last two axes flattened, as if H were (n, num_heads, d_head)
+    return H.reshape(*H.shape[:-2], -1)
+
+
+@pytest.mark.parametrize(
+    "qid, buggy, mistaken",
+    [
+        ("split_heads", split_heads_second, "a plain reshape to (num_heads, n, d_head) gives"),
+        ("merge_heads", merge_heads_second, "a plain reshape of (num_heads, n, d_head) to"),
+    ],
+)
+def test_a_square_worked_example_does_not_name_one_of_two_mistakes_it_cannot_tell_apart(
+    qid, buggy, mistaken
+):
+    """With n == num_heads (the worked values) the [T, H, K] layout of haiku and Flax gives the
+    numbers of a plain reshape: the words say both, and the shape check names the layout
+    (tests/data/authors/FINDINGS_D.md)."""
+    failed = failures(qid, **{qid: buggy})
+    assert "n == num_heads" in failed["test_worked_values"]
+    assert mistaken not in failed["test_worked_values"]
+    other = "test_shape_and_head_blocks" if qid == "split_heads" else "test_shape_and_column_blocks"
+    assert other in failed
+
+
 # -------------------------------------------------------------------------- attention mistakes
 
 

@@ -32,6 +32,14 @@ def _diagnose(out, H):
     """Name the classic mistake an output of the right shape shows, or return ''."""
     num_heads, n, d_head = H.shape
     if np.array_equal(out, H.reshape(n, num_heads * d_head)):
+        if n == num_heads:  # the last two axes flattened as if H were (n, num_heads, d_head)
+            return (
+                " The rows mix tokens: H was reshaped without moving the head axis, either "
+                "straight to (n, d_model) or by flattening its last two axes as if it were "
+                "(n, num_heads, d_head) (with n == num_heads, as here, both give these numbers). "
+                "Move the head axis next to d_head first (to (n, num_heads, d_head)), then "
+                "reshape."
+            )
         return (
             " The rows mix tokens: a plain reshape of (num_heads, n, d_head) to (n, d_model) "
             "gives the right shape but puts head 0's tokens side by side. Move the head axis "

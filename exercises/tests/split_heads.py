@@ -32,6 +32,13 @@ def _diagnose(out, M, num_heads, d_head):
     """Name the classic mistake an output of the right shape shows, or return ''."""
     n = M.shape[0]
     if np.array_equal(out, M.reshape(num_heads, n, d_head)):
+        if n == num_heads:  # (n, num_heads, d_head) left as it is gives the same numbers here
+            return (
+                " Head 0 holds rows of several tokens: M was reshaped without moving any axis, "
+                "either straight to (num_heads, n, d_head) or to (n, num_heads, d_head) with the "
+                "head axis left second (with n == num_heads, as here, both give these numbers). "
+                "Reshape to (n, num_heads, d_head) first, then move the head axis to the front."
+            )
         return (
             " Head 0 holds rows of several tokens: a plain reshape to (num_heads, n, d_head) "
             "gives the right shape but cuts the rows in the wrong places. Reshape to "

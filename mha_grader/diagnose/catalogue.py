@@ -501,6 +501,58 @@ _ENTRIES = [
         "pass the heads of X @ Wq to attention unscaled, and make sure your attention divides "
         "the scores by sqrt(d_k) itself.",
     ),
+    Misconception(
+        "split-heads-second-axis",
+        "split_heads",
+        "Your split_heads returns (n, num_heads, d_head): each token's features cut into its "
+        "heads, with the heads on the second axis (the [T, H, K] layout of haiku and Flax) "
+        "instead of the first.",
+        "The contract's heads are stacked on the first axis, (num_heads, n, d_head), so that "
+        "attention treats each head as one independent (n, d_head) slice; with the heads second, "
+        "attention would mix heads and tokens.",
+        "after the reshape to (n, num_heads, d_head), move the head axis to the front.",
+    ),
+    Misconception(
+        "merge-heads-second-axis",
+        "merge_heads",
+        "Your merge_heads flattens the last two axes of its input as if it were (n, num_heads, "
+        "d_head) (the [T, H, K] layout of haiku and Flax): for the contract's (num_heads, n, "
+        "d_head) it returns (num_heads, n * d_head), each head's tokens side by side.",
+        "merge_heads is the inverse of split_heads: it is given the heads on the first axis and "
+        "must put each token's heads side by side, (n, num_heads * d_head).",
+        "move the head axis behind the token axis first, (n, num_heads, d_head), then flatten "
+        "the last two axes.",
+    ),
+    Misconception(
+        "attention-returns-scores",
+        "attention",
+        "Your attention returns the scores (Q Kᵀ, scaled or not) as its weights: the logits "
+        "before the softmax, as whisper's attention keeps them. Its output is right.",
+        "The weights are the softmax of the scaled scores, the numbers the output is averaged "
+        "with: every row is a probability distribution over the keys and sums to 1.",
+        "hand back the softmax of the scores (the weights you multiply V by), not the scores.",
+    ),
+    Misconception(
+        "mha-first-head-weights",
+        "multi_head_attention",
+        "Your multi_head_attention returns the attention weights of its first head only, shape "
+        "(n, n), instead of every head's, shape (num_heads, n, n) (as OpenNMT's \"Return one "
+        'attn" keeps attn[:, 0]).',
+        "The weights returned are one pattern per head, in head order; distinct_head_pairs and "
+        "cross_check compare them head by head.",
+        "give back the weights of every head, stacked along a first axis of length num_heads.",
+    ),
+    Misconception(
+        "counts-bias-partial",
+        "parameter_counts",
+        "Your parameter_counts counts some of the module's biases but not all of them with "
+        "bias=True (a projection without a bias, as whisper's key projection has none).",
+        "torch.nn.MultiheadAttention with bias=True has a bias for each of the q, k and v "
+        "projections (in_proj_bias, 3 * d_model numbers) and one for the output projection "
+        "(d_model): 4 * d_model biases.",
+        "count the parameters of the module itself, or add all four d_model-wide biases when "
+        "bias=True.",
+    ),
 ]
 
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
@@ -533,5 +585,10 @@ ADDED_IDS: tuple[str, ...] = (
     "softmax-global-max",
     "mha-residual-norm",
     "mha-prescaled-query",
+    "split-heads-second-axis",
+    "merge-heads-second-axis",
+    "attention-returns-scores",
+    "mha-first-head-weights",
+    "counts-bias-partial",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

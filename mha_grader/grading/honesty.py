@@ -120,6 +120,8 @@ class Pipelines:
     """Every pipeline of the student's callees on one module."""
 
     own: list[Pipeline] = dataclasses.field(default_factory=list)
+    # the student's weights_from_torch gave the reference's weights, in float64, for this module
+    exact_adapter: bool = False
 
     @property
     def failed(self) -> tuple[str, str] | None:
@@ -148,13 +150,17 @@ def _usable_weights(Ws, d: int) -> list[np.ndarray] | None:
     return [W.astype(np.float64) for W in Ws]
 
 
-def _usable_pair(result, n: int, d: int, h: int):
+def _usable_pair(result, n: int, d: int):
+    """(out, weights) as float64 when the output has the contract's shape. Weights of another
+    shape than (num_heads, n, n) (one head's, an average) still make a pipeline: its output
+    difference is measured, its weights difference is not comparable (``Probe.diffs``), so a
+    cross_check honestly reporting a wrong pipeline is carried as for any other mistake."""
     if type(result) not in (tuple, list) or len(result) != 2:
         return None
     out, weights = result
     if type(out) is not np.ndarray or out.shape != (n, d) or out.dtype.kind != "f":
         return None
-    if type(weights) is not np.ndarray or weights.shape != (h, n, n) or weights.dtype.kind != "f":
+    if type(weights) is not np.ndarray or weights.dtype.kind != "f":
         return None
     return out.astype(np.float64), weights.astype(np.float64)
 
@@ -187,6 +193,10 @@ def pipelines(
             found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
             continue
         if all(checks.allclose(a, b, 1e-6, 1e-9) for a, b in zip(mine, p.Ws, strict=True)):
+            found[i].exact_adapter = all(
+                W.dtype == np.float64 and checks.allclose(W.astype(np.float64), R, 0.0, 1e-13)
+                for W, R in zip(Ws, p.Ws, strict=True)
+            )
             continue
         pair = reference(p.X, *mine, h)
         found[i].own.append(Pipeline(p.diffs(*pair), ("weights_from_torch",)))
@@ -202,17 +212,20 @@ def _own(
 ) -> Pipeline:
     """The student's multi_head_attention's result on ``args`` as a pipeline (``want``: the
     reference's result on ``args`` when already known)."""
-    d, h, n = probe.mha.embed_dim, probe.mha.num_heads, probe.X.shape[0]
+    d, n = probe.mha.embed_dim, probe.X.shape[0]
     if isinstance(result, StudentCodeError):
         what = carry.failure_words(result, "cross_check")
         return Pipeline(failed=("multi_head_attention", what), imported=True)
-    pair = _usable_pair(result, n, d, h)
+    pair = _usable_pair(result, n, d)
     if pair is None:
-        what = "does not return (out, weights) of the contract's shapes for this module"
+        what = "does not return an (n, d_model) float output and float weights for this module"
         return Pipeline(failed=("multi_head_attention", what), imported=True)
     if want is None:
         want = reference(*args)
-    differs = not all(checks.allclose(a, b, 1e-4, 1e-9) for a, b in zip(pair, want, strict=True))
+    differs = not all(
+        a.shape == b.shape and checks.allclose(a, b, 1e-4, 1e-9)
+        for a, b in zip(pair, want, strict=True)
+    )
     wrong = wrong + (("multi_head_attention",) if differs else ())
     return Pipeline(probe.diffs(*pair), wrong, imported=True)
 
@@ -401,18 +414,77 @@ def check(
             "nothing shows that they were measured: report the real output difference for such "
             "a module (and match=False)."
         )
+    given = _given_reference(cross_check, reference)
+    _float64_kept(given, probes, reports, own, called)
     if case.carry_forward:
-        _not_cancelled(cross_check, probes, reports, own, reference)
+        _not_cancelled(given, probes, reports, own)
     if carried:
         carry.record(case, "cross_check", tuple(sorted(carried)))
 
 
-def _not_cancelled(cross_check, probes, reports, own: list[Pipelines], reference) -> None:
+def _given_reference(cross_check, reference) -> Callable[[Probe], Any]:
+    """cross_check's report on a module with its calls of multi_head_attention answered by the
+    reference (once per module; ``with_callees`` raises as a call does)."""
+    answer = answering({"multi_head_attention": reference})
+    seen: dict[int, Any] = {}
+
+    def given(probe: Probe):
+        if id(probe) not in seen:
+            try:
+                seen[id(probe)] = cross_check.with_callees(
+                    (probe.mha, probe.X), {}, answer, ("multi_head_attention",)
+                )
+            except StudentCodeError as e:
+                seen[id(probe)] = e
+        if isinstance(seen[id(probe)], StudentCodeError):
+            raise seen[id(probe)]
+        return seen[id(probe)]
+
+    return given
+
+
+COARSE = (
+    "on a float64 module that your weights_from_torch and a right multi_head_attention reproduce "
+    "to float64 precision, cross_check reports differences of float32 rounding or coarser: it "
+    "compares in float32 somewhere (.float() on torch's "
+    "output or weights, or X cast to float32), so on a float64 module its differences are not "
+    "your pipeline's. Compare in the module's own dtype (float64 here)."
+)
+
+
+def _float64_kept(given, probes, reports, own: list[Pipelines], called) -> None:
+    """Raise AssertionError where cross_check compares a float64 module at float32 precision
+    (llama's ``output.float()``): with its calls of multi_head_attention answered by the
+    reference and the student's weights_from_torch giving the reference's float64 weights, the
+    pipeline it ran reproduces the module to float64 rounding, and so must its report (the
+    contract: on a float64 module the differences are exactly the pipeline's). A report already
+    at float64 rounding costs no extra call; a cross_check that never called
+    multi_head_attention there (a pipeline of its own, in float32 or not) is judged as before."""
+    for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
+        if isinstance(report, StudentCodeError) or probe.zero_key or not probe.float64:
+            continue
+        if "multi_head_attention" not in seen or not mine.exact_adapter:
+            continue
+        if _at_float64_rounding(report, probe):
+            continue
+        try:
+            got = read_report(given(probe))
+        except (AssertionError, StudentCodeError):
+            continue  # charged, if at all, where it was asked for its own report
+        if not _at_float64_rounding(got, probe) and _honest(got, probe.reference, probe):
+            raise AssertionError(COARSE)  # no value it reported is shown (contract §5)
+
+
+def _at_float64_rounding(report, probe: Probe) -> bool:
+    r_out, r_w, _ = report
+    return r_out <= NOISE["float64"] * probe.scale and r_w <= NOISE["float64"]
+
+
+def _not_cancelled(given, probes, reports, own: list[Pipelines]) -> None:
     """Raise AssertionError where a report is honest only because the student's wrong
     multi_head_attention cancels a mistake of cross_check's own (torch's head-averaged weights
     compared with an average of its own): with its calls of multi_head_attention answered by the
     reference, the report of a module the pipeline reproduces must still be honest."""
-    answer = answering({"multi_head_attention": reference})
     for probe, report, mine in zip(probes, reports, own, strict=True):
         imported = next((p for p in mine.own if p.imported), None)
         wrong_mha = imported is not None and (
@@ -421,13 +493,11 @@ def _not_cancelled(cross_check, probes, reports, own: list[Pipelines], reference
         if isinstance(report, StudentCodeError) or probe.zero_key or not wrong_mha:
             continue
         try:
-            given = cross_check.with_callees(
-                (probe.mha, probe.X), {}, answer, ("multi_head_attention",)
-            )
-            honest = _honest(read_report(given), probe.reference, probe) or any(
+            report_given = read_report(given(probe))
+            honest = _honest(report_given, probe.reference, probe) or any(
                 p.wrong == ("weights_from_torch",)
                 and p.diffs is not None
-                and _honest(read_report(given), p.diffs, probe)
+                and _honest(report_given, p.diffs, probe)
                 for p in mine.own
             )
         except (AssertionError, StudentRaised):

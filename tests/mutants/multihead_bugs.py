@@ -737,6 +737,83 @@ def multi_head_attention__inline_reshape_split(X, Wq, Wk, Wv, Wo, num_heads):
     return (att @ V).transpose(1, 0, 2).reshape(n, -1) @ Wo, att
 
 
+# --- the fourth authors' set (tests/data/authors/tuning_d/) --------------------------------
+
+
+@bug("split-heads-second-axis")
+def split_heads__haiku_thk(M, num_heads, d_head):
+    *leading, _ = M.shape
+    return M.reshape((*leading, num_heads, d_head))  # [T, H, K]
+
+
+@bug("split-heads-second-axis")
+def split_heads__checked_then_reshape(M, num_heads, d_head):
+    _check(M, num_heads, d_head)
+    return np.stack(np.split(M, num_heads, axis=1), axis=1)  # (n, num_heads, d_head)
+
+
+@bug("merge-heads-second-axis")
+def merge_heads__haiku_flatten_last_two(H):
+    return np.reshape(H, (*H.shape[:-2], -1))
+
+
+@bug("merge-heads-second-axis")
+def merge_heads__reshape_by_first_axis(H):
+    return H.reshape(H.shape[0], -1)  # (T, H, K) -> (T, H * K), read as tokens first
+
+
+@bug("attention-returns-scores")
+def attention__whisper_qk_logits(Q, K, V):
+    scale = Q.shape[-1] ** -0.25
+    qk = (Q * scale) @ (np.swapaxes(K, -1, -2) * scale)
+    return softmax(qk, axis=-1) @ V, qk
+
+
+@bug("attention-returns-scores")
+def attention__raw_scores(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2)
+    weights = softmax(scores / math.sqrt(K.shape[-1]), axis=-1)
+    return weights @ V, scores
+
+
+@bug("mha-first-head-weights")
+def multi_head_attention__opennmt_top_attn(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Qh, Kh, Vh = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, attn = attention(Qh, Kh, Vh)
+    return merge_heads(out) @ Wo, attn[0]  # return one attn
+
+
+@bug("mha-first-head-weights")
+def multi_head_attention__inline_first_head(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    n = X.shape[0]
+    q, k, v = ((X @ W).reshape(n, num_heads, d_head).transpose(1, 0, 2) for W in (Wq, Wk, Wv))
+    att = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d_head), axis=-1)
+    return (att @ v).transpose(1, 0, 2).reshape(n, -1) @ Wo, att[0, :, :]
+
+
+@bug("counts-bias-partial", affects=("parameter_counts",))
+def parameter_counts__whisper_key_without_bias(d_model, head_counts, bias=False):
+    counts = {}
+    for h in head_counts:
+        if d_model % h:
+            raise ValueError(f"{h} does not divide {d_model}")
+        counts[h] = 4 * d_model * d_model + (3 * d_model if bias else 0)  # key: bias=False
+    return counts
+
+
+@bug("counts-bias-partial", affects=("parameter_counts",))
+def parameter_counts__in_proj_bias_only(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"num_heads {h} must divide d_model {d_model}")
+        in_proj = 3 * d_model * d_model + (3 * d_model if bias else 0)
+        counts[h] = in_proj + d_model * d_model  # out_proj counted without its bias
+    return counts
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 
@@ -752,7 +829,7 @@ def merge_heads__interleaved(H):
     return H.transpose(1, 2, 0).reshape(n, num_heads * d_head)
 
 
-@bug()
+@bug("attention-returns-scores")  # outside the catalogue until the fourth authors' set
 def attention__returns_scores(Q, K, V):
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
     return softmax(scores, axis=-1) @ V, scores

@@ -119,6 +119,16 @@ def _att_transpose_v_dot_t(Q, K, V, softmax=ref.softmax):
     return weights @ V.T, weights
 
 
+def _att_returns_scores(Q, K, V, softmax=ref.softmax):
+    scores = Q @ swap(K) / math.sqrt(Q.shape[-1])  # whisper's qk, kept for alignment heads
+    return softmax(scores, axis=-1) @ V, scores
+
+
+def _att_returns_raw_scores(Q, K, V, softmax=ref.softmax):
+    scores = Q @ swap(K)
+    return softmax(scores / math.sqrt(Q.shape[-1]), axis=-1) @ V, scores
+
+
 ATTENTION: dict[str, list[Callable]] = {
     "scale-missing": [recipe("unscaled", scale="none")],
     "scale-not-sqrt": [recipe("by_dk", scale="d")],
@@ -141,6 +151,7 @@ ATTENTION: dict[str, list[Callable]] = {
     # d_k read from axis 1: wrong from 3-D on, where K.T already fails, so never combined
     + [recipe("scale_by_axis1", combines=False, scale="sqrt-axis1")],
     "attention-scores-kq": [recipe("kq", order="kq")],
+    "attention-returns-scores": [_att_returns_scores, _att_returns_raw_scores],
     "attention-causal-mask": [
         recipe(f"{m.replace('-', '_')}", mask=m)
         for m in ("causal", "causal-end", "causal-square", "causal-buffer")

@@ -60,9 +60,27 @@ def _counts_wide(per_head: int, biases_per_head: int = 3) -> Callable:
     return counts
 
 
+def _counts_some_bias(biases: int) -> Callable:
+    """Counts with ``biases`` of the four d_model-wide biases when bias=True (whisper's key
+    projection has none: three)."""
+
+    def counts(d_model, head_counts, bias=False):
+        head_counts = list(head_counts)
+        bad = [h for h in head_counts if d_model % h]
+        if bad:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+        return {h: 4 * d_model * d_model + (biases * d_model if bias else 0) for h in head_counts}
+
+    counts.__name__ = counts.__qualname__ = f"_counts_{biases}_biases"
+    return counts
+
+
 COUNTS: dict[str, list[Callable]] = {
     "counts-ignore-bias": [_counts_without_bias],
     # q, k, v (and the output) per head; biases of q, k, v per head, or of all four
     "counts-wide-heads": [_counts_wide(4), _counts_wide(4, 4), _counts_wide(3)],
     "counts-no-valueerror": [_counts_torch_assert],
+    # some of the biases: q, k, v without the output's, or one of q, k, v left out (3), or the
+    # output's alone (1)
+    "counts-bias-partial": [_counts_some_bias(3), _counts_some_bias(1)],
 }

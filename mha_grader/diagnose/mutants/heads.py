@@ -38,11 +38,16 @@ def _split_width_inferred(M, num_heads, d_head):  # the head width from M, never
     return M.reshape(M.shape[0], num_heads, -1).transpose(1, 0, 2)
 
 
+def _split_heads_second(M, num_heads, d_head):  # haiku's and Flax's [T, H, K], never moved
+    return M.reshape(M.shape[0], num_heads, d_head)
+
+
 SPLIT: dict[str, list[Callable]] = {
     "split-no-transpose": [checked(_split_no_transpose)],
     "split-interleaved": [checked(_split_interleaved)],
     "split-token-axis": [checked(_split_tokens)],
     "split-no-valueerror": [_split_width_inferred],
+    "split-heads-second-axis": [checked(_split_heads_second)],
 }
 
 
@@ -55,7 +60,12 @@ def _merge_reversed(H):
     return ref.merge_heads(H[::-1])
 
 
+def _merge_heads_second(H):  # reads (num_heads, n, d_head) as [T, H, K]: the last two flattened
+    return H.reshape(*H.shape[:-2], -1)
+
+
 MERGE: dict[str, list[Callable]] = {
     "merge-no-transpose": [_merge_no_transpose],
     "merge-reversed-heads": [_merge_reversed],
+    "merge-heads-second-axis": [_merge_heads_second],
 }

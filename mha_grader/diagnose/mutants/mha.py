@@ -92,6 +92,11 @@ def _mha_last_head(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     return out, weights[-1]  # a loop over heads that keeps its last weights
 
 
+def _mha_first_head(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    out, weights = mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+    return out, weights[0]  # OpenNMT's "return one attn": attn[:, 0]
+
+
 def _mha_qkv_interleaved(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     n, d_model = X.shape
     d_head = d_model // num_heads
@@ -144,6 +149,7 @@ MHA: dict[str, list[Callable]] = {
     "mha-qk-swapped": [checked(_mha_qk_swapped)],
     "mha-averaged-weights": [checked(_mha_averaged)],
     "mha-last-head-weights": [checked(_mha_last_head)],
+    "mha-first-head-weights": [checked(_mha_first_head)],
     "mha-qkv-interleaved": [checked(_mha_qkv_interleaved)],
     "mha-residual-norm": [
         checked(_residual_norm(how, eps))
