@@ -164,16 +164,36 @@ def _import_libraries(code_qids: list[str]) -> str | None:
 def _code_results(
     qids: list[str], folder: Path, tests: Path, args: argparse.Namespace
 ) -> tuple[list[QuestionResult], list[str]]:
-    from .imports import ImportRule
-    from .loading import load_student_files
-    from .otter_format import exception_test_file_class
-
     files = sorted({CODE_QUESTIONS[q] for q in qids}, key=["multihead.py", "crosscheck.py"].index)
     if "crosscheck.py" in files and "multihead.py" not in files:
         files.insert(0, "multihead.py")  # crosscheck.py imports it: load it (and report it) first
+    # The code runs from a private folder holding the code files as grading's worker gets them
+    # (read by the same rule, written as UTF-8) and nothing else (folder.handed_in).
+    with tempfile.TemporaryDirectory(prefix="mha-check-") as private:
+        return _code_results_in(qids, files, folder, Path(private), tests, args)
+
+
+def _code_results_in(
+    qids: list[str],
+    files: list[str],
+    folder: Path,
+    private: Path,
+    tests: Path,
+    args: argparse.Namespace,
+) -> tuple[list[QuestionResult], list[str]]:
+    from .folder import handed_in
+    from .imports import ImportRule
+    from .loading import LoadedFile, load_student_files
+    from .otter_format import exception_test_file_class
+
+    unreadable = handed_in(folder, private)
+    shown, folder = folder, private.resolve()
     rule = ImportRule(folder)  # the student's files import as grading lets them (imports.py)
     with rule:
-        loaded = load_student_files(folder, files, args.time_limit)
+        loaded = load_student_files(folder, files, args.time_limit, shown=shown)
+    for name, why in unreadable.items():
+        if name in loaded:
+            loaded[name] = LoadedFile(name, problem=f"{why}.")
     problems = [lf.problem for lf in loaded.values() if lf.problem]
     if args.show_output:
         problems += [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -100,6 +102,52 @@ def not_handed_in_note(folder: Path) -> str | None:
         f"{shown} will not be graded: grading receives {handed} only (an import of a file of "
         "your own fails there, and here too)"
     )
+
+
+MAX_FILE_BYTES = 1 << 20  # a student file is read up to this (docs/contract.md §3)
+
+
+def read_code_file(path: Path) -> tuple[str | None, str | None]:
+    """A code file as grading receives it (docs/contract.md §3): a regular file, not a
+    symbolic link, up to 1 MiB, UTF-8 text (a BOM allowed); ``(text, None)``, or ``(None, why
+    grading cannot read it)``."""
+    name = path.name
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, None
+    except OSError:
+        return None, f"{name} could not be read (a symbolic link is not accepted)"
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None, f"{name} is not a regular file"
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"{name} is larger than {MAX_FILE_BYTES // 1024} KB and would not be graded"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as e:
+        return None, (
+            f"{name} is not valid UTF-8 text (invalid byte at position {e.start}), so grading "
+            "cannot read it; save it as UTF-8"
+        )
+
+
+def handed_in(folder: Path, into: Path) -> dict[str, str]:
+    """Write into ``into`` the code files of ``folder`` exactly as grading's worker gets them
+    (read by ``read_code_file``, written as UTF-8 text), and nothing else: code run from there
+    finds no file of the student's beside it, as in grading. Returns file -> why it could not
+    be read (such a file is left out, as grading leaves it out)."""
+    problems = {}
+    for name in STUDENT_FILES:
+        if not name.endswith(".py"):
+            continue
+        text, problem = read_code_file(folder / name)
+        if problem is not None:
+            problems[name] = problem
+        elif text is not None:
+            (into / name).write_text(text, encoding="utf-8")
+    return problems
 
 
 def default_path(cwd: Path) -> Path:

@@ -31,7 +31,7 @@ def _syntax_problem(name: str, e: SyntaxError) -> str:
 
 
 def _import_problem(
-    name: str, e: BaseException, folder: Path, loaded: dict[str, LoadedFile]
+    name: str, e: BaseException, folder: Path, loaded: dict[str, LoadedFile], shown: Path
 ) -> str:
     if isinstance(e, TimeLimitExceeded):
         return (
@@ -46,7 +46,7 @@ def _import_problem(
         if other in loaded and loaded[other].problem:
             return f"{name} imports {other}, which could not be loaded (see {other}'s problem)."
         if not (folder / other).is_file():
-            return f"{name} imports {other}, which is not in {folder}."
+            return f"{name} imports {other}, which is not in {shown}."
     if isinstance(e, ImportError) and str(e).startswith(f"{name} imports "):
         return f"{e}{at}."  # the import rule (imports.py), already in words
     if isinstance(e, ImportError):
@@ -60,12 +60,13 @@ def _import_problem(
 
 
 def load_student_files(
-    folder: Path, names: list[str], seconds: float | None
+    folder: Path, names: list[str], seconds: float | None, shown: Path | None = None
 ) -> dict[str, LoadedFile]:
     """Load the student's files named in `names` ("multihead.py", "crosscheck.py"), in order.
 
     The student's folder goes first on sys.path, so crosscheck.py's `from multihead import ...`
-    finds the student's own multihead.py (the very module loaded here).
+    finds the student's own multihead.py (the very module loaded here). ``shown``: the folder
+    named in messages, when the files are loaded from a copy of it.
     """
     folder = folder.resolve()
     if str(folder) not in sys.path:
@@ -74,7 +75,7 @@ def load_student_files(
         sys.modules.pop(stale, None)
     loaded: dict[str, LoadedFile] = {}
     for name in names:
-        loaded[name] = _load_one(folder, name, seconds, loaded)
+        loaded[name] = _load_one(folder, name, seconds, loaded, shown or folder)
         if loaded[name].module is None:
             # `import multihead` elsewhere now finds a stand-in whose functions fail when called
             # (as grading's worker has it), instead of running a broken or hanging file again
@@ -104,12 +105,12 @@ def _stand_in(name: str) -> ModuleType:
 
 
 def _load_one(
-    folder: Path, name: str, seconds: float | None, loaded: dict[str, LoadedFile]
+    folder: Path, name: str, seconds: float | None, loaded: dict[str, LoadedFile], shown: Path
 ) -> LoadedFile:
     path = folder / name
     result = LoadedFile(name)
     if not path.is_file():
-        result.problem = f"{name} is missing: there is no {name} in {folder}."
+        result.problem = f"{name} is missing: there is no {name} in {shown}."
         return result
     try:
         source = path.read_bytes()
@@ -133,7 +134,7 @@ def _load_one(
             raise
         except BaseException as e:  # the student's file may raise anything, even SystemExit
             sys.modules.pop(module_name, None)
-            result.problem = _import_problem(name, e, folder, loaded)
+            result.problem = _import_problem(name, e, folder, loaded, shown)
         else:
             result.module = module
     result.output = out.getvalue()

@@ -117,6 +117,32 @@ def locations() -> list[str]:
     return found
 
 
+def packages() -> list[str]:
+    """The folders of every other installed package (beside NumPy's, in the folders it was
+    installed in), found without importing them: hidden as torch's are, so that taking the
+    import wall off ``sys.meta_path`` from inside reaches no other library's files either.
+    Single-file modules stay (a folder can be hidden, a file cannot)."""
+    numpy = sys.modules.get("numpy")
+    kept = {os.path.realpath(p) for p in getattr(numpy, "__path__", [])}
+    sites = {os.path.dirname(p) for p in kept}
+    kept |= {os.path.join(s, "numpy.libs") for s in sites}
+    withheld = set(locations())
+    found = []
+    for site in sorted(sites):
+        try:
+            entries = sorted(os.listdir(site))
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.realpath(os.path.join(site, entry))
+            if path in kept or path in withheld or not os.path.isdir(path):
+                continue
+            if any(path == k or path.startswith(k + os.sep) for k in kept):
+                continue
+            found.append(path)
+    return found
+
+
 def roots() -> list[str]:
     """The folders a NumPy worker may import from: the standard library's and NumPy's."""
     paths = sysconfig.get_paths()

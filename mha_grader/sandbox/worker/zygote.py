@@ -297,12 +297,15 @@ def _fork_numpy_zygote(config: dict, killer: Killer | None, abi: int, program) -
             from . import withheld
 
             killer = Killer() if killer is not None else None  # its own: replies not shared
-            hidden = withheld.locations()  # found before the wall stands: nothing imported
+            torch_folders = withheld.locations()  # before the wall stands: nothing imported
+            hidden = torch_folders + withheld.packages()  # torch's first: _withheld_check
             withheld.install(withheld.ALLOWED, withheld.REFUSED)
             numpy_config = {**config, "withheld_paths": hidden}
             ctrl = socket.socket(fileno=fd)
             zygote = Zygote(numpy_config, ctrl, killer, abi, program)
-            files = _withheld_check(numpy_config, killer, abi, program) if hidden else "absent"
+            files = "absent"
+            if torch_folders:
+                files = _withheld_check(numpy_config, killer, abi, program)
             reply = {"ready": True, "privileged": zygote.privileged, "torch_files": files}
             reply["pid"] = os.getpid()  # as this pid namespace numbers it
             ctrl.send(json.dumps(reply).encode())
