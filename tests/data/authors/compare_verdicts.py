@@ -6,7 +6,7 @@ Usage (from the worktree root, after grading):
     for d in tests/data/authors/*/*/; do mha-check "$d" > CHECK/$(basename "$d").txt; done
     python tests/data/authors/compare_verdicts.py tuning OUT_T CHECK > table.md
 (the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b, tuning_c,
-heldout_c, tuning_d, heldout_d).
+heldout_c, tuning_d, heldout_d, heldout_e).
 
 Prints a Markdown table (one row per submission and function) and the disagreements by class.
 """
