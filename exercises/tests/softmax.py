@@ -147,6 +147,9 @@ def test_leading_axes(softmax):
 @kinds("scores as large as 1e4")
 def test_large_scores_stay_finite(softmax):
     x = np.array([[1e4, 0.0, -1e4], [-1e4, -1e4 + np.log(2.0), -1e4 - 50.0]])
+    # Scores float32 holds exactly (as the grader's are): a softmax computed in float32 inside
+    # is right here too, to float32's precision, and the weights expected follow from them.
+    x = x.astype(np.float32).astype(np.float64)
     out = _call(softmax, x)
     _array_like(out, x, "softmax of scores as large as 1e4")
     assert np.all(np.isfinite(out)), (
@@ -154,10 +157,9 @@ def test_large_scores_stay_finite(softmax):
         "underflows to 0, so inf/inf or 0/0 gives nan. Subtract the maximum along the axis first: "
         "softmax does not change when every score is shifted by the same amount."
     )
-    expected = [[1.0, 0.0, 0.0], [1 / 3, 2 / 3, 0.0]]
-    # In float32 a score near 1e4 keeps only about 3 decimals, so the weights do too.
-    atol = 1e-3 if getattr(out, "dtype", None) in (np.float32, np.float16) else 1e-9
-    assert np.allclose(out, expected, atol=atol), (
+    shifted = np.exp(x - x.max(axis=-1, keepdims=True))
+    expected = shifted / shifted.sum(axis=-1, keepdims=True)  # about [[1, 0, 0], [1/3, 2/3, 0]]
+    assert np.allclose(out, expected, atol=1e-6), (
         f"for scores [[1e4, 0, -1e4], [-1e4, -1e4 + log 2, -1e4 - 50]] the weights should be "
         f"about [[1, 0, 0], [1/3, 2/3, 0]]; got {_show(out)}"
     )
