@@ -392,7 +392,7 @@ class DiagnosisSession:
             f"Your {qid} gives right results only because {who} "
             f"{'is' if len(wrong) == 1 else 'are'} wrong in a way that cancels a mistake of its "
             f"own: given a right {' and '.join(wrong)}, it makes this mistake. "
-            + catalogue_text(ids)
+            + catalogue_text(ids, qid)
         )
         return named((*ids, *extra), qid, text, qid)
 
@@ -415,7 +415,7 @@ class DiagnosisSession:
         there. With the record of its calls (``called``), the words follow what happened: a
         composite that never called the callee (``callee``, one or several, by default where
         the mistake lives) does that callee's work itself, and only that is said."""
-        text = catalogue_text(ids)
+        text = catalogue_text(ids, qid)
         if inline:
             where = CATALOGUE[ids[0]].where
             callees = (callee,) if isinstance(callee, str) else tuple(callee or (where,))
@@ -439,7 +439,7 @@ class DiagnosisSession:
     def with_callees(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
         """An own catalogued mistake on top of wrong callees: both named, blame on ``qid``."""
         extra = tuple(i for n in wrong for i in self._callee(qid, n).misconceptions)
-        text = catalogue_text(ids) + "".join(
+        text = catalogue_text(ids, qid) + "".join(
             f" Also, about your {n}: {self._callee(qid, n).message}" for n in wrong
         )
         return named((*ids, *extra), qid, text, qid)
