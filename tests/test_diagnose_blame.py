@@ -233,3 +233,29 @@ def test_a_callee_wrong_only_while_its_caller_runs_is_told_as_state_not_as_its_o
     assert "on those same inputs alone it is right" in d.message, d.message
     assert "while your multi_head_attention runs" in d.message
     assert "goes wrong only because" not in d.message
+
+
+def test_two_mistakes_at_once_a_mask_passed_on_and_the_callees_overflow_are_both_named():
+    """trax's causal multi_head_attention hands its mask to an attention whose inline softmax
+    overflows on large scores (zeros, not nan): the mask is the composite's own mistake, read
+    where nothing overflows, and the overflow is named as its attention's."""
+
+    def attention(Q, K, V, mask=None):  # DotProductAttention: a logsumexp without the max
+        dots = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        if mask is not None:
+            dots = np.where(mask, dots, np.full_like(dots, -1e9))
+        w = np.exp(dots - np.log(np.sum(np.exp(dots), axis=-1, keepdims=True)))
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):  # the causal mask passed on to attention
+        d_head = X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        out, w = attention(q, k, v, np.tril(np.ones((1, len(X), len(X)), dtype=bool)))
+        return ref.merge_heads(out) @ Wo, w
+
+    env = reference_env(attention=attention, multi_head_attention=mha)
+    d = diagnose("attention", env)
+    assert d.misconceptions == ("softmax-unstable",) and d.blame == "attention", d.message
+    d = diagnose("multi_head_attention", env)
+    assert d.misconceptions == ("mha-causal-mask", "softmax-unstable"), d.message
+    assert d.blame == "multi_head_attention" and "about your attention" in d.message

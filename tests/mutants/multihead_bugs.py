@@ -817,6 +817,22 @@ def parameter_counts__in_proj_bias_only(d_model, head_counts, bias=False):
 # --- the fourth authors' held-out part, seen (tests/data/authors/heldout_d/) ---------------
 
 
+@bug("softmax-unstable", affects=("attention", "multi_head_attention"))
+def attention__trax_logsumexp_without_max(Q, K, V):
+    dots = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    lse = np.log(np.sum(np.exp(dots), axis=-1, keepdims=True))  # no max taken out: overflows
+    w = np.exp(dots - lse)  # zeros, not nan, where it overflows
+    return w @ V, w
+
+
+@bug("softmax-unstable", affects=("attention", "multi_head_attention"))
+def attention__float32_exp(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(K.shape[-1])
+    e = np.exp(scores.astype(np.float32))  # float32 overflows from about 88
+    w = (e / e.sum(axis=-1, keepdims=True)).astype(np.float64)
+    return w @ V, w
+
+
 @bug("mha-scaled-input")
 def multi_head_attention__embedding_scale(X, Wq, Wk, Wv, Wo, num_heads):
     d_head = _check_heads(X, num_heads)
