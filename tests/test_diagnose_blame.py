@@ -259,3 +259,31 @@ def test_two_mistakes_at_once_a_mask_passed_on_and_the_callees_overflow_are_both
     d = diagnose("multi_head_attention", env)
     assert d.misconceptions == ("mha-causal-mask", "softmax-unstable"), d.message
     assert d.blame == "multi_head_attention" and "about your attention" in d.message
+
+
+def test_a_callees_mistake_is_not_named_on_inputs_the_composite_never_gave_it():
+    """Raschka's wrapper: attention written for 2-D input (K.T, d_k = K.shape[1]) called head
+    by head on 2-D slices, where it is right but for the naive softmax it calls, which overflows
+    on large scores. The composite never gave it stacked heads: what went wrong there is the
+    softmax, reached through attention, not attention's K.T."""
+
+    def softmax(x, axis=-1):  # softmax_naive
+        return np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True)
+
+    def attention(Q, K, V):
+        w = softmax(Q @ K.T / K.shape[1] ** 0.5, axis=-1)
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):  # MultiHeadAttentionWrapper
+        d = X.shape[1] // num_heads
+        q, k, v = X @ Wq, X @ Wk, X @ Wv
+        pairs = [
+            attention(*(m[:, h * d : (h + 1) * d] for m in (q, k, v))) for h in range(num_heads)
+        ]
+        return np.concatenate([o for o, _ in pairs], axis=-1) @ Wo, np.stack([w for _, w in pairs])
+
+    env = reference_env(softmax=softmax, attention=attention, multi_head_attention=mha)
+    assert "attention-3d-transpose" in diagnose("attention", env).misconceptions
+    d = diagnose("multi_head_attention", env)
+    assert d.misconceptions == ("softmax-unstable",) and d.blame == "softmax", d.message
+    assert "through your attention" in d.message and "K.T" not in d.message
