@@ -276,3 +276,40 @@ def test_a_cross_check_that_fails_before_calling_the_pipeline_is_charged_alone()
     for r in lost:
         words = r.output.split("Diagnosis:")[0]
         assert "could not be checked" not in words and "multi_head_attention" not in words, words
+
+
+def test_the_in_process_proxy_sees_the_calls_of_a_decorated_composite_as_the_worker_does():
+    """A composite behind a decorator of another module (llama's @torch.inference_mode() on
+    cross_check) calls its callees through its own module's names, which the worker watches:
+    direct.proxy, which the tests' diagnosis runs on, must see those calls too."""
+    import types
+
+    from mha_grader.grading import direct
+
+    decorators = types.ModuleType("decorators")
+    exec(
+        "import functools\n"
+        "def inference_mode(f):\n"
+        "    @functools.wraps(f)\n"
+        "    def inner(*args, **kwargs):\n"
+        "        return f(*args, **kwargs)\n"
+        "    return inner\n",
+        decorators.__dict__,
+    )
+    student = types.ModuleType("multihead")
+    student.__dict__.update(np=np, inference_mode=decorators.inference_mode)
+    exec(
+        "def softmax(x, axis=-1):\n"
+        "    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
+        "    return e / e.sum(axis=axis, keepdims=True)\n"
+        "@inference_mode\n"
+        "def attention(Q, K, V):\n"
+        "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=-1)\n"
+        "    return w @ V, w\n",
+        student.__dict__,
+    )
+    env = direct.bind({n: direct.proxy(getattr(student, n)) for n in ("softmax", "attention")})
+    r = np.random.default_rng(0)
+    Q, K, V = (r.standard_normal((3, 4)) for _ in range(3))
+    observed = env["attention"].observe((Q, K, V), {}, ("softmax",))
+    assert [c.name for c in observed.calls] == ["softmax"]

@@ -233,3 +233,57 @@ def test_a_callee_wrong_only_while_its_caller_runs_is_told_as_state_not_as_its_o
     assert "on those same inputs alone it is right" in d.message, d.message
     assert "while your multi_head_attention runs" in d.message
     assert "goes wrong only because" not in d.message
+
+
+def test_two_mistakes_at_once_a_mask_passed_on_and_the_callees_overflow_are_both_named():
+    """trax's causal multi_head_attention hands its mask to an attention whose inline softmax
+    overflows on large scores (zeros, not nan): the mask is the composite's own mistake, read
+    where nothing overflows, and the overflow is named as its attention's."""
+
+    def attention(Q, K, V, mask=None):  # DotProductAttention: a logsumexp without the max
+        dots = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        if mask is not None:
+            dots = np.where(mask, dots, np.full_like(dots, -1e9))
+        w = np.exp(dots - np.log(np.sum(np.exp(dots), axis=-1, keepdims=True)))
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):  # the causal mask passed on to attention
+        d_head = X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        out, w = attention(q, k, v, np.tril(np.ones((1, len(X), len(X)), dtype=bool)))
+        return ref.merge_heads(out) @ Wo, w
+
+    env = reference_env(attention=attention, multi_head_attention=mha)
+    d = diagnose("attention", env)
+    assert d.misconceptions == ("softmax-unstable",) and d.blame == "attention", d.message
+    d = diagnose("multi_head_attention", env)
+    assert d.misconceptions == ("mha-causal-mask", "softmax-unstable"), d.message
+    assert d.blame == "multi_head_attention" and "about your attention" in d.message
+
+
+def test_a_callees_mistake_is_not_named_on_inputs_the_composite_never_gave_it():
+    """Raschka's wrapper: attention written for 2-D input (K.T, d_k = K.shape[1]) called head
+    by head on 2-D slices, where it is right but for the naive softmax it calls, which overflows
+    on large scores. The composite never gave it stacked heads: what went wrong there is the
+    softmax, reached through attention, not attention's K.T."""
+
+    def softmax(x, axis=-1):  # softmax_naive
+        return np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True)
+
+    def attention(Q, K, V):
+        w = softmax(Q @ K.T / K.shape[1] ** 0.5, axis=-1)
+        return w @ V, w
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):  # MultiHeadAttentionWrapper
+        d = X.shape[1] // num_heads
+        q, k, v = X @ Wq, X @ Wk, X @ Wv
+        pairs = [
+            attention(*(m[:, h * d : (h + 1) * d] for m in (q, k, v))) for h in range(num_heads)
+        ]
+        return np.concatenate([o for o, _ in pairs], axis=-1) @ Wo, np.stack([w for _, w in pairs])
+
+    env = reference_env(softmax=softmax, attention=attention, multi_head_attention=mha)
+    assert "attention-3d-transpose" in diagnose("attention", env).misconceptions
+    d = diagnose("multi_head_attention", env)
+    assert d.misconceptions == ("softmax-unstable",) and d.blame == "softmax", d.message
+    assert "through your attention" in d.message and "K.T" not in d.message

@@ -6,6 +6,8 @@ import pytest
 
 from mha_check.questions import CODE_QUESTIONS
 from mha_grader.diagnose import CATALOGUE, CONTRACT_IDS
+from mha_grader.diagnose.catalogue import ELSEWHERE
+from mha_grader.diagnose.result import catalogue_text
 from mha_grader.paths import ROOT
 
 CONTRACT_SECTION_6 = {
@@ -59,3 +61,18 @@ def test_readme_table_lists_every_misconception_with_its_message():
     for mid, m in CATALOGUE.items():
         assert f"`{mid}`" in section
         assert m.did.replace("|", "\\|") in section
+
+
+@pytest.mark.parametrize("key", sorted(ELSEWHERE), ids=lambda k: f"{k[0]}-in-{k[1]}")
+def test_a_mistake_made_in_another_function_is_told_in_that_functions_words(key):
+    """adapter-no-detach made in weights_from_torch (.numpy() on the parameters) keeps its id,
+    and is told as weights_from_torch's mistake, not cross_check's."""
+    mid, where = key
+    m, home = ELSEWHERE[key], CATALOGUE[mid]
+    assert (m.id, m.where) == (mid, where) and where in CODE_QUESTIONS and where != home.where
+    assert m.did.startswith(f"Your {where} ") and len(m.why) > 40 and m.nudge
+    assert f"Your {home.where}" not in m.message
+    guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    assert m.did.replace("|", "\\|") in guide
+    assert catalogue_text((mid,), where) == m.message
+    assert catalogue_text((mid,), home.where) == catalogue_text((mid,)) == home.message

@@ -9,6 +9,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+import torch
 
 from mha_grader.diagnose import mutants as mut
 from mha_grader.diagnose import probes as pr
@@ -185,8 +186,16 @@ def test_cross_check_mistakes_give_different_reports_on_the_probes():
         if not kw.get("grad") and not kw.get("dtype")  # raise: told by what they raise
     ]
     for mid, r in variants:
-        assert max(max(x.values()) for x in r) > 1e-2, f"{mid} reports no difference"
         assert r != right
+        if mid == "adapter-float32-output":
+            # float32 rounding where the module is float64, told apart from float64 rounding
+            for p, x, y in zip(pr.crosscheck_probes(), r, right, strict=True):
+                if p.args[0].in_proj_weight.dtype == torch.float64:
+                    assert max(x.values()) > 1e-9 and max(y.values()) < 1e-12
+                else:
+                    assert x == y  # a float32 module's results are float32 already
+            continue
+        assert max(max(x.values()) for x in r) > 1e-2, f"{mid} reports no difference"
     averaged = dict(variants)["adapter-averaged-weights"]
     for mid, r in variants:
         if mid == "adapter-batch-first":

@@ -553,7 +553,72 @@ _ENTRIES = [
         "count the parameters of the module itself, or add all four d_model-wide biases when "
         "bias=True.",
     ),
+    Misconception(
+        "adapter-qkv-interleaved",
+        "weights_from_torch",
+        "Your weights_from_torch reads in_proj_weight as if it were laid out head by head, each "
+        "head's query, key and value rows together (Megatron's fused query_key_value, "
+        "[heads, 3, d_head, d_model]): each matrix it returns mixes query, key and value rows "
+        "of several heads (right only with one head).",
+        "torch stacks three full-width blocks in in_proj_weight, (3 * d_model, d_model): the "
+        "first d_model rows are all the queries' (every head's, in head order), the next "
+        "d_model all the keys', the last d_model all the values'.",
+        "cut in_proj_weight into its three d_model-row blocks (queries, keys, values) and "
+        "transpose each; split nothing by head here.",
+    ),
+    Misconception(
+        "mha-scaled-input",
+        "multi_head_attention",
+        "Your multi_head_attention multiplies X by sqrt(d_model) before the projections (the "
+        "scaling a Transformer applies to its token embeddings): the queries, keys and values "
+        "all come out sqrt(d_model) times too large, the scores d_model times.",
+        "That factor belongs to the embedding layer at the model's input, before any attention "
+        "layer; multi-head attention projects X exactly as it is given.",
+        "project X itself with Wq, Wk and Wv, unscaled, and leave any scaling of the "
+        "embeddings to the code that calls multi_head_attention.",
+    ),
+    Misconception(
+        "counts-always-bias",
+        "parameter_counts",
+        "Your parameter_counts counts the biases whatever `bias` says: with bias=False it still "
+        "adds 4 * d_model (as a layer whose biases are on by default, Megatron's "
+        "add_bias_linear, always has them).",
+        "torch.nn.MultiheadAttention has biases only when it is built with bias=True: with "
+        "bias=False it holds the four d_model x d_model matrices and nothing else.",
+        "add the 4 * d_model biases only when bias is True (or count the parameters of a "
+        "module built with the bias asked for).",
+    ),
+    Misconception(
+        "adapter-float32-output",
+        "cross_check",
+        "Your cross_check rounds torch's output and weights to float32 (.float(), as llama's "
+        "code returns output.float()) before taking the differences: on a float64 module the "
+        "differences it reports are float32 rounding, not your pipeline's, and a right "
+        "pipeline is reported as no match by a float64 tolerance.",
+        "On a float64 module torch and a right NumPy pipeline agree to float64 rounding (about "
+        "1e-15); rounding one side to float32 adds errors of about 1e-8 that are cross_check's "
+        "own, and the contract asks for the pipeline's differences.",
+        "compare in the module's own dtype: convert torch's results to float64 (or leave them "
+        "as they are), never to float32.",
+    ),
 ]
+
+# A catalogued mistake made in another function than the one its entry names, in words for
+# that function: (id, function) -> the entry as said there. The id is the same (the same
+# mistake); only the words follow the function where it was made.
+ELSEWHERE: dict[tuple[str, str], Misconception] = {
+    ("adapter-no-detach", "weights_from_torch"): Misconception(
+        "adapter-no-detach",
+        "weights_from_torch",
+        "Your weights_from_torch raises RuntimeError: it takes NumPy arrays out of the "
+        "module's parameters (in_proj_weight, the output projection's weight), tensors that "
+        "require gradients.",
+        "A module's parameters are what backpropagation trains, so torch tracks them; outside "
+        "torch's no_grad context it refuses to hand such a tensor to NumPy before it is "
+        "detached from that tracking.",
+        "detach each weight before converting it to NumPy.",
+    ),
+}
 
 CATALOGUE: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
 
@@ -590,5 +655,9 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-returns-scores",
     "mha-first-head-weights",
     "counts-bias-partial",
+    "adapter-qkv-interleaved",
+    "mha-scaled-input",
+    "counts-always-bias",
+    "adapter-float32-output",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -109,3 +109,16 @@ def counts(got: Any, want: dict, without_bias: dict, d_model: int) -> list[str]:
             "your counts differ between head counts, yet splitting into heads adds no parameters"
         )
     return found
+
+
+def overflowed(outcome: Any) -> bool:
+    """A pair (out, weights) whose weights are no softmax's: nan or inf in them, or rows that
+    do not sum to 1 (exp overflowed or underflowed on large scores, however the code wrote
+    its softmax)."""
+    value = getattr(outcome, "value", None) if getattr(outcome, "ok", False) else None
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        return False
+    a = as_array(value[1])
+    if a is None or a.ndim == 0 or a.size == 0:
+        return False
+    return not np.isfinite(a).all() or bool(rows(a))

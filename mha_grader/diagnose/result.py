@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..outcomes import Tag
-from .catalogue import CATALOGUE
+from .catalogue import CATALOGUE, ELSEWHERE
 
 
 @dataclass(frozen=True)
@@ -36,5 +36,7 @@ def named(
     return Diagnosis(ids[0] if ids else None, message, blame, ids, qid, roots)
 
 
-def catalogue_text(ids: tuple[str, ...]) -> str:
-    return " ".join(CATALOGUE[i].message for i in ids)
+def catalogue_text(ids: tuple[str, ...], where: str | None = None) -> str:
+    """The catalogue's messages of ``ids``; a mistake made in ``where``, another function than
+    its entry's, in the words its entry has for that function (``ELSEWHERE``)."""
+    return " ".join(ELSEWHERE.get((i, where or ""), CATALOGUE[i]).message for i in ids)

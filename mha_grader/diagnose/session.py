@@ -77,6 +77,22 @@ def inline_text(ids: tuple[str, ...]) -> str:
     return " ".join(texts)
 
 
+# The wrong calls of one callee kept to check whether its own mistake showed on them.
+MAX_WRONG_CALLS = 8
+
+
+def _references() -> dict[str, Callable]:
+    """The reference of each function a callee may call itself (all in multihead.py)."""
+    from solutions import multihead as ref
+
+    return {
+        "softmax": ref.softmax,
+        "split_heads": ref.split_heads,
+        "merge_heads": ref.merge_heads,
+        "attention": ref.attention,
+    }
+
+
 class GiveUp(BaseException):
     """A call into the student's code timed out or crashed, or the budget is spent: stop
     calling it (a BaseException, so that ``run`` does not record it as an ordinary outcome)."""
@@ -112,6 +128,8 @@ class DiagnosisSession:
         self.wrapped: dict[str, Callable] = {}
         # per callee, its first call that went wrong inside a composite (a value, not a raise)
         self.wrong_inside: dict[str, tuple[CalleeCall, Callable]] = {}
+        # per callee, every call that went wrong inside a composite (a value, not a raise)
+        self.wrong_calls: dict[str, list[tuple[CalleeCall, Callable]]] = {}
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -278,6 +296,9 @@ class DiagnosisSession:
                     wrong[c.name] = None
                     if c.known and c.error is None:
                         self.wrong_inside.setdefault(c.name, (c, references[c.name]))
+                        kept = self.wrong_calls.setdefault(c.name, [])
+                        if len(kept) < MAX_WRONG_CALLS:
+                            kept.append((c, references[c.name]))
                 if unanswerable:
                     foreign.add(c.name)
         allowed = answerable if answerable is not None else names
@@ -326,9 +347,16 @@ class DiagnosisSession:
 
     def _callee(self, qid: str, name: str) -> Diagnosis:
         """What is wrong with callee ``name``: its own diagnosis, or (right on our probes, wrong
-        on the inputs ``qid`` gave it) that much."""
+        on the inputs ``qid`` gave it) that much. Its own mistake is said only where it showed
+        on those inputs: a callee right there given right callees of its own went wrong through
+        them (raschka's attention, right on the 2-D slices it is given but through a softmax
+        that overflows), and they are what is said."""
         found = self.values(name)
         if found is not None:
+            if found.blame == name:
+                deeper = self._through_its_callees(qid, name)
+                if deeper:
+                    return self.blame_callees(name, deeper)
             return found
         if self._right_alone(name):
             text = (
@@ -342,6 +370,43 @@ class DiagnosisSession:
             f"though it is right on ours: check it on such inputs."
         )
         return named((), name, text, name)
+
+    def _through_its_callees(self, qid: str, name: str) -> tuple[str, ...]:
+        """Where every call of ``name`` that went wrong inside ``qid`` is right with its own
+        callees answered by the reference, the callees of its that went wrong in those calls
+        (empty: its own mistake showed there, or that cannot be told)."""
+        calls = self.wrong_calls.get(name, [])
+        func = self.env.get(name)
+        own = CALLEES.get(name, ())
+        if not calls or not own or getattr(func, "observe", None) is None:
+            return ()
+        references = _references()
+        answer = answering({n: references[n] for n in own})
+        deeper: dict[str, None] = {}
+        for call, reference in calls:
+            args, kwargs, _ = contract_arguments(reference, call.args, call.kwargs)
+            try:
+                want = reference(*args, **kwargs)
+            except Exception:
+                return ()
+            if self.spent > self.budget:
+                raise GiveUp
+            start = time.monotonic()
+            given = run(
+                lambda a=args, k=kwargs: func.with_callees(a, k, answer, own), [pr.Probe(())]
+            )[0]
+            observed = func.observe(args, kwargs, own)
+            self._spend(start)
+            if not (self._checked(given).ok and same(given.value, want)):
+                return ()  # its own mistake shows on what it was given
+            for c in observed.calls:
+                went_wrong, _ = self._judged(c, references[c.name])
+                if went_wrong:
+                    deeper[c.name] = None
+                    if c.known and c.error is None:
+                        self.wrong_inside.setdefault(c.name, (c, references[c.name]))
+                        self.wrong_calls.setdefault(c.name, []).append((c, references[c.name]))
+        return tuple(deeper)
 
     def _right_alone(self, name: str) -> bool:
         """Whether the student's ``name``, called alone on the inputs on which it went wrong
@@ -392,7 +457,7 @@ class DiagnosisSession:
             f"Your {qid} gives right results only because {who} "
             f"{'is' if len(wrong) == 1 else 'are'} wrong in a way that cancels a mistake of its "
             f"own: given a right {' and '.join(wrong)}, it makes this mistake. "
-            + catalogue_text(ids)
+            + catalogue_text(ids, qid)
         )
         return named((*ids, *extra), qid, text, qid)
 
@@ -415,7 +480,7 @@ class DiagnosisSession:
         there. With the record of its calls (``called``), the words follow what happened: a
         composite that never called the callee (``callee``, one or several, by default where
         the mistake lives) does that callee's work itself, and only that is said."""
-        text = catalogue_text(ids)
+        text = catalogue_text(ids, qid)
         if inline:
             where = CATALOGUE[ids[0]].where
             callees = (callee,) if isinstance(callee, str) else tuple(callee or (where,))
@@ -439,7 +504,7 @@ class DiagnosisSession:
     def with_callees(self, qid: str, ids: tuple[str, ...], wrong: Sequence[str]) -> Diagnosis:
         """An own catalogued mistake on top of wrong callees: both named, blame on ``qid``."""
         extra = tuple(i for n in wrong for i in self._callee(qid, n).misconceptions)
-        text = catalogue_text(ids) + "".join(
+        text = catalogue_text(ids, qid) + "".join(
             f" Also, about your {n}: {self._callee(qid, n).message}" for n in wrong
         )
         return named((*ids, *extra), qid, text, qid)

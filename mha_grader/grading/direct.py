@@ -11,6 +11,7 @@ call must not meet.
 
 from __future__ import annotations
 
+import inspect
 import threading
 import traceback
 from collections.abc import Callable
@@ -92,10 +93,23 @@ def proxy(
                 found[name] = f
         return found
 
+    def spaces() -> list[dict]:
+        """The namespaces a callee's name is replaced in: the function's own module's and its
+        siblings' (the worker replaces it in every module of the student's), also behind a
+        decorator (``torch.inference_mode()`` wraps a function in torch's own module)."""
+        found: dict[int, dict] = {}
+        funcs = [func] + [getattr(p, "func", None) for p in (call.siblings or {}).values()]
+        for f in funcs:
+            f = inspect.unwrap(f) if callable(f) else f
+            space = getattr(f, "__globals__", None)  # a partial has none: no call is seen
+            if isinstance(space, dict):
+                found.setdefault(id(space), space)
+        return list(found.values())
+
     def callees(names, ask=None) -> Callees:
         return Callees(
             targets(tuple(names)),
-            [getattr(func, "__globals__", {})],  # a partial has none: no call is seen
+            spaces(),
             getattr(func, "__closure__", None) or (),
             _record,
             ask,

@@ -216,6 +216,73 @@ def cross_check__from_numpy_float(mha, X):
     return _report(*_ours(mha, X), out_t, w_t, mha.in_proj_weight.dtype)
 
 
+# --- the fourth authors' held-out part, seen (tests/data/authors/heldout_d/) ---------------
+
+
+@bug("adapter-qkv-interleaved")
+def weights_from_torch__megatron_fused_per_head(mha):
+    _check_module(mha)
+    h, heads = mha.embed_dim, mha.num_heads
+    qkv = mha.in_proj_weight.detach().double().numpy().reshape(heads, 3, h // heads, h)
+    wq, wk, wv = (qkv[:, i].reshape(h, h) for i in range(3))
+    return wq.T, wk.T, wv.T, mha.out_proj.weight.detach().double().numpy().T
+
+
+@bug("adapter-qkv-interleaved")
+def weights_from_torch__rows_per_head_loop(mha):
+    _check_module(mha)
+    d, heads = mha.embed_dim, mha.num_heads
+    hn = d // heads
+    w = mha.in_proj_weight.detach().to(torch.float64).numpy()
+    rows = {"q": [], "k": [], "v": []}
+    for i in range(heads):  # each head's block of 3 * d_head rows: its q, then k, then v
+        block = w[3 * hn * i : 3 * hn * (i + 1)]
+        for j, name in enumerate("qkv"):
+            rows[name].append(block[j * hn : (j + 1) * hn])
+    Wq, Wk, Wv = (np.concatenate(rows[n]).T.copy() for n in "qkv")
+    return Wq, Wk, Wv, mha.out_proj.weight.detach().to(torch.float64).numpy().T.copy()
+
+
+@bug("adapter-no-detach")
+def weights_from_torch__numpy_on_parameters(mha):
+    _check_module(mha)
+    C = mha.embed_dim
+    w = mha.in_proj_weight
+    return tuple(
+        t.T.numpy().astype(np.float64)
+        for t in (w[:C], w[C : 2 * C], w[2 * C :], mha.out_proj.weight)
+    )
+
+
+@bug("adapter-no-detach")
+def weights_from_torch__chunk_double_numpy(mha):
+    _check_module(mha)
+    q, k, v = torch.chunk(mha.in_proj_weight, 3, dim=0)  # still tracked by autograd
+    return tuple(t.double().T.numpy() for t in (q, k, v, mha.out_proj.weight))
+
+
+@bug("adapter-float32-output", affects=("cross_check",))
+def cross_check__llama_output_float(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    h = torch.as_tensor(np.asarray(X), dtype=dtype)
+    h = h.unsqueeze(0) if mha.batch_first else h.unsqueeze(1)
+    with torch.inference_mode():
+        output, attn = mha(h, h, h, need_weights=True, average_attn_weights=False)
+    output = (output[0] if mha.batch_first else output[:, 0]).float().numpy()  # output.float()
+    return _report(*_ours(mha, X), output, attn[0].float().numpy(), dtype)
+
+
+@bug("adapter-float32-output", affects=("cross_check",))
+def cross_check__float32_numpy_results(mha, X):
+    x = torch.tensor(X, dtype=mha.in_proj_weight.dtype)
+    x = x[None] if mha.batch_first else x[:, None]
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    out_t = (out_t[0] if mha.batch_first else out_t[:, 0]).numpy().astype(np.float32)
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t, w_t[0].numpy().astype("float32"), mha.in_proj_weight.dtype)
+
+
 # --- outside the catalogue ------------------------------------------------------------
 
 

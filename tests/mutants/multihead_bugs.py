@@ -814,6 +814,71 @@ def parameter_counts__in_proj_bias_only(d_model, head_counts, bias=False):
     return counts
 
 
+# --- the fourth authors' held-out part, seen (tests/data/authors/heldout_d/) ---------------
+
+
+@bug("softmax-unstable", affects=("attention", "multi_head_attention"))
+def attention__trax_logsumexp_without_max(Q, K, V):
+    dots = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    lse = np.log(np.sum(np.exp(dots), axis=-1, keepdims=True))  # no max taken out: overflows
+    w = np.exp(dots - lse)  # zeros, not nan, where it overflows
+    return w @ V, w
+
+
+@bug("softmax-unstable", affects=("attention", "multi_head_attention"))
+def attention__float32_exp(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(K.shape[-1])
+    e = np.exp(scores.astype(np.float32))  # float32 overflows from about 88
+    w = (e / e.sum(axis=-1, keepdims=True)).astype(np.float64)
+    return w @ V, w
+
+
+@bug("mha-scaled-input")
+def multi_head_attention__embedding_scale(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    src = X * math.sqrt(X.shape[-1])  # the tutorial's embedding(src) * sqrt(d_model)
+    Qh, Kh, Vh = (split_heads(src @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(Qh, Kh, Vh)
+    return merge_heads(out) @ Wo, weights
+
+
+@bug("mha-scaled-input")
+def multi_head_attention__inline_scaled_loop(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    x = X * X.shape[1] ** 0.5
+    q, k, v = x @ Wq, x @ Wk, x @ Wv
+    outs, weights = [], []
+    for h in range(num_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        w = softmax(q[:, cols] @ k[:, cols].T / math.sqrt(d_head), axis=-1)
+        outs.append(w @ v[:, cols])
+        weights.append(w)
+    return np.concatenate(outs, axis=-1) @ Wo, np.stack(weights)
+
+
+@bug("counts-always-bias", affects=("parameter_counts",))
+def parameter_counts__megatron_add_bias_linear(d_model, head_counts, bias=False):
+    counts = {}
+    for h in head_counts:
+        if d_model % h:
+            raise ValueError(f"hidden size {d_model} not divisible by {h} heads")
+        counts[h] = 3 * d_model * d_model + 3 * d_model + d_model * d_model + d_model
+    return counts
+
+
+@bug("counts-always-bias", affects=("parameter_counts",))
+def parameter_counts__module_default_bias(d_model, head_counts, bias=False):
+    import torch
+
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"num_heads {h} must divide d_model {d_model}")
+        module = torch.nn.MultiheadAttention(d_model, h)  # bias left at its default, True
+        counts[h] = sum(p.numel() for p in module.parameters())
+    return counts
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

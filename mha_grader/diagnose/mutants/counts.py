@@ -75,6 +75,16 @@ def _counts_some_bias(biases: int) -> Callable:
     return counts
 
 
+def _counts_always_bias(d_model, head_counts, bias=False):
+    """The four d_model-wide biases counted whatever ``bias`` says (Megatron's
+    add_bias_linear, on by default; a module built without passing ``bias``)."""
+    head_counts = list(head_counts)
+    bad = [h for h in head_counts if d_model % h]
+    if bad:
+        raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+    return {h: 4 * d_model * d_model + 4 * d_model for h in head_counts}
+
+
 COUNTS: dict[str, list[Callable]] = {
     "counts-ignore-bias": [_counts_without_bias],
     # q, k, v (and the output) per head; biases of q, k, v per head, or of all four
@@ -83,4 +93,5 @@ COUNTS: dict[str, list[Callable]] = {
     # some of the biases: q, k, v without the output's, or one of q, k, v left out (3), or the
     # output's alone (1)
     "counts-bias-partial": [_counts_some_bias(3), _counts_some_bias(1)],
+    "counts-always-bias": [_counts_always_bias],
 }

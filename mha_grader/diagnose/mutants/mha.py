@@ -134,6 +134,11 @@ def _mha_prescaled(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     return merge(out_heads) @ Wo, weights
 
 
+def _mha_scaled_input(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+    # the embedding scaling of a Transformer's input layer (X * sqrt(d_model)) done inside
+    return mha_ref(X * math.sqrt(X.shape[-1]), Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
+
+
 def _mha_assert(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     assert X.shape[-1] % num_heads == 0, "d_model must be divisible by num_heads"
     return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
@@ -156,6 +161,7 @@ MHA: dict[str, list[Callable]] = {
         for how, eps in (("add", 1e-5), ("post", 1e-5), ("post", 1e-6), ("pre", 1e-5))
     ],
     "mha-prescaled-query": [checked(_mha_prescaled)],
+    "mha-scaled-input": [checked(_mha_scaled_input)],
     "mha-no-valueerror": [_mha_assert],
 }
 

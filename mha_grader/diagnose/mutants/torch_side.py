@@ -55,11 +55,22 @@ def _wft_no_checks(mha):  # biases ignored; separate projections fail on in_proj
     return tuple(b[k].T.copy() for k in "qkvo")
 
 
+def _wft_per_head(mha):  # Megatron's fused query_key_value: [heads, 3, d_head, d_model]
+    _refuse(mha)
+    import torch
+
+    d, h = mha.embed_dim, mha.num_heads
+    w = mha.in_proj_weight.detach().to(torch.float64).numpy().reshape(h, 3, d // h, d)
+    Wq, Wk, Wv = (w[:, i].reshape(d, d).T.copy() for i in range(3))
+    return Wq, Wk, Wv, mha.out_proj.weight.detach().to(torch.float64).numpy().T.copy()
+
+
 ADAPTER: dict[str, list[Callable]] = {
     "adapter-no-transpose": [_wft_no_transpose],
     "adapter-qkv-order": [_wft_kqv],
     "adapter-float32-weights": [_wft_module_dtype],
     "adapter-no-valueerror": [_wft_no_checks],
+    "adapter-qkv-interleaved": [_wft_per_head],
 }
 
 
@@ -116,8 +127,11 @@ def cross_check_with(
     avg=False,
     grad=False,
     dtype="",
+    out32=False,
 ):
     out_t, w_t = torch_forward(mha, X, layout, avg, grad, dtype)
+    if out32:  # llama's output.float(): torch's results rounded to float32 before comparing
+        out_t, w_t = (a.astype(np.float32).astype(np.float64) for a in (out_t, w_t))
     Ws = weights_from_torch(mha)
     out, weights = multi_head_attention(np.asarray(X, dtype=np.float64), *Ws, mha.num_heads)
     out_diff = float(np.max(np.abs(np.asarray(out) - out_t)))
@@ -130,4 +144,5 @@ CROSS_CHECK: dict[str, list[dict]] = {  # keyword arguments of cross_check_with
     "adapter-batch-first": [{"layout": "batch"}, {"layout": "seq"}, {"layout": "swapped"}],
     "adapter-no-detach": [{"grad": True}],
     "adapter-fixed-dtype": [{"dtype": "float32"}, {"dtype": "float64"}],
+    "adapter-float32-output": [{"out32": True}],
 }

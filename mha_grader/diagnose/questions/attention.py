@@ -93,7 +93,27 @@ def _own(s: DiagnosisSession, given, probes) -> tuple[tuple[str, ...], Callable,
     for a_ids, a in [(ids, f) for ids, fs in mut.ATTENTION_COMBINED.items() for f in fs]:
         if matches(given, trusted((a,), a, probes)):  # two mistakes of its own at once
             return a_ids, a, False
+    # A softmax written inline that is right on moderate scores and overflows on large ones,
+    # whatever nan, inf or zeros its way of writing it gives there (trax's exp(x - logsumexp)
+    # without the max gives zeros where the naive softmax gives nan).
+    if large_only_overflow(given, probes, attentions[0][1]):
+        return ("softmax-unstable",), attentions[0][1], True
+    for a_ids, a in attentions[1:]:
+        if large_only_overflow(given, probes, a):
+            return (*a_ids, "softmax-unstable"), a, False
     return None
+
+
+def large_only_overflow(given, probes, f, key: tuple | None = None) -> bool:
+    """``given`` is ``f``'s (``trusted`` under ``key``) on every moderate probe, and on every
+    large-score probe its weights are no softmax's (properties.overflowed): a softmax of its
+    own, or one it was handed, that is not stable."""
+    mod = [i for i, p in enumerate(probes) if not p.large]
+    big = [i for i, p in enumerate(probes) if p.large]
+    if not big or not all(properties.overflowed(given[i]) for i in big):
+        return False
+    want = trusted(key or (f,), f, probes)
+    return matches([given[i] for i in mod], [want[i] for i in mod])
 
 
 RANK_SPECIFIC = ("attention-3d-transpose", "attention-fixed-rank")

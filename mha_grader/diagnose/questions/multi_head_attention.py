@@ -83,6 +83,15 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
                 return s.with_callees(qid, ("mha-dropout",), wrong)
             return s.in_function(qid, ("mha-dropout",), inline=False)
         found = _own(given, probes)
+        unstable = [c for c in made.called if _overflows(s, c)]
+        if found is None and unstable:
+            # two mistakes at once: one of its own (a causal mask it passes on), read from its
+            # moderate probes, and a callee's softmax that overflows on the large ones (both
+            # named, the callee's as the callee's)
+            mine = _own_on_moderate(given, probes)
+            if mine is not None:
+                ids, _ = by_calls(*mine, made.called)
+                return s.with_callees(qid, ids, unstable)
         if found is not None:
             ids, callee = by_calls(*found, made.called)
             if right and wrong:
@@ -156,6 +165,23 @@ def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] 
         if matches(given, trusted(key, f, probes)):
             return ids, callee
     return None
+
+
+def _own_on_moderate(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] | None:
+    """Its own catalogued mistake read from the moderate probes alone, where its results on the
+    large-score ones are no softmax's (a callee that overflows there)."""
+    from .attention import large_only_overflow
+
+    for ids, callee, key, f in candidates():
+        if large_only_overflow(given, probes, f, key):
+            return ids, callee
+    return None
+
+
+def _overflows(s: DiagnosisSession, callee: str) -> bool:
+    """The student's ``callee`` is diagnosed with a softmax that fails on large scores only."""
+    found = s.values(callee)
+    return found is not None and bool(set(found.misconceptions) & set(mut.LARGE_ONLY))
 
 
 def _key(mid: str, callee: str, f) -> tuple:

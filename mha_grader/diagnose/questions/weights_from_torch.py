@@ -15,6 +15,7 @@ from ..explain import array_diff, first_difference
 from ..result import Diagnosis
 from ..trusted import trusted
 from ._refusal import add_missing_refusal
+from .cross_check import no_detach
 
 if TYPE_CHECKING:
     from ..session import DiagnosisSession
@@ -39,8 +40,14 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         return None
     if s.not_attempted(student):
         return None
+    if no_detach(student):  # .numpy() on the module's parameters themselves
+        return s.in_function(qid, ("adapter-no-detach",), inline=False)
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes)
+    for mid in LAYOUTS:  # a layout of in_proj_weight that is not torch's, in any dtype
+        if any(matches(student, trusted((f,), f, probes)) for f in mut.ADAPTER[mid]):
+            ids = (mid, "adapter-float32-weights") if _not_float64(student) else (mid,)
+            return s.in_function(qid, ids, inline=False)
     found: set[str] = set()
     for probe, got in zip(probes, student, strict=True):
         names = identify_blocks(probe.args[0], got.value) if got.ok else None
@@ -69,6 +76,11 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your weights_from_torch does not reproduce the module's weights: {text}.")
+
+
+# Mistakes of the adapter read from its values by their mutants (the others, by which torch
+# block each returned matrix is: identify_blocks).
+LAYOUTS = ("adapter-qkv-interleaved",)
 
 
 def _not_float64(student) -> bool:
