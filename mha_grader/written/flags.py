@@ -21,6 +21,8 @@ KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_FRAGMENTS_MIN_ITEMS = 4  # verbless fragments, half of them bare: a list however spelled
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
+KEYWORD_RUN_FUNCTION = 1  # function words such a long run may hold and still be a list
+_PUNCTUATED = re.compile(r"[.,;:?()]|!(?!=)")
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s|\s[/+·•]\s")
 # a label that announces a list of keywords: "Keywords: ...", "Buzzwords - ...", "Tags: ..."
 _KEYWORD_LABEL = re.compile(
@@ -180,8 +182,16 @@ def is_keyword_list(text: str) -> bool:
     # one run of bare words, not a sentence: no function word, no full stop, and no verb that
     # agrees with a subject ("no head owns private weights"), unless the run is too long to be
     # one terse clause ("different heads different patterns token 2 token 3 token 4 differ")
+    # (a long run of words with no punctuation at all may hold one function word, often from
+    # notation: "parameters != capability" reads "parameters not equal to capability")
+    function = sum(t in FUNCTION_WORDS for t in tokens)
+    one_run = (
+        function <= KEYWORD_RUN_FUNCTION
+        and sum(t.isalpha() for t in tokens) >= KEYWORD_RUN_ANY_VERB
+        and not _PUNCTUATED.search(text)
+    )
     return (
-        share == 0
+        (function == 0 or one_run)
         and len(tokens) >= KEYWORD_RUN_MIN_WORDS
         and (len(tokens) >= KEYWORD_RUN_ANY_VERB or not any(t in AGREEING_VERBS for t in tokens))
         and not re.search(r"[.!?]\s*$", text)
