@@ -33,7 +33,8 @@ VERBS = AUXILIARIES | frozenset(
     complains break breaks broke handle handles handled process processes processed read reads
     hold holds held exist exists sit sits sat end ends ended point points pointed blend blends
     blended capture captures captured represent represents represented allow allows allowed
-    contain contains contained reuse reuses reused slice slices sliced""".split()
+    contain contains contained reuse reuses reused slice slices sliced crash crashes crashed
+    error errors errored""".split()
 )
 PREPOSITIONS = frozenset(
     """of to into in on by for with from at over between among across per than as about through
@@ -118,6 +119,11 @@ GENERIC_SAY = re.compile(
 IT_IS_SAID = re.compile(
     r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
     r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
+    # how things might look, in a modal: "while it might seem that X", "it may appear as if X",
+    # "at first it could look like X" (the student's own "it seems that X" is a hedge: HEDGE)
+    r"|\b(?:it|this|that|one|you) (?:might|may|could|would|can) (?:(?:at first|initially|easily|"
+    r"well) )?(?:seem|appear|look|sound)(?: (?:to (?:some|many|people|others|beginners|you|one))?"
+    r"(?: like| as if| as though| that))?\b"
 )
 ACCORDING = re.compile(
     rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
@@ -199,6 +205,18 @@ FALSE_THAT = re.compile(
     rf"(?: to {SAY})?(?: that)\b"
     # a note's "Not true that ...", "False that ..." opening a statement
     rf"|(?:^|(?<=[;:(]) ){ADV}{NEG_VERDICT} that\b"
+)
+# a verdict of falsehood denied: "it's not untrue that X", "it is not wrong to say X", "that's
+# not a myth: X" asserts X (two negations, one claim)
+TRUE_THAT = re.compile(
+    rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE} (?:not|never) {ADV}{NEG_VERDICT}"
+    rf"(?: to {SAY})?(?: that| :)\b"
+)
+# "can't be anything but the same", "is nothing but a reshape": the negation and its exception
+# are one word, "only" (what follows is asserted)
+NOTHING_BUT = re.compile(
+    r"\b(?:(?:not|never)(?: [a-z]+){0,2}? (?:anything|any other thing)|nothing) (?:but|other than|"
+    r"except|else than|else but)\b"
 )
 WRONG_TO_SAY = re.compile(
     rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
@@ -321,6 +339,15 @@ REPORT_TAIL = re.compile(
     rf"| ,? ?or so (?:[a-z_]+ ){{1,3}}{SAY}$"
 )
 # "..., they didn't" / "We don't." after a condition: what it supposes is not so
+# "..., but now I see they don't" / "..., but in fact it isn't" after a view reported or given
+# up ("I used to think X"): the student's own short answer to it ("they do" keeps it)
+NOW_SEE = re.compile(
+    r" (?:but|yet|however) (?:(?:now|actually|in fact|really|then|later) )*(?:(?:i|we) "
+    r"(?:(?:now|later|then) )?(?:see|know|found|find|realise|realize|realised|realized|learned|"
+    r"learnt|saw|noticed|checked)(?: that)? |it turns out(?: that)? |it turned out(?: that)? )?"
+    r"(?:they|it|that|this) (?:do|does|did|is|are|was|were|can|will|would|have|has)"
+    r"( not)?(?= [:;,]|$)"
+)
 NOT_SO = re.compile(
     r"^(?:(?:but|and|yet) )?(?:they|it|we|that|this|he|she|which|there|you|i) (?:do|does|did|is|"
     r"are|was|were|has|have|had|can|will|would) not(?: (?:so|that|though))?(?= [:;,]|$)"

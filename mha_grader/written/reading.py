@@ -235,6 +235,12 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         k: [m for m in ms if not (m.supports and m.possible and _beside_doubt(m, stances))]
         for k, ms in matches.items()
     }
+    # an answer that only supposes ("if the heads look at different slices, their patterns
+    # should differ") asserts nothing: a condition earns beside a claim of the answer's own
+    if not any(
+        m.supports and (m.otherwise or not m.supposed) for ms in matches.values() for m in ms
+    ):
+        matches = {k: [m for m in ms if m.otherwise or not m.supposed] for k, ms in matches.items()}
     backed = any(m.supports for k, ms in matches.items() if k not in guesses for m in ms)
     if not backed:
         for k in guesses:
