@@ -213,11 +213,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         for sheet in load_sheets(path):
             g = grade_sheet(sheet)
+            rule = (
+                f"within {SHEET_AT_MOST:.0%} of the points of the teacher's"
+                if g.label > SHEET_AT_MOST * g.total
+                else f"at most {SHEET_AT_MOST:.0%} of the points, or flagged"
+            )
             print(
                 f"  sheet {g.kind:10} teacher {g.label:<4} grader {g.score:<5} of {g.total:.0f} "
                 f"({g.flagged_points} on flagged answers): "
                 + ("passes" if g.passes else "FAILS")
-                + f" (at most {SHEET_AT_MOST:.0%} of the points, or flagged)"
+                + f" ({rule})"
             )
     return 0
 
