@@ -152,6 +152,17 @@ def test_a_sandbox_that_dies_mid_grading_is_a_grader_error_and_is_restarted(tmp_
         assert again.status == "ok"
 
 
+def test_a_sandbox_that_collapses_its_heap_while_idle_grades_as_one_that_does_not(engine, tmp_path):
+    """A large batch's sandbox backs its heap with huge pages between requests: the requests
+    that arrive meanwhile (every worker of these grades) are served as by any other."""
+    folders = [folder_from(tmp_path, ROOT / d, d) for d in ("solutions", "exercises")]
+    expected = [engine.grade(load_submission(f)).scores() for f in folders]
+    with Engine(LIMITS, grade_written=one_point_each, collapse=True) as collapsing:
+        got = [collapsing.grade(load_submission(f)).scores() for f in folders * 2]
+    assert got == expected * 2
+    assert all(got[0][q] == POINTS[q] for q in CODE_QUESTIONS)  # the reference's code
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="per-worker folders are their own tmpfs as root")
 def test_a_worker_that_cannot_be_set_up_is_a_grader_error_not_the_students(tmp_path):
     folder = folder_from(tmp_path, ROOT / "solutions", "blameless")

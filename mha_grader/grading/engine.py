@@ -92,11 +92,13 @@ class Engine:
         protect: Sequence[Path] = (),
         layers: Sequence[str] | None = None,
         policy: Policy | None = None,
+        collapse: bool = False,
     ):
         """``require``: the weakest sandbox layer allowed (default: $MHA_REQUIRE_SANDBOX, or
         any); ``protect``: paths closed to student code besides the checkout (the output
         folder, the submissions); ``layers``: the layers to try (tests; default all);
-        ``policy``: the grading policy (default: points.toml's [policy])."""
+        ``policy``: the grading policy (default: points.toml's [policy]); ``collapse``: the
+        sandbox makes its forks cheaper for hundreds of submissions (a large batch's)."""
         self.limits = limits or Limits()
         self.policy = policy or POLICY  # points.toml's [policy]
         self._hidden = run_question is None  # the hidden tests, graded under self.policy
@@ -106,6 +108,7 @@ class Engine:
         self.require = required_layer(require)
         self.protect = tuple(protect)
         self.layers = layers
+        self.collapse = collapse
         self.layer: LayerInfo | None = None  # the layer in force, once started
         self._zygote: Zygote | None = None
         self._lock = threading.Lock()
@@ -125,7 +128,9 @@ class Engine:
                 if self._zygote is not None:
                     self._zygote.close()
                 layers = (self.layer.name,) if self.layer else self.layers
-                zygote = start_zygote(self.require, self.protect, self.privileged, layers)
+                zygote = start_zygote(
+                    self.require, self.protect, self.privileged, layers, collapse=self.collapse
+                )
                 self._zygote = zygote
                 if self.layer is None:
                     self.layer = zygote.info

@@ -10,6 +10,7 @@ sides meet on the same stems.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -268,6 +269,15 @@ def small_typo(a: str, b: str) -> bool:
     shorter = min(len(a), len(b))
     if shorter < TYPO_MIN_LENGTH or a[0] != b[0]:
         return False
+    # Letters the two share, counted with repeats, bound both tests from above: a ratio needs
+    # ``2 * matched / (len(a) + len(b))`` of them, two slips leave all but two of the longer's.
+    # Most pairs asked (every answer word against a rubric's words) fail both, cheaply.
+    ratio_at_most = TYPO_MIN_RATIO * (len(a) + len(b)) / 2
+    if shorter < ratio_at_most and abs(len(a) - len(b)) > 2:
+        return False  # (the same bound, from the lengths alone)
+    shared = sum((Counter(a) & Counter(b)).values())
+    if shared < ratio_at_most and shared < max(len(a), len(b)) - 2:
+        return False
     if SequenceMatcher(None, a, b).ratio() >= TYPO_MIN_RATIO:
         return True
     if shorter < TRANSPOSE_MIN_LENGTH:
@@ -449,6 +459,9 @@ class Normaliser:
                 by_letter.setdefault(w[0], []).append(w)
         self._typo_words = by_letter
         self._spelt: dict[str, str] = {}
+        self._made: dict[tuple[str, bool], Token] = {}
+        # a sentence read twice (a hand-out's, line by line and as paragraphs) is folded once
+        self._read = lru_cache(maxsize=4096)(self._tokens)
 
     def _spelling(self, word: str) -> str:
         """The phrase word ``word`` is a small slip of, else ``word`` itself."""
@@ -463,7 +476,10 @@ class Normaliser:
         return found
 
     def tokens(self, text: str, rewritten: bool = False) -> tuple[Token, ...]:
-        raw = [t.lower() for t in _TOKEN.findall(text if rewritten else rewrite(text))]
+        return self._read(text if rewritten else rewrite(text))
+
+    def _tokens(self, text: str) -> tuple[Token, ...]:
+        raw = [t.lower() for t in _TOKEN.findall(text)]
         spelt = [self._spelling(w) for w in raw]  # for finding phrases only
         out: list[Token] = []
         i = 0
@@ -473,15 +489,25 @@ class Normaliser:
                     continue
                 canonical = self._phrases.get(tuple(spelt[i : i + size]))
                 if canonical is not None:
-                    out.append(Token(canonical, canonical, True))
+                    out.append(self._token(canonical, True))
                     i += size
                     break
             else:
-                word = raw[i]
-                canonical = word in self._canonical or not word.isalpha()
-                out.append(Token(word, stem(word), canonical))
+                out.append(self._token(raw[i], False))
                 i += 1
         return tuple(out)
+
+    def _token(self, word: str, phrase: bool) -> Token:
+        """One (immutable) token per word or phrase, made the first time it is read."""
+        key = (word, phrase)
+        token = self._made.get(key)
+        if token is None:
+            if phrase:
+                token = Token(word, word, True)
+            else:
+                token = Token(word, stem(word), word in self._canonical or not word.isalpha())
+            self._made[key] = token
+        return token
 
     def sentences(self, text: str) -> list[Sentence]:
         out = []
