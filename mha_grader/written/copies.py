@@ -189,6 +189,27 @@ _BAG_FOLD = {"projected": "project", "cut": "split", "after": "then", "befor": "
 # the passive's participles and its agent: "the slice of features seen by each head" is "the
 # slice of features each head sees"
 _BAG_FOLD |= {"seen": "see", "given": "give", "taken": "take", "shown": "show", "done": "do"}
+# A copy with its words swapped for synonyms, one by one, as a thesaurus (or a rewording tool)
+# swaps them: "maps Q, K and V a single time at full d_model and afterwards slices the feature
+# dimension into num_heads identical pieces" is the docstring's "projects ... once ... and then
+# cuts the feature axis into num_heads equal chunks". Compared as one word here, in the bags only
+# (a run of words is the hand-out's words as written).
+_SWAPS = {
+    "split": "split divid divides slice cut chop partit piec chunk portion part segment section",
+    "then": "then afterward later subsequ next",
+    "same": "same ident equal",
+    "project": "project map transform",
+    "see": "see observ view watch",
+    "put": "put place assign send",
+    "attent": "attent focus",
+    "between": "between among across",
+    "all": "all whole entir",
+    "axi": "axi dimens",
+    "each": "each per",
+}
+_BAG_FOLD |= {word: key for key, words in _SWAPS.items() for word in words.split()}
+# "a single time", "one time": once
+_ONCE = ({"singl", "one"}, "time")
 _PASSIVE_AGENT = frozenset({"by"})
 _PRONOUNS = frozenset("it they them its their he she we you i".split()) | _PASSIVE_AGENT
 _PART_BREAKS = frozenset(", ; : ( ) — – so then while whereas".split())
@@ -240,11 +261,16 @@ def _parts(sentence: Sentence, content: list[tuple[int, str]]) -> list[list[tupl
 
 
 def _bag_content(sentence: Sentence) -> list[tuple[int, str]]:
-    return [
+    content = [
         (i, _BAG_FOLD.get(stem, stem))
         for i, stem in _content(sentence)
         if sentence.tokens[i].word not in _PRONOUNS
     ]
+    for k in range(len(content) - 1):
+        if content[k][1] in _ONCE[0] and content[k + 1][1] == _ONCE[1]:
+            content[k] = (content[k][0], "onc")
+            content[k + 1] = (content[k + 1][0], "onc")
+    return content
 
 
 _Bags = tuple[tuple[frozenset[str], int], ...]
