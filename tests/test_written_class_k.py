@@ -49,3 +49,76 @@ def test_the_same_words_in_a_sentence_of_ones_own_are_no_copy():
     assert not _copied("q1", text)
     share, flagged, output = _graded("q1", text)
     assert share == 1.0 and not flagged, output
+
+
+# -------------------------------------- the sequence shared out among heads, in any question
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q3",
+            "They differ: head 0 weights tokens 2 and 3, head 1 token 4, since each head attends "
+            "to a portion of the sequence.",
+        ),
+        (
+            "q2",
+            "256 with one head and 256 with two: the four matrices stay d_model x d_model. Each "
+            "head just focuses on a fraction of the words.",
+        ),
+        (
+            "q4",
+            "More heads give more independent softmaxes, each over d_model/num_heads features, "
+            "and every head handles 1/4 of the positions.",
+        ),
+        (
+            "q1",
+            "One Wq, Wk, Wv at full d_model, the result cut into equal slices per head, no head "
+            "owns a matrix; each head receives a shorter sentence.",
+        ),
+    ],
+)
+def test_a_head_given_a_share_of_the_sequence_is_the_misconception_anywhere(qid, text):
+    share, _, output = _graded(qid, text)
+    assert "which part of the input each head works with" in output, output
+    assert share <= 0.5, output
+
+
+def test_the_tokens_a_head_weights_are_evidence_not_a_share_of_the_sequence():
+    text = (
+        "No, they differ: for token 0, head 0 looks at tokens 2 and 3 and head 1 attends to "
+        "token 4 only."
+    )
+    share, flagged, output = _graded("q3", text)
+    assert share == 1.0 and not flagged, output
+
+
+# ----------------------------------------------------------- q5: a power of two is no rule
+
+
+def test_a_power_of_two_requirement_beside_the_constraint_costs_half():
+    text = (
+        "num_heads must divide d_model so the chunks are equal; on top of that d_model needs "
+        "to be a power of 2 for the hardware."
+    )
+    share, _, output = _graded("q5", text)
+    assert "powers of two" in output and share <= 0.5, output
+
+
+def test_saying_no_power_of_two_is_needed_is_no_misconception():
+    text = (
+        "d_model has to be divisible by num_heads, so each head gets an equal chunk; neither "
+        "number has to be a power of two (12 and 3 work)."
+    )
+    share, flagged, output = _graded("q5", text)
+    assert share == 1.0 and not flagged, output
+
+
+# ----------------------------------------------- q4: the opposite of a smaller softmax
+
+
+def test_a_wider_softmax_over_more_than_d_model_is_the_opposite_of_a_smaller_one():
+    text = "Each head now runs a wider softmax, over num_heads times d_model features."
+    share, _, output = _graded("q4", text)
+    assert "the size of the space each head works in: part" in output and share == 0.0, output
