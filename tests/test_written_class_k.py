@@ -122,3 +122,33 @@ def test_a_wider_softmax_over_more_than_d_model_is_the_opposite_of_a_smaller_one
     text = "Each head now runs a wider softmax, over num_heads times d_model features."
     share, _, output = _graded("q4", text)
     assert "the size of the space each head works in: part" in output and share == 0.0, output
+
+
+# ------------------------------------ a list of terms that names little keeps its quarter
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q2", "Tokenization, embeddings, backpropagation, multi-head layers, torch modules."),
+        ("q3", "Heatmaps, interpretability, attention heads, visualisation, induction circuits."),
+    ],
+)
+def test_a_list_of_terms_naming_few_ideas_keeps_its_capped_score_without_review(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share <= 0.25 and not flagged, output
+    assert "list of keywords" in output, output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        # terms that say something: a comparison, a negation, a value
+        ("q2", "Tokenization, embeddings, torch modules, weights vs heads."),
+        ("q3", "Heatmaps, interpretability, attention heads, no agreement."),
+        ("q2", "Tokenization, embeddings, backpropagation, 256, torch modules."),
+    ],
+)
+def test_a_list_that_states_something_still_goes_to_a_teacher(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share <= 0.25 and flagged, output

@@ -125,7 +125,10 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     if flags:
         share = min([share, *(f.cap for f in flags)])
         lines.extend(f.message for f in dict.fromkeys(flags))
-    return _result(qid, share * POINTS[qid], "\n".join(lines), reason=lines[-1] if flags else None)
+    reasons = [f.message for f in flags if f.review]
+    return _result(
+        qid, share * POINTS[qid], "\n".join(lines), reason=reasons[-1] if reasons else None
+    )
 
 
 def warm() -> None:
