@@ -205,6 +205,10 @@ FALSE_THAT = re.compile(
     rf"(?: to {SAY})?(?: that)\b"
     # a note's "Not true that ...", "False that ..." opening a statement
     rf"|(?:^|(?<=[;:(]) ){ADV}{NEG_VERDICT} that\b"
+    # what the point is not: "it's not that the heads share a budget", "it's not about losing
+    # parameters", "it is not as if torch hid weights"
+    rf"|(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE} ?{ADV}(?:not|never) "
+    rf"{ADV}(?:that|about|as if|as though)\b"
 )
 # a verdict of falsehood denied: "it's not untrue that X", "it is not wrong to say X", "that's
 # not a myth: X" asserts X (two negations, one claim)

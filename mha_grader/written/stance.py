@@ -278,6 +278,17 @@ def _scope_forward(
             return range(begin, i)
         if clause_ends and w == "," and _opens_clause(words, i + 1) and _has_verb(words[begin:i]):
             return range(begin, i)
+        # "it's not that X, and it doesn't Y": a pronoun after ", and" is a subject of the
+        # student's own, its clause theirs (not "..., and that Y", which goes on)
+        if (
+            clause_ends
+            and w == ","
+            and words[i + 1 : i + 2] == ["and"]
+            and words[i + 2 : i + 3] in (["it"], ["they"], ["we"], ["i"], ["there"])
+            and _opens_clause(words, i + 2)
+            and _has_verb(words[begin:i])
+        ):
+            return range(begin, i)
     return range(begin, len(words))
 
 
@@ -470,8 +481,12 @@ _EXPECTED = frozenset("should would ought shouldn wouldn".split())
 
 # ----------------------------------------------------------------------------- the cues
 def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> None:
-    for m in pattern.finditer(text.text):
-        _mark_span(text, text.token_span(m), marks, how)
+    spans = [text.token_span(m) for m in pattern.finditer(text.text)]
+    # a cue's scope ends where the next one of its kind begins: "it's not about X, and it's not
+    # about Y" denies X and Y once each (the first scope running on would deny Y twice)
+    for k, span in enumerate(spans):
+        later = spans[k + 1].start if k + 1 < len(spans) else None
+        _mark_span(text, span, marks, how, later)
 
 
 def _take(marks: _Marks, span: range) -> bool:
@@ -484,15 +499,15 @@ def _take(marks: _Marks, span: range) -> bool:
     return True
 
 
-def _mark_span(text: _Text, span: range, marks: _Marks, how: str) -> None:
-    """A cue's words, and what it governs: what follows it in its statement, or (a cue that
-    closes the statement) what came before it."""
+def _mark_span(text: _Text, span: range, marks: _Marks, how: str, limit: int | None = None) -> None:
+    """A cue's words, and what it governs: what follows it in its statement (up to ``limit``,
+    where another cue begins), or (a cue that closes the statement) what came before it."""
     if not span or not _take(marks, span):
         return
     marks.breaks.add(span.stop)
     scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
     # another stance cue ("I doubt X, I think Y") opens a scope of its own
-    stop = next((i for i in scope if marks.cue[i]), scope.stop)
+    stop = next((i for i in scope if marks.cue[i] or i == limit), scope.stop)
     scope = range(scope.start, stop)
     if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
         scope = _scope_back(text.words, span.start)
