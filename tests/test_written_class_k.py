@@ -152,3 +152,73 @@ def test_a_list_of_terms_naming_few_ideas_keeps_its_capped_score_without_review(
 def test_a_list_that_states_something_still_goes_to_a_teacher(qid, text):
     share, flagged, output = _graded(qid, text)
     assert share <= 0.25 and flagged, output
+
+
+# ------------------------------------------------------ what the point is not: "it's not that"
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q2",
+            "Nothing changed, 256 and 256. It's not that every head brings a few weights or that "
+            "torch adds extra parameters; the four projections stay d_model x d_model and are "
+            "only cut up after projecting.",
+        ),
+        (
+            "challenge",
+            "It's not about the parameter count, and it's not about each head getting its own "
+            "part of the sequence. Eight independent softmaxes over smaller subspaces let one "
+            "token attend to several relationships at once; a single head's one softmax has to "
+            "serve them all, so same parameters do not mean the same capability.",
+        ),
+    ],
+)
+def test_what_the_student_says_the_point_is_not_is_denied_each_time(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share == 1.0 and not flagged, output
+
+
+def test_a_pronoun_after_and_ends_the_denial():
+    # "it does not need to be a power of two" is the student's own denial, not denied again
+    text = (
+        "It's not that num_heads must divide the number of tokens, and it does not need to be a "
+        "power of two either: d_model has to be divisible by num_heads so every head gets an "
+        "equal chunk."
+    )
+    share, flagged, output = _graded("q5", text)
+    assert share == 1.0 and not flagged, output
+
+
+# ------------------------------- the shared weights beside the same input, in Q3 and anywhere
+
+
+def test_the_same_weights_beside_the_same_input_are_the_projections_not_the_pattern():
+    text = (
+        "No. For query token 0, head 0 weights tokens 2 and 3 and head 1 puts everything on "
+        "token 4: identical weights, identical input, a different pattern per head."
+    )
+    share, flagged, output = _graded("q3", text)
+    assert share == 1.0 and not flagged, output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q4",
+            "More heads give more independent softmaxes over smaller d_model/num_heads "
+            "subspaces; every head redoes the full projection of the input.",
+        ),
+        (
+            "q2",
+            "Still 256 with two heads: Wq, Wk, Wv and Wo stay d_model x d_model. Every head "
+            "recomputes the entire projection of the input again, which costs time, not "
+            "parameters.",
+        ),
+    ],
+)
+def test_every_head_redoing_the_projection_is_a_wrong_idea_anywhere(qid, text):
+    share, _, output = _graded(qid, text)
+    assert share <= 0.5 and "Re-check" in output, output
