@@ -222,3 +222,20 @@ def test_the_same_weights_beside_the_same_input_are_the_projections_not_the_patt
 def test_every_head_redoing_the_projection_is_a_wrong_idea_anywhere(qid, text):
     share, _, output = _graded(qid, text)
     assert share <= 0.5 and "Re-check" in output, output
+
+
+# ------------------------------- the student's disbelief opening the next sentence disowns
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The notebook says the heads put token 0's weight in different places (tokens 2-3 vs "
+        "token 4). I don't buy it, though: random weights should give one pattern for both.",
+        "Apparently the lab shows head 0 on tokens 2 and 3 and head 1 on token 4, which would "
+        "make them differ. We're not convinced: untrained heads ought to look alike.",
+    ],
+)
+def test_a_reported_finding_the_student_then_disbelieves_earns_nothing(text):
+    share, _, output = _graded("q3", text)
+    assert share == 0.0, output

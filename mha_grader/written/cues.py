@@ -322,7 +322,15 @@ POS_SENTENCE = re.compile(
     r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
 )
 # "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
-NEG_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] ")
+# ... and the student's disbelief opening one: "I'm not convinced, ...", "I don't buy it: ..."
+# (what follows is the student's own: "..., I'd expect the same pattern")
+NEG_OPENING = re.compile(
+    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] "
+    rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:(?:m|am|are) )?not {ADV}(?:convinced|persuaded|"
+    rf"buying it|buying that)(?: (?:though|at all|by (?:it|that|this)))? [:;,(—–-] "
+    rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:do not|can not|could not) {ADV}(?:buy|believe|"
+    rf"accept) (?:it|that|this)(?: (?:though|at all|either))? [:;,(—–-] "
+)
 POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
 # where a judgement of what came before ends: the sentence, or a colon or semicolon
 CLOSES = r"(?= [:;]|$)"
