@@ -239,3 +239,35 @@ def test_every_head_redoing_the_projection_is_a_wrong_idea_anywhere(qid, text):
 def test_a_reported_finding_the_student_then_disbelieves_earns_nothing(text):
     share, _, output = _graded("q3", text)
     assert share == 0.0, output
+
+
+# --------------------------------- a guess from a student who says they do not know: half
+
+
+@pytest.mark.parametrize(
+    ("qid", "text", "most"),
+    [
+        (
+            "q2",
+            "No clue really, maybe 256 both times because the matrices are d_model x d_model?",
+            0.5,
+        ),
+        (
+            "q5",
+            "I don't know. Perhaps num_heads has to divide d_model so the chunks are equal?",
+            0.5,
+        ),
+    ],
+)
+def test_a_guess_after_saying_one_does_not_know_counts_half(qid, text, most):
+    share, flagged, output = _graded(qid, text)
+    assert 0 < share <= most and not flagged, output
+
+
+def test_a_guess_alone_counts_in_full_and_not_knowing_why_is_no_guess():
+    share, _, output = _graded(
+        "q5", "I think d_model must be divisible by num_heads, so each head gets an equal chunk?"
+    )
+    assert share == 1.0, output
+    share, _, output = _graded("q2", "256 and 256, the same. No idea why, though.")
+    assert share == 0.5, output
