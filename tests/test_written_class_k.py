@@ -271,3 +271,32 @@ def test_a_guess_alone_counts_in_full_and_not_knowing_why_is_no_guess():
     assert share == 1.0, output
     share, _, output = _graded("q2", "256 and 256, the same. No idea why, though.")
     assert share == 0.5, output
+
+
+# ------------------------------------------------ more heads as a bigger model, anywhere
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q4", "Extra heads make a larger network, so each layer learns more."),
+        (
+            "q3",
+            "They differ (head 0 on tokens 2 and 3, head 1 on token 4) because more heads give "
+            "a bigger model.",
+        ),
+    ],
+)
+def test_more_heads_as_a_bigger_model_is_the_parameter_count_misconception(qid, text):
+    _, _, output = _graded(qid, text)
+    assert "the parameter count" in output, output
+
+
+def test_same_parameters_not_meaning_the_same_capability_is_no_bigger_model():
+    text = (
+        "The same parameter count doesn't mean the same capability: one head has one softmax "
+        "that must serve every relationship, while eight independent softmaxes over smaller "
+        "subspaces let a token attend to several things at once."
+    )
+    _, _, output = _graded("challenge", text)
+    assert "the parameter count" not in output, output
