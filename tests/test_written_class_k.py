@@ -300,3 +300,44 @@ def test_same_parameters_not_meaning_the_same_capability_is_no_bigger_model():
     )
     _, _, output = _graded("challenge", text)
     assert "the parameter count" not in output, output
+
+
+# ----------------------------- both branches of an open supposition: "if P, Q; otherwise R"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It depends on training. If the heads pick up different patterns, then a single head "
+        "would lose the ability to attend to several relationships at once; otherwise nothing "
+        "is lost.",
+        "Hard to say. If the heads turn out to specialise, one head would lose the ability to "
+        "attend to several things at the same time; otherwise the team is right and nothing is "
+        "lost.",
+    ],
+)
+def test_both_branches_of_an_open_supposition_take_no_side(text):
+    share, _, output = _graded("challenge", text)
+    assert share == 0.0, output
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        # after a condition contrary to fact, "otherwise" is what is the case
+        (
+            "q2",
+            "If the heads had their own matrices the count would grow; otherwise it stays the "
+            "same, and it is 256 for both since every matrix is d_model x d_model.",
+        ),
+        # after a requirement, what breaks without it
+        (
+            "q5",
+            "d_model must be divisible by num_heads; otherwise the features can't be cut into "
+            "equal chunks.",
+        ),
+    ],
+)
+def test_otherwise_after_a_fact_or_a_requirement_still_counts(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share == 1.0 and not flagged, output

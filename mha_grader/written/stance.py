@@ -399,6 +399,21 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.cue[i - 1] = True
             begin = i + 1 if opens else clause_starts(words)[i]
             scope = _scope_forward(words, begin, conclusion_ends=True)
+            if any(
+                condition.stop <= i
+                and not marks.flips[condition.start]
+                and not _PAST_MOOD & {words[j] for j in condition}
+                for condition, _ in marks.conditions
+            ):
+                # "if P, then Q; otherwise R": the other branch of an open supposition the
+                # student does not make, supposed like it ("if the heads learn different
+                # patterns, one head would lose that; otherwise nothing is lost" takes no side);
+                # after a condition contrary to fact ("if the heads had their own matrices, the
+                # count would grow; otherwise it stays"), R is what is the case
+                for j in scope:
+                    marks.supposed[j] = not marks.cue[j]
+                i += 1
+                continue
             for j in scope:
                 marks.otherwise[j] = not marks.cue[j]
             # "Otherwise the reshape cannot work: d_head would not be a whole number": what the
@@ -475,6 +490,8 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         i = end if end > i else i + 1
 
 
+# a condition contrary to fact: "if each head had its own matrices", "if there were ..."
+_PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")
 _EXPECTED = frozenset("should would ought shouldn wouldn".split())
 
