@@ -341,3 +341,38 @@ def test_both_branches_of_an_open_supposition_take_no_side(text):
 def test_otherwise_after_a_fact_or_a_requirement_still_counts(qid, text):
     share, flagged, output = _graded(qid, text)
     assert share == 1.0 and not flagged, output
+
+
+# ---------------------------------------------- a count said equal to the number of heads
+
+
+def test_a_count_of_softmaxes_equal_to_the_head_count_is_one_per_head():
+    text = (
+        "The count of softmax computations equals the number of heads, and each one works over "
+        "d_model/num_heads features instead of all of d_model."
+    )
+    share, flagged, output = _graded("q4", text)
+    assert share == 1.0 and not flagged, output
+
+
+# --------------------------------------------------- "I thought X, but ...": a view given up
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q2",
+            "I thought each head owned extra parameters, but both counts came out at 256: every "
+            "projection is d_model x d_model whatever the head count.",
+        ),
+        (
+            "q4",
+            "I'd have thought each head adds parameters, but what changes is the number of "
+            "independent softmaxes, one per head, each over a smaller d_model/num_heads slice.",
+        ),
+    ],
+)
+def test_a_view_the_student_thought_and_then_corrects_is_not_charged(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert share == 1.0 and not flagged, output

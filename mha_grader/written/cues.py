@@ -171,6 +171,8 @@ I_REPORTED = re.compile(
     r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
     r"(?:m|am|are|have been|been) told|(?:have )?read (?:(?:online|somewhere|elsewhere) )?that|"
     r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
+    # "I thought X, but what really changes is Y": a view given up, when a contrast follows
+    r"|\b(?:i|we) (?:had |have |would have |d have )?thought(?: that)?\b(?=.* (?:but|however|yet) )"
     # "I saw on StackOverflow that", "I read in a blog post that" (not "I saw in my run that")
     r"|\b(?:i|we) (?:saw|read|learned|learnt|found|picked up) (?:on|in|from) (?:a |the |some )?"
     r"(?:[a-z]+ ){0,2}?(?:stackoverflow|stack overflow|reddit|forum|blog|post|thread|video|"
