@@ -376,3 +376,20 @@ def test_a_count_of_softmaxes_equal_to_the_head_count_is_one_per_head():
 def test_a_view_the_student_thought_and_then_corrects_is_not_charged(qid, text):
     share, flagged, output = _graded(qid, text)
     assert share == 1.0 and not flagged, output
+
+
+# --------------------------------------------- doubt as a verdict on what came before
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The notebook says both counts are 256 since the projections are d_model x d_model. "
+        "Sounds fishy.",
+        "According to the notebook the totals match, 256 and 256, because splitting is a "
+        "reshape. Looks too neat to me, honestly.",
+    ],
+)
+def test_a_reported_result_the_student_finds_suspect_earns_nothing(text):
+    share, _, output = _graded("q2", text)
+    assert share == 0.0, output

@@ -306,8 +306,15 @@ VERDICT_SUBJECT = (
     r"that idea|the idea|this view|that view|both|both claims|they|these people|those people|"
     r"such claims|this belief|that belief|that statement|this statement|the team|the myth) )?"
 )
+# doubt as a verdict: "Seems too convenient to me", "That sounds fishy"
+_SUSPECT = (
+    r"(?:(?:but|and|well|honestly) )?(?:(?:it|that|this) (?:is |s )?)?(?:seems|sounds|looks) "
+    r"(?:(?:a bit|a little|way|much|rather|far) )?(?:too (?:convenient|good to be true|neat|easy|"
+    r"simple|clean)|fishy|suspicious|dubious|unlikely|off)(?: to me)?"
+)
 NEG_SENTENCE = re.compile(
-    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
+    rf"^{_SUSPECT}(?: (?:though|honestly))?$"
+    rf"|^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
     rf"either|at all|in fact|here|there))?$"
     rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer) {ADV}"
     rf"(?:believe|believed|buy|bought|accept|accepted|agree|agreed|trust|trusted|think so|"
@@ -324,10 +331,12 @@ POS_SENTENCE = re.compile(
     r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
 )
 # "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
-# ... and the student's disbelief opening one: "I'm not convinced, ...", "I don't buy it: ..."
-# (what follows is the student's own: "..., I'd expect the same pattern")
+# ... and the student's disbelief opening one: "I'm not convinced, ...", "I don't buy it: ...",
+# "Seems too convenient to me, ..." (what follows is the student's own: "..., I'd expect the
+# same pattern")
 NEG_OPENING = re.compile(
     rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] "
+    rf"|^{_SUSPECT} [:;,(—–-] "
     rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:(?:m|am|are) )?not {ADV}(?:convinced|persuaded|"
     rf"buying it|buying that)(?: (?:though|at all|by (?:it|that|this)))? [:;,(—–-] "
     rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:do not|can not|could not) {ADV}(?:buy|believe|"
