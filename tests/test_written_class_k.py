@@ -124,6 +124,12 @@ def test_a_wider_softmax_over_more_than_d_model_is_the_opposite_of_a_smaller_one
     assert "the size of the space each head works in: part" in output and share == 0.0, output
 
 
+def test_more_heads_giving_a_bigger_softmax_is_not_more_softmaxes():
+    share, flagged, output = _graded("q4", "With more heads every token gets a bigger softmax.")
+    assert share == 0.0 and not flagged, output
+    assert "Recognised" not in output, output
+
+
 # ------------------------------------ a list of terms that names little keeps its quarter
 
 
