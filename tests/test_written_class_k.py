@@ -399,3 +399,19 @@ def test_a_view_the_student_thought_and_then_corrects_is_not_charged(qid, text):
 def test_a_reported_result_the_student_finds_suspect_earns_nothing(text):
     share, _, output = _graded("q2", text)
     assert share == 0.0, output
+
+
+# ------------------------------------ a note line that opens with an arrow is a line of its own
+
+
+@pytest.mark.parametrize("arrow", ["->", "→", "=>"])
+def test_a_note_line_opening_with_an_arrow_does_not_join_the_line_before(arrow):
+    text = (
+        "Wq, Wk, Wv: one set, applied at full d_model\n\n"
+        f"the result sliced {arrow} equal chunks, one chunk per head\n\n"
+        f"{arrow} no head owns a matrix"
+    )
+    sentences = load_rubrics()["q1"].normaliser.sentences(text)
+    assert len(sentences) == 3, [[t.word for t in s.tokens] for s in sentences]
+    share, flagged, output = _graded("q1", text)
+    assert share == 1.0 and not flagged, output

@@ -188,7 +188,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
             r"[ \t]*",
             r"\1 returned ",
         ),
-        (r"\s*(?:->|=>|→)\s*", " so "),
+        # (an arrow that opens a line of its own leaves the line break: "...\n\n→ no per-head
+        # matrices" is a note of its own, not part of the line before)
+        (r"[ \t]*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
         # the stance cues' words as students often misspell them (rubric words have typo
         # tolerance of their own; cue phrases are matched as written)
