@@ -187,10 +187,24 @@ def test_a_question_answered_no_is_denied():
         "If each head had its own matrices the count would double.",
     ],
 )
-def test_a_condition_is_supposed_and_its_consequence_asserted(text):
+def test_a_condition_is_supposed_and_so_is_what_it_would_lead_to(text):
+    # "the count would double" is what the supposition would lead to, in the conditional mood:
+    # a prediction, not the student's claim (reading.py dropped it only after a wrong condition)
     (frames,) = _frames(text, "q2")
     assert frames["own"] is Frame.SUPPOSED
-    assert frames["double"] is Frame.ASSERTED
+    assert frames["double"] is Frame.SUPPOSED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the heads share one Wq, each head gets a slice of Q.",
+        "If you split Q into heads, each head gets a slice of it.",
+    ],
+)
+def test_a_consequence_in_the_indicative_is_asserted(text):
+    (frames,) = _frames(text, "q1")
+    assert frames["slice"] is Frame.ASSERTED
 
 
 @pytest.mark.parametrize(

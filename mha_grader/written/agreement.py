@@ -12,8 +12,10 @@ matter are, per set: the share of answers that are *right or flagged* (within a 
 question's points of the teacher's mark, or tagged needs-review), the share *flagged*, and the
 *highest score given to a wrong answer* (one the teacher gave at most a quarter of the points),
 as a share of the question's points, and how many answers the teacher gave nothing are graded
-above half marks. A sheet passes when it earns at most a quarter of the written points, or when
-every answer of it that earns more than a quarter of its points is flagged for a person.
+above half marks. A sheet of disowned or copied ideas passes when it earns at most a quarter of
+the written points, or when every answer of it that earns more than a quarter of its points is
+flagged for a person; a sheet the teacher gave more (right answers in such frames) passes when
+its grade is within a quarter of the written points of the teacher's.
 """
 
 from __future__ import annotations
@@ -139,7 +141,12 @@ class GradedSheet:
 
     @property
     def passes(self) -> bool:
-        """At most a quarter of the written points, or a person reads whatever earns more."""
+        """A sheet of disowned or copied ideas (the teacher gave it at most a quarter of the
+        written points): at most a quarter, or a person reads whatever earns more. A sheet of
+        right answers put in such frames ("Although some think X, in fact Y", which the teacher
+        gave more): within a quarter of the written points of the teacher's mark."""
+        if self.label > SHEET_AT_MOST * self.total:
+            return abs(self.score - self.label) <= SHEET_AT_MOST * self.total
         return self.score <= SHEET_AT_MOST * self.total or self.unflagged_over_quarter == 0
 
 
@@ -206,11 +213,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         for sheet in load_sheets(path):
             g = grade_sheet(sheet)
+            rule = (
+                f"within {SHEET_AT_MOST:.0%} of the points of the teacher's"
+                if g.label > SHEET_AT_MOST * g.total
+                else f"at most {SHEET_AT_MOST:.0%} of the points, or flagged"
+            )
             print(
                 f"  sheet {g.kind:10} teacher {g.label:<4} grader {g.score:<5} of {g.total:.0f} "
                 f"({g.flagged_points} on flagged answers): "
                 + ("passes" if g.passes else "FAILS")
-                + f" (at most {SHEET_AT_MOST:.0%} of the points, or flagged)"
+                + f" ({rule})"
             )
     return 0
 

@@ -33,7 +33,8 @@ VERBS = AUXILIARIES | frozenset(
     complains break breaks broke handle handles handled process processes processed read reads
     hold holds held exist exists sit sits sat end ends ended point points pointed blend blends
     blended capture captures captured represent represents represented allow allows allowed
-    contain contains contained reuse reuses reused slice slices sliced""".split()
+    contain contains contained reuse reuses reused slice slices sliced crash crashes crashed
+    error errors errored""".split()
 )
 PREPOSITIONS = frozenset(
     """of to into in on by for with from at over between among across per than as about through
@@ -118,6 +119,11 @@ GENERIC_SAY = re.compile(
 IT_IS_SAID = re.compile(
     r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
     r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
+    # how things might look, in a modal: "while it might seem that X", "it may appear as if X",
+    # "at first it could look like X" (the student's own "it seems that X" is a hedge: HEDGE)
+    r"|\b(?:it|this|that|one|you) (?:might|may|could|would|can) (?:(?:at first|initially|easily|"
+    r"well) )?(?:seem|appear|look|sound)(?: (?:to (?:some|many|people|others|beginners|you|one))?"
+    r"(?: like| as if| as though| that))?\b"
 )
 ACCORDING = re.compile(
     rf"\baccording to (?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|popular belief|"
@@ -165,6 +171,8 @@ I_REPORTED = re.compile(
     r"used to (?:think|believe)|was told|were told|heard|had heard|was expecting|had expected|"
     r"(?:m|am|are|have been|been) told|(?:have )?read (?:(?:online|somewhere|elsewhere) )?that|"
     r"thought at first|first thought|initially thought|originally thought)(?: that)?\b"
+    # "I thought X, but what really changes is Y": a view given up, when a contrast follows
+    r"|\b(?:i|we) (?:had |have |would have |d have )?thought(?: that)?\b(?=.* (?:but|however|yet) )"
     # "I saw on StackOverflow that", "I read in a blog post that" (not "I saw in my run that")
     r"|\b(?:i|we) (?:saw|read|learned|learnt|found|picked up) (?:on|in|from) (?:a |the |some )?"
     r"(?:[a-z]+ ){0,2}?(?:stackoverflow|stack overflow|reddit|forum|blog|post|thread|video|"
@@ -199,6 +207,22 @@ FALSE_THAT = re.compile(
     rf"(?: to {SAY})?(?: that)\b"
     # a note's "Not true that ...", "False that ..." opening a statement
     rf"|(?:^|(?<=[;:(]) ){ADV}{NEG_VERDICT} that\b"
+    # what the point is not: "it's not that the heads share a budget", "it's not about losing
+    # parameters", "it is not as if torch hid weights"
+    rf"|(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE} ?{ADV}(?:not|never) "
+    rf"{ADV}(?:that|about|as if|as though)\b"
+)
+# a verdict of falsehood denied: "it's not untrue that X", "it is not wrong to say X", "that's
+# not a myth: X" asserts X (two negations, one claim)
+TRUE_THAT = re.compile(
+    rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE} (?:not|never) {ADV}{NEG_VERDICT}"
+    rf"(?: to {SAY})?(?: that| :)\b"
+)
+# "can't be anything but the same", "is nothing but a reshape": the negation and its exception
+# are one word, "only" (what follows is asserted)
+NOTHING_BUT = re.compile(
+    r"\b(?:(?:not|never)(?: [a-z]+){0,2}? (?:anything|any other thing)|nothing) (?:but|other than|"
+    r"except|else than|else but)\b"
 )
 WRONG_TO_SAY = re.compile(
     rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
@@ -282,8 +306,15 @@ VERDICT_SUBJECT = (
     r"that idea|the idea|this view|that view|both|both claims|they|these people|those people|"
     r"such claims|this belief|that belief|that statement|this statement|the team|the myth) )?"
 )
+# doubt as a verdict: "Seems too convenient to me", "That sounds fishy"
+_SUSPECT = (
+    r"(?:(?:but|and|well|honestly) )?(?:(?:it|that|this) (?:is |s )?)?(?:seems|sounds|looks) "
+    r"(?:(?:a bit|a little|way|much|rather|far) )?(?:too (?:convenient|good to be true|neat|easy|"
+    r"simple|clean)|fishy|suspicious|dubious|unlikely|off)(?: to me)?"
+)
 NEG_SENTENCE = re.compile(
-    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
+    rf"^{_SUSPECT}(?: (?:though|honestly))?$"
+    rf"|^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT}(?: (?:though|of course|obviously|anyway|"
     rf"either|at all|in fact|here|there))?$"
     rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer) {ADV}"
     rf"(?:believe|believed|buy|bought|accept|accepted|agree|agreed|trust|trusted|think so|"
@@ -300,7 +331,17 @@ POS_SENTENCE = re.compile(
     r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
 )
 # "It's false: ..." / "That is wrong, ..." opening a sentence: judges the previous one
-NEG_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] ")
+# ... and the student's disbelief opening one: "I'm not convinced, ...", "I don't buy it: ...",
+# "Seems too convenient to me, ..." (what follows is the student's own: "..., I'd expect the
+# same pattern")
+NEG_OPENING = re.compile(
+    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{NEG_VERDICT} [:;,(—–-] "
+    rf"|^{_SUSPECT} [:;,(—–-] "
+    rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:(?:m|am|are) )?not {ADV}(?:convinced|persuaded|"
+    rf"buying it|buying that)(?: (?:though|at all|by (?:it|that|this)))? [:;,(—–-] "
+    rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:do not|can not|could not) {ADV}(?:buy|believe|"
+    rf"accept) (?:it|that|this)(?: (?:though|at all|either))? [:;,(—–-] "
+)
 POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
 # where a judgement of what came before ends: the sentence, or a colon or semicolon
 CLOSES = r"(?= [:;]|$)"
@@ -321,6 +362,15 @@ REPORT_TAIL = re.compile(
     rf"| ,? ?or so (?:[a-z_]+ ){{1,3}}{SAY}$"
 )
 # "..., they didn't" / "We don't." after a condition: what it supposes is not so
+# "..., but now I see they don't" / "..., but in fact it isn't" after a view reported or given
+# up ("I used to think X"): the student's own short answer to it ("they do" keeps it)
+NOW_SEE = re.compile(
+    r" (?:but|yet|however) (?:(?:now|actually|in fact|really|then|later) )*(?:(?:i|we) "
+    r"(?:(?:now|later|then) )?(?:see|know|found|find|realise|realize|realised|realized|learned|"
+    r"learnt|saw|noticed|checked)(?: that)? |it turns out(?: that)? |it turned out(?: that)? )?"
+    r"(?:they|it|that|this) (?:do|does|did|is|are|was|were|can|will|would|have|has)"
+    r"( not)?(?= [:;,]|$)"
+)
 NOT_SO = re.compile(
     r"^(?:(?:but|and|yet) )?(?:they|it|we|that|this|he|she|which|there|you|i) (?:do|does|did|is|"
     r"are|was|were|has|have|had|can|will|would) not(?: (?:so|that|though))?(?= [:;,]|$)"

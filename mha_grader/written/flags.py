@@ -21,6 +21,8 @@ KEYWORD_LIST_MIN_ITEMS = 3
 KEYWORD_FRAGMENTS_MIN_ITEMS = 4  # verbless fragments, half of them bare: a list however spelled
 KEYWORD_RUN_MIN_WORDS = 5  # "same 256 reshape d_model x d_model": one item, but no sentence
 KEYWORD_RUN_ANY_VERB = 8  # words without a function word: a list, whatever verbs are in it
+KEYWORD_RUN_FUNCTION = 1  # function words such a long run may hold and still be a list
+_PUNCTUATED = re.compile(r"[.,;:?()]|!(?!=)")
 _ITEM_BREAK = re.compile(r"[,;\n]|(?<=[.!?])\s|\s[/+·•]\s")
 # a label that announces a list of keywords: "Keywords: ...", "Buzzwords - ...", "Tags: ..."
 _KEYWORD_LABEL = re.compile(
@@ -67,6 +69,7 @@ class Flag:
     id: str
     cap: float  # the largest share of the points the answer may get while flagged
     message: str
+    review: bool = True  # a person reads the answer (False: the cap and the message only)
 
 
 CONTRADICTORY = Flag(
@@ -98,6 +101,25 @@ TOO_LONG = Flag(
     0.5,
     "This answer is far longer than the two to four sentences asked for; a teacher will read it "
     "and set the final score. A short answer that states the idea is what is wanted.",
+)
+# A list of terms that names few of the ideas and states nothing (no value, no comparison, no
+# negation: "Parameter efficiency, weight sharing, numel"): a person would give it no more than
+# its cap (a quarter of the points), so it is not sent to one. A list that names most of the
+# ideas, holds numbers (a measured value, a row of weights) or says something of its terms ("no
+# own Wq", "one distribution only", "params != performance", "equal chunks") may be terse notes
+# that say it all: a teacher reads that one.
+KEYWORD_TERMS = Flag(
+    "keyword-terms",
+    0.25,
+    "This reads as a list of keywords rather than sentences, and it names few of the ideas "
+    "asked for. Explain the idea in a few sentences of your own.",
+    review=False,
+)
+KEYWORD_TERMS_MAX_SHARE = 0.5  # of the question's weight, named by the list's terms
+_STATES = re.compile(
+    r"\d|[=<>]|\b(?:no|not|never|only|vs|versus|than|same|equal|different|differ|more|fewer|"
+    r"less|smaller|larger|bigger|wider|narrower|lost|lose|loses|per)\b",
+    re.IGNORECASE,
 )
 ANALOGY = Flag(
     "analogy",
@@ -180,8 +202,16 @@ def is_keyword_list(text: str) -> bool:
     # one run of bare words, not a sentence: no function word, no full stop, and no verb that
     # agrees with a subject ("no head owns private weights"), unless the run is too long to be
     # one terse clause ("different heads different patterns token 2 token 3 token 4 differ")
+    # (a long run of words with no punctuation at all may hold one function word, often from
+    # notation: "parameters != capability" reads "parameters not equal to capability")
+    function = sum(t in FUNCTION_WORDS for t in tokens)
+    one_run = (
+        function <= KEYWORD_RUN_FUNCTION
+        and sum(t.isalpha() for t in tokens) >= KEYWORD_RUN_ANY_VERB
+        and not _PUNCTUATED.search(text)
+    )
     return (
-        share == 0
+        (function == 0 or one_run)
         and len(tokens) >= KEYWORD_RUN_MIN_WORDS
         and (len(tokens) >= KEYWORD_RUN_ANY_VERB or not any(t in AGREEING_VERBS for t in tokens))
         and not re.search(r"[.!?]\s*$", text)
@@ -209,7 +239,8 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
     if right and reading.doubtful:
         found.append(UNSURE)
     if is_keyword_list(text):
-        found.append(KEYWORD_LIST)
+        few = right <= KEYWORD_TERMS_MAX_SHARE * rubric.total_weight
+        found.append(KEYWORD_TERMS if few and not _STATES.search(text) else KEYWORD_LIST)
     if len(words(text)) > rubric.max_words:
         found.append(TOO_LONG)
     # a picture ("one big cake baked once, a slice per head") may say all of it in words no

@@ -23,6 +23,17 @@ READ_LIMIT = 4
 # An idea the answer gives only as what the course material says ("according to the notebook,
 # ...") earns this share of its weight: the question asks what the student found.
 CITED_SHARE = 0.5
+# An idea given only as a guess by a student who says they do not know ("idk, probably
+# different?", "No idea. Guess: the same?") earns this share of its weight: the student says the
+# answer is not theirs to give. A guess alone ("I think", "maybe", "?") counts in full.
+UNKNOWING_GUESS_SHARE = 0.5
+_UNKNOWING = re.compile(
+    r"\b(?:idk|dunno|i (?:really |honestly )?(?:do not|don'?t|dont) (?:really )?know"
+    r"|(?:i have |i've |ive )?no (?:real )?(?:idea|clue)|not a clue|clueless)\b"
+    # (not "no idea why": the student knows the finding, not its reason)
+    r"(?! (?:why|how|what|whether|if))",
+    re.IGNORECASE,
+)
 _HEADINGS = {q: f"## {q.upper()}" for q in WRITTEN_QUESTIONS} | {"challenge": "## Challenge"}
 
 
@@ -38,7 +49,7 @@ def _result(qid: str, score: float, output: str, reason: str | None = None) -> T
     return result
 
 
-def _feedback(rubric: Rubric, reading: Reading) -> list[str]:
+def _feedback(rubric: Rubric, reading: Reading, unknowing: bool = False) -> list[str]:
     lines = []
     status = reading.status
     recognised = [c.idea for c in rubric.concepts if c.points and status[c.id] is Status.RECOGNISED]
@@ -78,7 +89,12 @@ def _feedback(rubric: Rubric, reading: Reading) -> list[str]:
             "you ran it yourself, in your own words."
         )
     guessed = [c.idea for c in rubric.concepts if c.id in reading.guessed]
-    if guessed:
+    if guessed and unknowing:
+        lines.append(
+            "You give " + "; ".join(guessed) + " as a guess, and say you do not know: it counts "
+            "half. Your own results let you state it as a finding."
+        )
+    elif guessed:
         lines.append(
             "You give " + "; ".join(guessed) + ' as a guess ("maybe", "I think", a question '
             "mark). It counts; your own results let you state it as a finding."
@@ -112,8 +128,11 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     reading = read_concepts(rubric, _first_words(text, READ_LIMIT * rubric.max_words))
     status = reading.status
     weights = {c.id: c.points for c in rubric.concepts}
+    unknowing = bool(_UNKNOWING.search(text))
     earned = sum(
-        w * (CITED_SHARE if k in reading.cited else 1.0)
+        w
+        * (CITED_SHARE if k in reading.cited else 1.0)
+        * (UNKNOWING_GUESS_SHARE if unknowing and k in reading.guessed else 1.0)
         for k, w in weights.items()
         if status[k] is Status.RECOGNISED
     )
@@ -121,11 +140,14 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     earned -= sum(m.penalty for m in reading.misconceptions) * rubric.total_weight
     share = max(0.0, earned) / rubric.total_weight
     flags = flags_for(rubric, text, reading, earned)
-    lines = _feedback(rubric, reading)
+    lines = _feedback(rubric, reading, unknowing)
     if flags:
         share = min([share, *(f.cap for f in flags)])
         lines.extend(f.message for f in dict.fromkeys(flags))
-    return _result(qid, share * POINTS[qid], "\n".join(lines), reason=lines[-1] if flags else None)
+    reasons = [f.message for f in flags if f.review]
+    return _result(
+        qid, share * POINTS[qid], "\n".join(lines), reason=reasons[-1] if reasons else None
+    )
 
 
 def warm() -> None:

@@ -52,6 +52,9 @@ class Match:
     supposed: bool = False  # in a condition or what would follow otherwise: never costs
     guessed: bool = False  # in a hedged clause ("I think", "maybe", "...?"): a claim all the same
     cited: bool = False  # what the course material is cited for: credited in part
+    # what would happen otherwise ("..., otherwise the chunks are unequal"): the student's own
+    # reasoning about what is required, not a supposition
+    otherwise: bool = False
 
     @property
     def rank(self) -> tuple[int, int, int]:
@@ -126,7 +129,7 @@ def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[lis
             return
         gap, wanted = 0, hits[len(positions)]
         for i in range(positions[-1] + 1, len(tokens)):
-            if tokens[i].is_hard_break and not phrasing.across:
+            if (tokens[i].is_hard_break or _new_clause(tokens, i)) and not phrasing.across:
                 return
             # an article names a head ("head a") only right after it: "heads agree on where a
             # token looks" names none
@@ -144,10 +147,49 @@ def _find(tokens: tuple[Token, ...], phrasing: Phrasing, memo: dict) -> list[lis
     return found
 
 
+# words that set a claim against the one before: in "not separate matrices but one shared Wq",
+# the negation before "but" denies what it is contrasted with, not what follows
+CONTRAST_WORDS = frozenset("but yet whereas however instead".split())
+
+
+_JOINS = frozenset("and but while whereas".split())
+_NEW_SUBJECT = frozenset("the they it we this these those there each every".split())
+
+
+def _new_clause(tokens: tuple[Token, ...], i: int) -> bool:
+    """A comma at ``i`` that opens a clause with a subject of its own (", and the softmax is
+    ..."): a phrasing does not reach across it ("each head brings its own matrices, and the
+    softmax is over all of d_model" says nothing of a head's own softmax)."""
+    return (
+        tokens[i].word == ","
+        and i + 2 < len(tokens)
+        and tokens[i + 1].word in _JOINS
+        and tokens[i + 2].word in _NEW_SUBJECT
+    )
+
+
 def _negated(
     tokens: tuple[Token, ...], positions: list[int], phrasing: Phrasing, stance: Stances
 ) -> bool:
     own = {positions[i] for i in phrasing.negator_slots}
+    contrast = next(
+        (
+            i
+            for i in range(positions[-1] - 1, positions[0], -1)
+            if tokens[i].word in CONTRAST_WORDS and not stance.cue[i]
+        ),
+        None,
+    )
+    if contrast is not None:
+        # a match that reaches across a contrast ("not one per head but one shared Wq") says
+        # what the part after it says: a negation before the contrast is the rejected side's
+        inside = sum(
+            1
+            for i in range(contrast + 1, positions[-1] + 1)
+            if tokens[i].is_negator and i not in own and i not in positions and not stance.cue[i]
+        )
+        flip = stance.flips[positions[-1]]
+        return (inside + _fails_after(tokens, positions[-1], stance) + flip) % 2 == 1
     inside = sum(
         1
         for i in range(positions[0], positions[-1] + 1)
@@ -258,7 +300,8 @@ def phrasing_matches(
                 negated = not neutral and _negated(tokens, positions, phrasing, stance)
                 supports = asserted != negated
                 supposed = any(stance.supposed[i] for i in positions)
-                if any(stance.otherwise[i] for i in positions):
+                otherwise = any(stance.otherwise[i] for i in positions)
+                if otherwise:
                     # what would happen otherwise names the idea at stake, whichever way it is
                     # put ("..., otherwise the features can't be cut equally"), and claims
                     # nothing wrong
@@ -273,6 +316,7 @@ def phrasing_matches(
                         supposed,
                         any(stance.hedged[i] for i in positions),
                         bool(stance.cited) and all(stance.cited[i] for i in positions),
+                        otherwise,
                     )
                 )
     return matches

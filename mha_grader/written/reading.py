@@ -50,26 +50,30 @@ def _misconception_matches(
     stances: list[Stances],
     hidden: list[frozenset[int]],
     readings: list[Match],
-) -> tuple[dict[str, list[Match]], set[str], list[Match]]:
+) -> tuple[dict[str, list[Match]], set[str], list[Match], list[Match]]:
     """Asserted misconceptions and the words they claim, and those that yield: a misconception
     yields to a longer ``reading`` of the same words as a concept (the grader cannot tell which
     one the answer means, so a teacher is asked). The third list: those stated in a condition
-    (not claimed)."""
+    (not claimed); the fourth: those denied ("it's not about each head getting its own part of
+    the sequence"), whose words deny that wrong idea, not a concept that shares them."""
     found: dict[str, list[Match]] = {}
     yielded: set[str] = set()
     supposed: list[Match] = []  # stated in a condition: not claimed
+    denied: list[Match] = []
     for mis in rubric.misconceptions:
         matches = phrasing_matches(mis.phrasings, sentences, memos, True, False, stances, hidden)
         for m in best(matches):
             if m.supports and m.supposed:
                 supposed.append(m)
+            if not m.supports and not m.supposed:
+                denied.append(m)
             if not m.supports or m.supposed:
                 continue
             if any(o.overlaps(m) and len(o.positions) > len(m.positions) for o in readings):
                 yielded.add(mis.id)
             else:
                 found.setdefault(mis.id, []).append(m)
-    return found, yielded - set(found), supposed
+    return found, yielded - set(found), supposed, denied
 
 
 def _beside_doubt(m: Match, stances: list[Stances]) -> bool:
@@ -235,14 +239,30 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
         k: [m for m in ms if not (m.supports and m.possible and _beside_doubt(m, stances))]
         for k, ms in matches.items()
     }
+    # an answer that only supposes ("if the heads look at different slices, their patterns
+    # should differ") asserts nothing: a condition earns beside a claim of the answer's own
+    if not any(
+        m.supports and (m.otherwise or not m.supposed) for ms in matches.values() for m in ms
+    ):
+        matches = {k: [m for m in ms if m.otherwise or not m.supposed] for k, ms in matches.items()}
     backed = any(m.supports for k, ms in matches.items() if k not in guesses for m in ms)
     if not backed:
         for k in guesses:
             matches[k] = [m for m in matches[k] if not m.supports]
     readings = [m for ms in matches.values() for m in ms]
-    wrong, yielded, supposed_wrong = _misconception_matches(
+    wrong, yielded, supposed_wrong, denied_wrong = _misconception_matches(
         rubric, sentences, memos, stances, hidden, readings
     )
+    # a wrong idea denied is no denial of a concept read on the same words (no longer reading)
+    matches = {
+        k: [
+            m
+            for m in ms
+            if m.supports
+            or not any(d.overlaps(m) and len(d.positions) >= len(m.positions) for d in denied_wrong)
+        ]
+        for k, ms in matches.items()
+    }
     # a condition claims nothing wrong, nor what follows from a wrong one
     supposed = _supposed_consequences(
         stances, [m for m in readings if m.supposed and not m.supports] + supposed_wrong

@@ -21,13 +21,25 @@ that ends at a clause or a contrast):
   "if d_model is not divisible by num_heads", "unless ...") states a requirement, and what it
   leads to is counterfactual, like what follows "otherwise" or "else": both read reversed, so
   "d_model must be divisible by num_heads, otherwise the features can't be cut equally" gives the
-  constraint and its reason. A consequence of a condition that is not denied is asserted; a
-  condition that the next clause denies ("If heads had their own matrices it would double, but
-  they don't") is denied, and so is what it would lead to (supposed: it may earn, never costs);
+  constraint and its reason ("when" too, in a condition that denies: "raise a ValueError when
+  d_model % num_heads != 0"). A consequence of a condition that is not denied is asserted,
+  unless it is in the conditional mood ("..., then their patterns should differ", "the count
+  would double"): a prediction, supposed like its condition; a conclusion drawn after it ("...,
+  so they must share one set") is asserted. A condition that the next clause denies ("If heads
+  had their own matrices it would double, but they don't") is denied, and so is what it would
+  lead to (supposed: it may earn, never costs); an answer that only supposes earns nothing
+  (reading.py);
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
-  the next sentence answers it with a bare "No." or "Yes.".
+  the next sentence answers it with a bare "No." or "Yes."; a question without a verb ("Same
+  pattern for the same token?") is judged by a reply without one ("Never in my runs.", "Not
+  once.") as by "No.";
+- **a contrast**: in "not X but Y" the negation is X's (match.py); "while it might seem that X",
+  "it may look as if X" are how things might look, not the student's claim; "I used to think X,
+  but now I see they don't" denies X; "it's not untrue that X" and "can't be anything but X"
+  assert X; a bare answer word before a clause ("so no they're not the same") and a verbless note
+  closed by one ("more heads more parameters no") are the reply, not a negation of the clause.
 
 A negation's scope is its clause: clauses end at punctuation, at subordinators ("because",
 "if", "otherwise"...), at an embedded question ("how many ...") and at an "and" that joins two
@@ -80,8 +92,10 @@ from .cues import (
     NOBODY,
     NOT_SO,
     NOT_SOMEONE,
+    NOTHING_BUT,
     NOUN_DENY,
     NOUN_REPORT,
+    NOW_SEE,
     OPEN_QUESTION,
     OPENERS,
     OTHERS_SAY,
@@ -103,6 +117,7 @@ from .cues import (
     SOURCES,
     SUBJECTS,
     SUBORDINATORS,
+    TRUE_THAT,
     UNDECIDED,
     VERBS,
     WH_OR_AUXILIARY,
@@ -263,6 +278,17 @@ def _scope_forward(
             return range(begin, i)
         if clause_ends and w == "," and _opens_clause(words, i + 1) and _has_verb(words[begin:i]):
             return range(begin, i)
+        # "it's not that X, and it doesn't Y": a pronoun after ", and" is a subject of the
+        # student's own, its clause theirs (not "..., and that Y", which goes on)
+        if (
+            clause_ends
+            and w == ","
+            and words[i + 1 : i + 2] == ["and"]
+            and words[i + 2 : i + 3] in (["it"], ["they"], ["we"], ["i"], ["there"])
+            and _opens_clause(words, i + 2)
+            and _has_verb(words[begin:i])
+        ):
+            return range(begin, i)
     return range(begin, len(words))
 
 
@@ -301,13 +327,25 @@ def _condition_end(words: list[str], begin: int) -> int:
             seen_verb
             and w in SUBJECTS
             and i > begin
-            and words[i - 1] not in VERBS
+            and (words[i - 1] not in VERBS or _predicate_follows(words, i + 1))
             and words[i - 1] not in PREPOSITIONS
             and words[i - 1] not in ("and", "or", "not")
         ):
             return i
         seen_verb = seen_verb or w in VERBS or w == "not"
     return len(words)
+
+
+def _predicate_follows(words: list[str], at: int) -> bool:
+    """A noun of one or two words at ``at`` and then a predicate of its own: after "if it does
+    not divide", "the reshape fails" is a clause, not what "divide" divides ("if heads share the
+    weights, ..." is one)."""
+    for j in range(at + 1, min(at + 3, len(words))):
+        if words[j] in CLAUSE_PUNCTUATION:
+            return False
+        if words[j] in AUXILIARIES or words[j] in FAILURES:
+            return True
+    return False
 
 
 def _said(word: str) -> bool:
@@ -361,6 +399,21 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.cue[i - 1] = True
             begin = i + 1 if opens else clause_starts(words)[i]
             scope = _scope_forward(words, begin, conclusion_ends=True)
+            if any(
+                condition.stop <= i
+                and not marks.flips[condition.start]
+                and not _PAST_MOOD & {words[j] for j in condition}
+                for condition, _ in marks.conditions
+            ):
+                # "if P, then Q; otherwise R": the other branch of an open supposition the
+                # student does not make, supposed like it ("if the heads learn different
+                # patterns, one head would lose that; otherwise nothing is lost" takes no side);
+                # after a condition contrary to fact ("if the heads had their own matrices, the
+                # count would grow; otherwise it stays"), R is what is the case
+                for j in scope:
+                    marks.supposed[j] = not marks.cue[j]
+                i += 1
+                continue
             for j in scope:
                 marks.otherwise[j] = not marks.cue[j]
             # "Otherwise the reshape cannot work: d_head would not be a whole number": what the
@@ -383,7 +436,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
             continue
-        if w not in ("if", "unless") or marks.cue[i]:
+        if w not in ("if", "unless", "when", "whenever") or marks.cue[i]:
             i += 1
             continue
         before = words[i - 1] if i else ""
@@ -397,6 +450,12 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             1 for j in condition if words[j] in NEGATORS | FAILURES and not marks.cue[j]
         )
         denied = (negations + (w == "unless")) % 2 == 1
+        if w in ("when", "whenever") and not denied:
+            # "when I ran it, ...": a time, not a supposition; but "raise a ValueError when
+            # d_model % num_heads != 0" is a condition that denies, like "if"
+            i += 1
+            continue
+        w = "if" if w != "unless" else w
         at_start = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | OPENERS | SUBORDINATORS
         if at_start:
             begin = end + (end < len(words) and words[end] in (",", "then"))
@@ -419,14 +478,32 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         else:
             for j in condition:
                 marks.supposed[j] = True
+            # (up to a conclusion the student draws: "..., so they must share one set")
+            drawn = next((j for j in consequence if words[j] in CONCLUSIONS), consequence.stop)
+            predicted = range(consequence.start, drawn)
+            if _EXPECTED & {words[j] for j in predicted}:
+                # "if heads look at different slices, their patterns should differ": what the
+                # supposition would lead to, a prediction, not a finding
+                for j in predicted:
+                    marks.supposed[j] = not marks.cue[j]
             marks.conditions.append((condition, consequence))
         i = end if end > i else i + 1
 
 
+# a condition contrary to fact: "if each head had its own matrices", "if there were ..."
+_PAST_MOOD = frozenset("had were was did could would might".split())
+# the modals of what a supposition leads to ("..., then they should differ", "it would double")
+_EXPECTED = frozenset("should would ought shouldn wouldn".split())
+
+
 # ----------------------------------------------------------------------------- the cues
 def _mark_forward(text: _Text, pattern: re.Pattern, marks: _Marks, how: str) -> None:
-    for m in pattern.finditer(text.text):
-        _mark_span(text, text.token_span(m), marks, how)
+    spans = [text.token_span(m) for m in pattern.finditer(text.text)]
+    # a cue's scope ends where the next one of its kind begins: "it's not about X, and it's not
+    # about Y" denies X and Y once each (the first scope running on would deny Y twice)
+    for k, span in enumerate(spans):
+        later = spans[k + 1].start if k + 1 < len(spans) else None
+        _mark_span(text, span, marks, how, later)
 
 
 def _take(marks: _Marks, span: range) -> bool:
@@ -439,15 +516,15 @@ def _take(marks: _Marks, span: range) -> bool:
     return True
 
 
-def _mark_span(text: _Text, span: range, marks: _Marks, how: str) -> None:
-    """A cue's words, and what it governs: what follows it in its statement, or (a cue that
-    closes the statement) what came before it."""
+def _mark_span(text: _Text, span: range, marks: _Marks, how: str, limit: int | None = None) -> None:
+    """A cue's words, and what it governs: what follows it in its statement (up to ``limit``,
+    where another cue begins), or (a cue that closes the statement) what came before it."""
     if not span or not _take(marks, span):
         return
     marks.breaks.add(span.stop)
     scope = _scope_forward(text.words, span.stop, clause_ends=how in ("report", "deny"))
     # another stance cue ("I doubt X, I think Y") opens a scope of its own
-    stop = next((i for i in scope if marks.cue[i]), scope.stop)
+    stop = next((i for i in scope if marks.cue[i] or i == limit), scope.stop)
     scope = range(scope.start, stop)
     if not scope:  # "..., some say.": the cue closes the statement, it reports what came before
         scope = _scope_back(text.words, span.start)
@@ -702,9 +779,41 @@ def _mark_undecided(text: _Text, marks: _Marks) -> None:
         _apply(marks, _scope_back(text.words, span.start), "report")
 
 
+# An answer word typed without its comma before a clause with a subject of its own ("No they
+# differ", "so no they're not the same", "yes it is"): the reply, not a negation of the clause
+_ANSWER_WORDS = frozenset("no nope nah yes yep yeah".split())
+_REPLY_SUBJECTS = frozenset("they it we i the these those both each every".split())
+
+
+def _bare_answers(words: list[str], marks: _Marks) -> None:
+    for i, w in enumerate(words[:-1]):
+        if (
+            w in _ANSWER_WORDS
+            and (i == 0 or words[i - 1] in CLAUSE_PUNCTUATION or words[i - 1] in OPENERS)
+            and words[i + 1] in _REPLY_SUBJECTS
+        ):
+            marks.cue[i] = True
+            marks.breaks.add(i + 1)
+
+
+def _trailing_answer(words: list[str], marks: _Marks) -> None:
+    """A statement without a verb and a bare answer after it ("More heads more parameters no.",
+    "same count for both yes"): a note's way to deny (or affirm) what it names."""
+    if len(words) < 3 or words[-1] not in _ANSWER_WORDS | {"never"}:
+        return
+    before = range(_scope_back(words, len(words) - 1).start, len(words) - 1)
+    if len(before) < 2 or any(words[i] in VERBS or words[i] in NEGATORS for i in before):
+        return
+    marks.cue[-1] = True
+    if words[-1] not in YES:
+        _apply(marks, before, "deny")
+
+
 def _read(words: list[str]) -> _Marks:
     marks = _Marks(len(words))
     text = _Text(words)
+    _bare_answers(words, marks)
+    _trailing_answer(words, marks)
     # the course material cited, then hedges: "the notebook apparently shows X" cites it (its
     # "apparently" is part of the citation); "if I'm not mistaken" is no condition, its "not" no
     # negation
@@ -724,6 +833,24 @@ def _read(words: list[str]) -> _Marks:
         end = next((i for i in range(span.stop, len(words)) if words[i] in ",;:"), len(words))
         for i in range(span.start, end):
             marks.cue[i] = True
+    # "it's not untrue that X": X is the student's (before FALSE_THAT reads "untrue that X")
+    _mark_forward(text, TRUE_THAT, marks, "endorse")
+    for m in NOTHING_BUT.finditer(text.text):
+        span = text.token_span(m)
+        for i in (span.start, span.stop - 2, span.stop - 1):
+            # (the negation and "anything but": "be" between them stays a word)
+            if text.words[i] in (
+                "not",
+                "never",
+                "nothing",
+                "anything",
+                "but",
+                "other",
+                "than",
+                "except",
+                "else",
+            ):
+                marks.cue[i] = True
     for pattern in (
         MISTAKE_IS,
         FALSE_THAT,
@@ -751,9 +878,21 @@ def _read(words: list[str]) -> _Marks:
     _endorse(text, marks)
     # "..., which is false" / "..., and they're right:" judge what the sentence said before
     _mark_tail(text, marks)
+    _now_see(text, marks)
     _elaborations(words, marks)
     _mark_conditions(words, marks)
     return marks
+
+
+def _now_see(text: _Text, marks: _Marks) -> None:
+    """ "I used to think X, but now I see they don't": a view reported or given up, then the
+    student's own short answer to it; "they don't" denies X, "they do" makes it the student's."""
+    for m in NOW_SEE.finditer(text.text):
+        span = text.token_span(m)
+        scope = _scope_back(text.words, span.start)
+        if not any(marks.reported[i] for i in scope) or not _take(marks, span):
+            continue
+        _apply(marks, scope, "disown" if m.group(1) else "endorse")
 
 
 _FIRST_PERSON = frozenset("i me my we us our mine".split())
@@ -896,13 +1035,32 @@ BARE_NO = (
 )
 
 
+# A reply that opens with a negation and has no verb of its own ("Never in my runs.", "Not once
+# with my seed.", "Nowhere near."): a bare "no" with the circumstances it holds in
+REPLY_NEGATIVES = frozenset("never not no nope nah nowhere".split())
+REPLY_MAX_WORDS = 6
+_NOUN_AFTER = frozenset("my our your the a an this that these those his her their any".split())
+
+
 def _bare_no(words: list[str]) -> int:
     """How many words open ``words`` as a bare "no" in more words, if any (else 0)."""
     for phrase in BARE_NO:
         n = len(phrase)
         if tuple(words[:n]) == phrase and (len(words) == n or words[n] in CLAUSE_PUNCTUATION):
             return n
+    if len(words) > 1 and words[0] in REPLY_NEGATIVES:
+        n = next((i for i, w in enumerate(words) if w in CLAUSE_PUNCTUATION), len(words))
+        # ("in my runs": a noun after a determiner, not a verb)
+        verbs = [
+            w for i, w in enumerate(words[1:n], 1) if w in VERBS and words[i - 1] not in _NOUN_AFTER
+        ]
+        if n <= REPLY_MAX_WORDS and not verbs and not _UNSURE & set(words[:n]):
+            return n
     return 0
+
+
+# "not sure", "no idea": the student's doubt about their own answer (a hedge), not a "no"
+_UNSURE = frozenset("sure certain convinced confident positive clear idea clue know".split())
 
 
 def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:

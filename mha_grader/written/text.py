@@ -68,7 +68,17 @@ PARTICLE_VERBS = frozenset(
 _ABBR_DOT = r"(?:\.(?=[ \t]+(?-i:[a-z0-9(\[])))?"
 
 _MATH: list[tuple[str, str]] = [
+    # code's truth test of a remainder: "if d_model % num_heads: raise" runs when it is not 0
+    (r"\bif[ \t]+([\w.]+)[ \t]*%[ \t]*([\w.]+)[ \t]*:", r"if \1 % \2 != 0:"),
     (r"\$+", " "),
+    # the attention's scale, "1/sqrt(d_k)", "√d_head", "the square root of d_k": the scaling, not
+    # what a head's width is (one token that no rubric reads as the head's width)
+    (
+        r"(?:1[ \t]*/[ \t]*)?(?:\\?sqrt|√|square[ \t]+root[ \t]+of)[ \t]*[({]?[ \t]*(?:the[ \t]+)?"
+        r"(?:d_?\{?(?:k|head|h|model)\}?|dk|dh|key[ \t]+(?:width|dimension|dim|size)"
+        r"(?:[ \t]+d_?k\b)?)[ \t]*[)}]?",
+        " sqrt_scale ",
+    ),
     (r"\\(?:mathrm|mathit|mathbf|text|textrm|textit|operatorname|boldsymbol)\s*", ""),
     (r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-z])", ""),
     (r"(?:\\in\s*|∈\s*)(?:\\mathbb\s*\{?[nz]\}?|[ℕℤ])", " is an integer "),
@@ -171,7 +181,16 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         *_MATH,
         (r"×", " x "),
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
-        (r"\s*(?:->|=>|→)\s*", " so "),
+        # a call's value: "np.allclose(weights[0], weights[1]) -> False" says what allclose
+        # returned (its arguments are no words of the claim)
+        (
+            r"\b([a-z_][\w.]*)[ \t]*\([^()\n]*\)'?[ \t]*(?:->|=>|→|==|returns|returned|gives|gave)"
+            r"[ \t]*",
+            r"\1 returned ",
+        ),
+        # (an arrow that opens a line of its own leaves the line break: "...\n\n→ no per-head
+        # matrices" is a note of its own, not part of the line before)
+        (r"[ \t]*(?:->|=>|→)\s*", " so "),
         (r"\bcan't\b|\bcannot\b", "can not"),
         # the stance cues' words as students often misspell them (rubric words have typo
         # tolerance of their own; cue phrases are matched as written)
