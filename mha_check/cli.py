@@ -188,7 +188,7 @@ def _code_results_in(
 
     unreadable = handed_in(folder, private)
     shown, folder = folder, private.resolve()
-    rule = ImportRule(folder)  # the student's files import as grading lets them (imports.py)
+    rule = ImportRule(folder, own=shown)  # the student's files import as grading lets them
     with rule:
         loaded = load_student_files(folder, files, args.time_limit, shown=shown)
     for name, why in unreadable.items():

@@ -43,8 +43,11 @@ class ImportRule(importlib.abc.MetaPathFinder):
     ``__import__``, also of a module imported before) and ``importlib.import_module`` (through
     the first finder of ``sys.meta_path``)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, own: Path | None = None):
+        """``folder``: where the student's files run from; ``own``: the student's folder, when
+        they run from a copy of it (a file of theirs beside them is a module that exists)."""
         self.folder = str(folder.resolve())
+        self.own = own
         self._import = builtins.__import__
 
     def _check(self, fullname: str, file: str | None) -> None:
@@ -80,6 +83,9 @@ def _exists(name: str, rule: ImportRule) -> bool:
     such as ``numpyy``, gets Python's own "No module named" error instead of the rule's)."""
     if name in sys.modules:
         return True
+    own = rule.own
+    if own is not None and ((own / f"{name}.py").is_file() or (own / name).is_dir()):
+        return True  # a file of the student's own, left out of the copy they run from
     if getattr(rule, "_busy", False):
         return False
     rule._busy = True  # find_spec asks every finder, this one too
