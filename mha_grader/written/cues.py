@@ -73,6 +73,8 @@ ADV = (
 )
 NEG_VERDICT = (
     r"(?:false|wrong|untrue|incorrect|not true|not correct|not right|not the case|not so|"
+    # "Not my reading: ...", "not my view"
+    r"not my (?:reading|view|opinion|take|experience|understanding|conclusion)|"
     r"a myth|myth|a lie|nonsense|rubbish|bogus|a fallacy|misleading|mistaken|a misconception|"
     r"a mistake|an error|a misunderstanding|backwards|the other way (?:round|around)|"
     r"an urban legend|a legend|not how it works)"
@@ -183,9 +185,14 @@ I_REPORTED = re.compile(
 )
 NOUN_REPORT = re.compile(
     r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
-    r"widespread|frequent|usual|typical|naive|old|classic|intuitive|obvious|tempting|standard) )+"
+    r"widespread|frequent|usual|typical|naive|old|classic|intuitive|obvious|tempting|standard|"
+    r"textbook|official|expected|conventional|accepted|received|orthodox|canonical|model) )+"
     r"(?:belief|claim|idea|notion|view|assumption|intuition|argument|opinion|rumou?r|saying|"
-    r"expectation|impression|answer)(?: (?:is|says|goes|holds|would be|here is))?(?: that)?\b"
+    r"expectation|impression|answer|reply|response|line|explanation|story|position|account)"
+    r"(?: (?:is|says|goes|holds|would be|here is))?(?: that)?\b"
+    # "the notes would have you believe that X": what a source would make one think
+    r"|\bwould have (?:you|us|me|one|people|students|everyone) (?:believe|think|accept)"
+    r"(?: that)?\b"
     r"|\b(?:the|a|this|their|his|her) (?:team )?(?:claim|belief|argument|notion|assumption|"
     r"rumou?r|idea|view)(?: is)? that\b"
 )
@@ -318,7 +325,10 @@ NEG_SENTENCE = re.compile(
     rf"either|at all|in fact|here|there))?$"
     rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:do|did|can|could|would|will) not|never|no longer) {ADV}"
     rf"(?:believe|believed|buy|bought|accept|accepted|agree|agreed|trust|trusted|think so|"
-    rf"thought so)(?: (?:it|that|this|them|any of (?:it|this|that)|a word of (?:it|this|that)|"
+    rf"thought so|share|shared|hold|held|endorse|endorsed|subscribe to|subscribed to|"
+    rf"agree with|go along with)(?: (?:it|that|this|them|that view|this view|the view|"
+    rf"that idea|this idea|the idea|that claim|this claim|the claim|"
+    rf"any of (?:it|this|that)|a word of (?:it|this|that)|"
     rf"for a (?:second|minute|moment)|at all|either|anymore|any more|one bit))*$"
     rf"|^(?:(?:but|and) )?(?:i|we) (?:(?:strongly|really|seriously) )?(?:doubt|disagree|reject|"
     rf"dispute|deny)(?: (?:it|that|this|them|with (?:it|that|this|them)|strongly|completely))*$"
@@ -339,8 +349,10 @@ NEG_OPENING = re.compile(
     rf"|^{_SUSPECT} [:;,(—–-] "
     rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:(?:m|am|are) )?not {ADV}(?:convinced|persuaded|"
     rf"buying it|buying that)(?: (?:though|at all|by (?:it|that|this)))? [:;,(—–-] "
-    rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:do not|can not|could not) {ADV}(?:buy|believe|"
-    rf"accept) (?:it|that|this)(?: (?:though|at all|either))? [:;,(—–-] "
+    rf"|^(?:(?:but|and|well|honestly) )?(?:i|we) (?:do not|did not|can not|could not|never|"
+    rf"no longer) {ADV}(?:buy|believe|accept|trust|share|hold|endorse|subscribe to|agree with|"
+    rf"go along with) (?:it|that|this|that view|this view|the view|that idea|this idea|the idea|"
+    rf"that claim|this claim|the claim|that reading|them)(?: (?:though|at all|either))? [:;,(—–-] "
 )
 POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
 # where a judgement of what came before ends: the sentence, or a colon or semicolon

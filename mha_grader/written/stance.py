@@ -697,6 +697,8 @@ def _attribute(text: _Text, marks: _Marks) -> None:
             continue
         if j > 1 and words[j - 1] == "to" and words[j - 2] not in _RAISING:
             continue  # "wrong to think", "hard to believe": no subject of its own
+        if j > 2 and words[j - 3 : j - 1] == ["would", "have"]:
+            continue  # "the notes would have you believe X": a report (NOUN_REPORT), not a cite
         if w.endswith("ing") and words[j - 1 : j] in (["is"], ["was"], ["s"], ["are"]):
             continue  # "the classic trap is believing X": a predicate, not what someone says
         end = j
