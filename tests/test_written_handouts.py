@@ -205,3 +205,37 @@ def test_the_hand_outs_lines_read_in_one_pass_are_what_reading_them_line_by_line
                 if len(stems) >= copies.MIN_LINE and not sentence.question:
                     one_by_one.setdefault(stems, handout.name)
     assert copies._lines(rubric, handouts) == one_by_one
+
+
+def test_the_stored_readings_of_the_hand_outs_are_a_fresh_reading():
+    """handouts_index.json.gz spares each process the reading; it must be what reading gives
+    (after changing a hand-out, a rubric or the reading code: python -m
+    mha_grader.written.refresh)."""
+    import gzip
+    import json
+
+    from mha_grader.written import copies, handout_index
+
+    stored = json.loads(gzip.decompress(handout_index.INDEX.read_bytes()))
+    assert stored["key"] == handout_index.key(), "stale: python -m mha_grader.written.refresh"
+    fresh = handout_index.build(copies.read_sentences, copies.read_lines)
+    assert stored == json.loads(json.dumps(fresh))
+
+
+def test_readings_stored_under_another_key_are_not_used(monkeypatch):
+    from mha_grader.written import copies, handout_index
+
+    rubric, handouts = load_rubrics()["q1"], copies.load_handouts()
+    assert handout_index.stored_sentences(rubric, handouts) is not None
+    monkeypatch.setattr(handout_index, "key", lambda: "an edited rubric's")
+    handout_index._stored.cache_clear()
+    try:
+        assert handout_index.stored_sentences(rubric, handouts) is None
+        assert handout_index.stored_lines(rubric, handouts) is None
+        # nor for hand-outs or a rubric of a test's own
+        monkeypatch.undo()
+        handout_index._stored.cache_clear()
+        own = tuple(list(copies.load_handouts()))  # equal, but not the snapshot it reads
+        assert handout_index.stored_sentences(rubric, own) is None
+    finally:
+        handout_index._stored.cache_clear()

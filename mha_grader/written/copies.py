@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import TypeVar
 
+from . import handout_index
 from .rubric import Rubric
 from .sources import Handout, load_handouts
 from .text import FUNCTION_WORDS, Sentence, rewrite
@@ -91,8 +92,16 @@ def _per_rubric(
 def _handout_sentences(
     rubric: Rubric, handouts: tuple[Handout, ...]
 ) -> tuple[tuple[int, Sentence], ...]:
-    """Every hand-out sentence as ``rubric`` reads it, with its hand-out's index: read once per
-    rubric, for every index below (reading 55 kB is most of their cost)."""
+    """Every hand-out sentence as ``rubric`` reads it, with its hand-out's index: once per
+    rubric, for every index below, from handouts_index.json where it holds them."""
+    stored = handout_index.stored_sentences(rubric, handouts)
+    return read_sentences(rubric, handouts) if stored is None else stored
+
+
+def read_sentences(
+    rubric: Rubric, handouts: tuple[Handout, ...]
+) -> tuple[tuple[int, Sentence], ...]:
+    """The reading itself (55 kB through the rubric's normaliser: most of the indexes' cost)."""
     return tuple(
         (h, sentence)
         for h, handout in enumerate(handouts)
@@ -419,7 +428,14 @@ def _whole_line(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str])
 
 @_per_rubric
 def _lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, ...], str]:
-    """The stems of each sentence of a hand-out's lines -> the hand-out's name."""
+    """The stems of each sentence of a hand-out's lines -> the hand-out's name (from
+    handouts_index.json where it holds them)."""
+    stored = handout_index.stored_lines(rubric, handouts)
+    return read_lines(rubric, handouts) if stored is None else stored
+
+
+def read_lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str, ...], str]:
+    """The reading itself."""
     lines: dict[tuple[str, ...], str] = {}
     for handout in handouts:
         # Each line made a paragraph of its own (a blank line always ends a sentence): one

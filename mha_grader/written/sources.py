@@ -8,7 +8,9 @@ matrices.") is still a claim.
 
 The grader reads them from a snapshot, autograder/rubrics/handouts.json, because the autograder
 zip does not hold exercises/; a test keeps the snapshot equal to what exercises/ holds. After
-changing a hand-out:  python -m mha_grader.written.sources --write
+changing a hand-out, a rubric or the code that reads them (the rubrics' readings of the
+hand-outs are stored beside the snapshot: handout_index.py), write both again:
+    python -m mha_grader.written.refresh
 """
 
 from __future__ import annotations
