@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from mha_grader import shown
 from mha_grader.diagnose import diagnose
 from solutions import multihead as ref
 from tests.mutants.build import reference_env
@@ -126,3 +127,11 @@ def test_a_count_message_without_the_head_count_is_named_beside_another_mistake(
     d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
     assert d is not None
     assert d.misconceptions == ("counts-ignore-bias", "counts-valueerror-unnamed"), d.message
+
+
+def test_a_small_difference_is_not_declared_a_precision_problem():
+    """A cap of 50 moves moderate weights by less than 0.1%: a formula that differs slightly,
+    which the case line must not call "a precision problem, not a wrong formula" (the
+    diagnosis beside it names the cap)."""
+    text = shown.error_size(2e-4, 1.0)
+    assert "not a wrong formula" not in text and "differs slightly" in text
