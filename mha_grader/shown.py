@@ -316,8 +316,10 @@ def error_size(err: float, scale: float) -> str:
     rel = err / scale if scale > 0 else err
     if rel < 1e-3:
         return (
-            "by less than 0.1% of the result's largest entry: a precision problem, not a wrong "
-            "formula (float64 results may be off by 1e-8 of it, float32 ones by 1e-4)"
+            "by less than 0.1% of the result's largest entry: a small difference, from a "
+            "formula that differs slightly on these values (a cap on the scores, say) or from "
+            "arithmetic less precise than asked (float64 results may be off by 1e-8 of it, "
+            "float32 ones by 1e-4)"
         )
     if rel < 0.1:
         return "by up to 10% of the result's largest entry"

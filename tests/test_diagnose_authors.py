@@ -1,6 +1,6 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
-tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/, no
-longer held out once its results were read).
+tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/ and
+heldout_e/, no longer held out once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -9,7 +9,8 @@ name the verdict's mistake in wrong ones wherever the catalogue has it. Independ
 right solutions (tests/data/independent/) get no diagnosis at all. The held-out part of the
 corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/) is never read here: it measures, it
 does not tune. heldout_d/ was held out until its first results were read (FINDINGS_D.md); its
-open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from then.
+open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from then; so is
+heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tests.mutants.build import Submission, load_env
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "authors"
 TUNING_PARTS = tuple(
-    AUTHORS / p for p in ("tuning", "tuning_b", "tuning_c", "tuning_d", "heldout_d")
+    AUTHORS / p for p in ("tuning", "tuning_b", "tuning_c", "tuning_d", "heldout_d", "heldout_e")
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
@@ -57,6 +58,10 @@ VERDICT_MISTAKES = {
     ("haiku_thk_layout", "multi_head_attention"): "right only with its own split_heads' (n, h, "
     "d) layout, which the contract's split_heads does not give: the diagnosis reads it as a "
     "compensation (grading, every case right outright, keeps its points)",
+    ("umarjamil_static_attention", "parameter_counts"): "its ValueError names no head count in "
+    "its message, as the contract asks it to (FINDINGS_C.md: grading found it): "
+    "counts-valueerror-unnamed, "
+    "catalogued from set E",
 }
 
 

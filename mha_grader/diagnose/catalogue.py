@@ -601,6 +601,78 @@ _ENTRIES = [
         "compare in the module's own dtype: convert torch's results to float64 (or leave them "
         "as they are), never to float32.",
     ),
+    Misconception(
+        "attention-logit-softcap",
+        "attention",
+        "Your attention squashes the scores before the softmax (a cap on the logits: "
+        "c * tanh(s / c), as Gemma 2's attn_logit_softcapping and Grok do, or a clip to "
+        "[-c, c]): near the true scores where they are small, flattened where they are not, so "
+        "the weights are too even wherever one key stands out.",
+        "The weights are the softmax of the scaled scores Q Kᵀ / sqrt(d_k) themselves; a cap "
+        "is a training device of some large models, not part of scaled dot-product attention, "
+        "and it changes every row whose scores are not all small.",
+        "take the softmax of Q Kᵀ / sqrt(d_k) as it is: no tanh, clip or other cap on the scores.",
+    ),
+    Misconception(
+        "mha-logit-softcap",
+        "multi_head_attention",
+        "Your multi_head_attention squashes each head's scores before the softmax in its own "
+        "code (a cap on the logits: c * tanh(s / c), as Gemma 2 does, or a clip to [-c, c]): "
+        "near the true scores where they are small, flattened where they are not.",
+        "Each head's weights are the softmax of its scaled scores Q Kᵀ / sqrt(d_head) "
+        "themselves; a cap is a training device of some large models, not part of multi-head "
+        "attention, and it changes every row whose scores are not all small.",
+        "softmax each head's scaled scores as they are, with no cap (or call your attention "
+        "on the split heads).",
+    ),
+    Misconception(
+        "mha-rotary-embedding",
+        "multi_head_attention",
+        "Your multi_head_attention rotates each head's queries and keys by their token's "
+        "position before the scores (rotary position embeddings, RoPE, as GPT-NeoX, GPT-J and "
+        "LLaMA do inside their attention): the scores depend on where the tokens are, not only "
+        "on what they are.",
+        "The contract's multi-head attention uses no positions: each head's scores are the dot "
+        "products of the projected queries and keys as they are, so that permuting the tokens "
+        "of X only permutes the output; position information belongs to the model's "
+        "embeddings, not to this module.",
+        "split the projected queries and keys into heads and hand them to attention unrotated: "
+        "no cos/sin tables, no rotate_half.",
+    ),
+    Misconception(
+        "attention-expected-rank",
+        "attention",
+        "Your attention refuses inputs of some ranks (it raises for them) though it is right "
+        "for the others: a check of its inputs' rank against a fixed list (BERT's "
+        "get_shape_list(expected_rank=[3, 4]), an assert on ndim) or a fixed number of axes "
+        "unpacked from a shape.",
+        "attention must take a single 2-D head (n, d_k) and inputs with any number of leading "
+        "batch or head axes; only the last two axes have a fixed meaning, so no rank needs to "
+        "be refused.",
+        "drop the rank check, and name only the last two axes, counting from the end (K "
+        "transposed on its axes -1 and -2, d_k from the last axis of Q): that works for every "
+        "rank.",
+    ),
+    Misconception(
+        "scale-d-v",
+        "attention",
+        "Your attention divides the scores by the square root of the values' width "
+        "(V.shape[-1], as GPT-2's rsqrt(v.shape[-1]) does) instead of sqrt(d_k): right only "
+        "where d_v happens to equal d_k.",
+        "The scale undoes the growth of a dot product of a query with a key with their "
+        "length, d_k; the values never enter the scores, and their width d_v may differ from "
+        "d_k.",
+        "take the width from Q (or K): divide by sqrt(Q.shape[-1]).",
+    ),
+    Misconception(
+        "counts-valueerror-unnamed",
+        "parameter_counts",
+        "Your parameter_counts raises ValueError for a head count that does not divide "
+        "d_model, as it should, but its message does not name that head count.",
+        "head_counts may hold several numbers; a message that names the one at fault tells the "
+        "caller which to change (the contract asks for it).",
+        "put the offending head count in the message, e.g. with an f-string.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -659,5 +731,11 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-scaled-input",
     "counts-always-bias",
     "adapter-float32-output",
+    "attention-logit-softcap",
+    "mha-logit-softcap",
+    "mha-rotary-embedding",
+    "attention-expected-rank",
+    "scale-d-v",
+    "counts-valueerror-unnamed",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

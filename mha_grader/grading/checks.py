@@ -193,7 +193,7 @@ def check_int(value: Any, what: str) -> int:
     )
 
 
-def _mentions(text: str, word: str) -> bool:
+def mentions(text: str, word: str) -> bool:
     """Whether ``word`` occurs in ``text`` as a whole word or number ("5" is not in "15")."""
     return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", text) is not None
 
@@ -216,7 +216,7 @@ def expect_value_error(
                 f"should raise ValueError {situation}; your code {e} instead. Check the inputs "
                 "yourself and raise ValueError with a message that says what is wrong."
             ) from None
-        missing = [w for w in must_mention if not _mentions(e.message, w)]
+        missing = [w for w in must_mention if not mentions(e.message, w)]
         if missing:
             raise AssertionError(
                 f"raises ValueError {situation}, as it should, but the message does not name "

@@ -879,6 +879,139 @@ def parameter_counts__module_default_bias(d_model, head_counts, bias=False):
     return counts
 
 
+# --- the fifth authors' set, seen (tests/data/authors/heldout_e/): each class beyond its
+# example (another cap, a clip, a cap on the unscaled scores; rotary embeddings on part of a
+# head, through complex numbers; another rank refused; another message without the count)
+
+
+@bug("attention-logit-softcap")
+def attention__gemma2_softcap(Q, K, V):
+    scores = (Q * Q.shape[-1] ** -0.5) @ np.swapaxes(K, -1, -2)
+    scores = np.tanh(scores / 50.0) * 50.0  # attn_logit_softcapping
+    w = softmax(scores, axis=-1)
+    return w @ V, w
+
+
+@bug("attention-logit-softcap")
+def attention__cap_before_scaling(Q, K, V):
+    logits = Q @ np.swapaxes(K, -1, -2)
+    logits = 12.0 * np.tanh(logits / 12.0)  # capped, then scaled: a cap that depends on d_k
+    w = softmax(logits / math.sqrt(Q.shape[-1]), axis=-1)
+    return w @ V, w
+
+
+@bug("attention-logit-softcap")
+def attention__clipped_logits(Q, K, V):
+    scores = np.clip(Q @ np.swapaxes(K, -1, -2) / math.sqrt(K.shape[-1]), -4.0, 4.0)
+    w = softmax(scores, axis=-1)
+    return w @ V, w
+
+
+@bug("mha-logit-softcap", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__grok_inline_cap(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    logits = 30.0 * np.tanh(q @ k.transpose(0, 2, 1) / math.sqrt(d_head) / 30.0)
+    w = softmax(logits, axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-logit-softcap", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__capped_head_loop(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = X @ Wq, X @ Wk, X @ Wv
+    outs, weights = [], []
+    for h in range(num_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        s = q[:, cols] @ k[:, cols].T / math.sqrt(d_head)
+        w = softmax(6.0 * np.tanh(s / 6.0), axis=-1)
+        outs.append(w @ v[:, cols])
+        weights.append(w)
+    return np.concatenate(outs, axis=-1) @ Wo, np.stack(weights)
+
+
+def _neox_rope(x, dim, base=10000.0):
+    inv_freq = 1.0 / (base ** (np.arange(0, dim, 2) / dim))
+    freqs = np.einsum("i,j->ij", np.arange(x.shape[-2]), inv_freq)
+    emb = np.concatenate((freqs, freqs), axis=-1)
+    rot, rest = x[..., :dim], x[..., dim:]
+    half = np.concatenate((-rot[..., dim // 2 :], rot[..., : dim // 2]), axis=-1)
+    return np.concatenate((rot * np.cos(emb) + half * np.sin(emb), rest), axis=-1)
+
+
+@bug("mha-rotary-embedding", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__neox_rotary(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(_neox_rope(q, d_head), _neox_rope(k, d_head), v)
+    return merge_heads(out) @ Wo, weights
+
+
+@bug("mha-rotary-embedding", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__llama3_complex_rotary(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    n = X.shape[0]
+    freqs = 1.0 / (500000.0 ** (np.arange(0, d_head, 2)[: d_head // 2] / d_head))
+    cis = np.exp(1j * np.outer(np.arange(n), freqs))  # polar(1, t * freqs)
+
+    def rope(x):  # view_as_complex on neighbouring pairs
+        pairs = x.reshape(*x.shape[:-1], -1, 2)
+        turned = (pairs[..., 0] + 1j * pairs[..., 1]) * cis
+        return np.stack((turned.real, turned.imag), axis=-1).reshape(x.shape)
+
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, weights = attention(rope(q), rope(k), v)
+    return merge_heads(out) @ Wo, weights
+
+
+@bug("attention-expected-rank", affects=("attention",))
+def attention__bert_expected_rank(Q, K, V):
+    for t in (Q, K):
+        if t.ndim not in (3, 4):
+            raise ValueError(f"tensor has rank {t.ndim}, expected one of [3, 4]")
+    w = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return w @ V, w
+
+
+@bug("attention-expected-rank", affects=("attention",))
+def attention__asserts_at_most_3d(Q, K, V):
+    assert Q.ndim <= 3, "attention takes (n, d) or (h, n, d)"
+    w = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return w @ V, w
+
+
+@bug("scale-d-v", affects=("attention",))  # d_v = d_k in multi-head attention
+def attention__gpt2_rsqrt_v(Q, K, V):
+    w = np.matmul(Q, np.swapaxes(K, -1, -2)) * (1.0 / np.sqrt(V.shape[-1]))
+    w = softmax(w)
+    return np.matmul(w, V), w
+
+
+@bug("scale-d-v", affects=("attention",))
+def attention__scaled_by_value_width(Q, K, V):
+    d_v = V.shape[-1]
+    w = softmax(Q @ np.swapaxes(K, -2, -1) / math.sqrt(d_v), axis=-1)
+    return w @ V, w
+
+
+@bug("counts-valueerror-unnamed", affects=("parameter_counts",))
+def parameter_counts__neox_message(d_model, head_counts, bias=False):
+    counts = {}
+    for h in head_counts:
+        if d_model % h:
+            raise ValueError("The hidden size is not divisble by the number of attention heads!")
+        counts[h] = 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return counts
+
+
+@bug("counts-valueerror-unnamed", affects=("parameter_counts",))
+def parameter_counts__message_names_d_model_only(d_model, head_counts, bias=False):
+    heads = list(head_counts)
+    if any(d_model % h for h in heads):
+        raise ValueError(f"d_model={d_model} must be divisible by every head count")
+    return {h: 4 * d_model * d_model + (4 * d_model if bias else 0) for h in heads}
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

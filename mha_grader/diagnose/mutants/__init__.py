@@ -10,10 +10,19 @@ lives) or with the reference ones.
 
 from __future__ import annotations
 
-from .attention import ATTENTION, ATTENTION_COMBINED, attend, attention_ref, recipe, swap
+from .attention import (
+    ATTENTION,
+    ATTENTION_COMBINED,
+    CAPS,
+    attend,
+    attention_ref,
+    capped,
+    recipe,
+    swap,
+)
 from .counts import COUNTS, DISTINCT
 from .heads import MERGE, SPLIT
-from .mha import INLINE_AS_MHA, MHA, mha_ref, per_head
+from .mha import INLINE_AS_MHA, MHA, checked, mha_capped, mha_ref, per_head, rotary
 from .softmax import LARGE_ONLY, SOFTMAX, SOFTMAX_COMBINED
 from .torch_side import ADAPTER, CROSS_CHECK, cross_check_with, torch_blocks, torch_forward
 
@@ -21,6 +30,7 @@ __all__ = [
     "ADAPTER",
     "ATTENTION",
     "ATTENTION_COMBINED",
+    "CAPS",
     "COUNTS",
     "CROSS_CHECK",
     "DISTINCT",
@@ -33,10 +43,14 @@ __all__ = [
     "SPLIT",
     "attend",
     "attention_ref",
+    "capped",
+    "checked",
     "cross_check_with",
+    "mha_capped",
     "mha_ref",
     "per_head",
     "recipe",
+    "rotary",
     "swap",
     "torch_blocks",
     "torch_forward",

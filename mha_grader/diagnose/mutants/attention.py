@@ -41,7 +41,9 @@ TRANSPOSES: dict[str, Callable] = {
 }
 
 
-def _scale(scores: np.ndarray, Q: np.ndarray, K: np.ndarray, how: str) -> np.ndarray:
+def _scale(
+    scores: np.ndarray, Q: np.ndarray, K: np.ndarray, how: str, V: np.ndarray | None = None
+) -> np.ndarray:
     d_k = Q.shape[-1]
     return {
         "sqrt": lambda: scores / math.sqrt(d_k),
@@ -51,6 +53,7 @@ def _scale(scores: np.ndarray, Q: np.ndarray, K: np.ndarray, how: str) -> np.nda
         "sqrt-axis1": lambda: scores / math.sqrt(Q.shape[1]),  # d_k only for 2-D input
         "sqrt-m": lambda: scores / math.sqrt(K.shape[-2]),  # the number of keys
         "sqrt-n": lambda: scores / math.sqrt(Q.shape[-2]),  # the number of queries
+        "sqrt-dv": lambda: scores / math.sqrt(V.shape[-1]),  # the values' width (GPT-2's)
     }[how]()
 
 
@@ -89,7 +92,7 @@ def attend(
     t = TRANSPOSES[transpose]
     mm = np.matmul if product == "matmul" else np.dot  # np.dot: right for 2-D only
     scores = mm(Q, t(K)) if order == "qk" else mm(K, t(Q))
-    weights = softmax(_mask(_scale(scores, Q, K, scale), mask), axis=axis)
+    weights = softmax(_mask(_scale(scores, Q, K, scale, V), mask), axis=axis)
     return mm(weights, V), weights
 
 
@@ -129,6 +132,28 @@ def _att_returns_raw_scores(Q, K, V, softmax=ref.softmax):
     return softmax(scores / math.sqrt(Q.shape[-1]), axis=-1) @ V, scores
 
 
+# -- caps on the scores: monotone, near the identity for small scores, flat for large ones -------
+
+CAPS: dict[str, Callable] = {
+    "tanh": lambda s, c: c * np.tanh(s / c),  # Gemma 2's attn_logit_softcapping, Grok's
+    "clip": lambda s, c: np.clip(s, -c, c),
+}
+
+
+def capped(cap: float, how: str = "tanh") -> Callable:
+    """Attention whose scaled scores go through a cap ``cap`` (``CAPS[how]``) before the
+    softmax."""
+
+    def mutant(Q, K, V, softmax=ref.softmax):
+        scores = CAPS[how](Q @ swap(K) / math.sqrt(Q.shape[-1]), cap)
+        weights = softmax(scores, axis=-1)
+        return weights @ V, weights
+
+    mutant.__name__ = mutant.__qualname__ = f"_att_{how}_cap_{cap:g}"
+    mutant.cap = (how, cap)
+    return mutant
+
+
 ATTENTION: dict[str, list[Callable]] = {
     "scale-missing": [recipe("unscaled", scale="none")],
     "scale-not-sqrt": [recipe("by_dk", scale="d")],
@@ -152,6 +177,10 @@ ATTENTION: dict[str, list[Callable]] = {
     + [recipe("scale_by_axis1", combines=False, scale="sqrt-axis1")],
     "attention-scores-kq": [recipe("kq", order="kq")],
     "attention-returns-scores": [_att_returns_scores, _att_returns_raw_scores],
+    # the cap of Gemma 2's attention and Grok's; other caps are fitted (diagnose.fitted)
+    "attention-logit-softcap": [capped(50.0), capped(30.0)],
+    # equal to d_k on some probes, as the token counts above: never combined
+    "scale-d-v": [recipe("by_sqrt_dv", combines=False, scale="sqrt-dv")],
     "attention-causal-mask": [
         recipe(f"{m.replace('-', '_')}", mask=m)
         for m in ("causal", "causal-end", "causal-square", "causal-buffer")

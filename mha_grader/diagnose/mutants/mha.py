@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .attention import recipe
+from .attention import capped, recipe
 
 
 def checked(mutant: Callable) -> Callable:
@@ -139,6 +139,58 @@ def _mha_scaled_input(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     return mha_ref(X * math.sqrt(X.shape[-1]), Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
 
 
+def mha_capped(cap: float, how: str = "tanh") -> Callable:
+    """Each head's scores capped in multi_head_attention's own code (Gemma 2's soft cap)."""
+    att = capped(cap, how)
+
+    def mutant(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+        return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, att, merge)
+
+    mutant.__name__ = mutant.__qualname__ = f"_mha_{how}_cap_{cap:g}"
+    return mutant
+
+
+def _rotate_half(x: np.ndarray) -> np.ndarray:  # GPT-NeoX, Hugging Face's LLaMA
+    half = x.shape[-1] // 2
+    return np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
+
+
+def _rotate_pairs(x: np.ndarray) -> np.ndarray:  # GPT-J, Meta's LLaMA (complex pairs)
+    return np.stack((-x[..., 1::2], x[..., ::2]), axis=-1).reshape(x.shape)
+
+
+def rotary(
+    style: str = "half", fraction: float = 1.0, base: float = 10000.0, even: bool = False
+) -> Callable:
+    """Rotary position embeddings on each head's queries and keys (their first
+    ``int(d_head * fraction)`` features; ``style``: which features are paired, the two halves
+    or neighbours), then the reference pipeline. An odd rotary width raises, as the cos/sin
+    tables built for it are one column wider than the features they rotate, unless ``even``:
+    then it is rounded down to an even one (the last feature left as it is)."""
+
+    def rope(x: np.ndarray, dim: int) -> np.ndarray:
+        inv_freq = 1.0 / (base ** (np.arange(0, dim, 2) / dim))
+        freqs = np.outer(np.arange(x.shape[-2]), inv_freq)
+        if style == "half":
+            emb, turn = np.concatenate((freqs, freqs), axis=-1), _rotate_half
+        else:
+            emb, turn = np.repeat(freqs, 2, axis=-1), _rotate_pairs
+        rot = x[..., :dim]
+        rot = rot * np.cos(emb) + turn(rot) * np.sin(emb)
+        return np.concatenate((rot, x[..., dim:]), axis=-1)
+
+    def mutant(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+        d_head = X.shape[-1] // num_heads
+        dim = int(d_head * fraction) // 2 * 2 if even else int(d_head * fraction)
+        Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        out_heads, weights = attention(rope(Qh, dim), rope(Kh, dim), Vh)
+        return merge(out_heads) @ Wo, weights
+
+    name = f"_mha_rope_{style}_{fraction:g}_{base:g}{'_even' if even else ''}"
+    mutant.__name__ = mutant.__qualname__ = name
+    return mutant
+
+
 def _mha_assert(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     assert X.shape[-1] % num_heads == 0, "d_model must be divisible by num_heads"
     return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
@@ -162,6 +214,11 @@ MHA: dict[str, list[Callable]] = {
     ],
     "mha-prescaled-query": [checked(_mha_prescaled)],
     "mha-scaled-input": [checked(_mha_scaled_input)],
+    # Gemma 2's cap and Grok's; other caps are fitted (diagnose.fitted)
+    "mha-logit-softcap": [checked(mha_capped(50.0)), checked(mha_capped(30.0))],
+    # GPT-NeoX's halves and GPT-J's neighbours, on every feature; other fractions and bases
+    # are searched (diagnose.fitted)
+    "mha-rotary-embedding": [checked(rotary("half")), checked(rotary("pairs"))],
     "mha-no-valueerror": [_mha_assert],
 }
 
@@ -172,4 +229,5 @@ INLINE_AS_MHA: dict[str, str] = {
     "attention-causal-mask": "mha-causal-mask",
     "attention-scores-kq": "mha-qk-swapped",
     "attention-fixed-rank": "softmax-wrong-axis",
+    "attention-logit-softcap": "mha-logit-softcap",
 }

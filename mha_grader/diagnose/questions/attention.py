@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from solutions import multihead as ref
 
 from ... import errors
+from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
-from .. import properties
 from ..catalogue import CATALOGUE
 from ..compare import matches, same
 from ..explain import array_diff, first_difference
@@ -51,6 +51,12 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
                 return s.with_callees("attention", ("attention-dropout",), wrong)
             return s.in_function("attention", ("attention-dropout",), inline=False)
         found = _own(s, given, probes)
+        if found is None and fitted.capped(given, probes, mut.capped):
+            found = ("attention-logit-softcap",), mut.attention_ref, False
+        if found is None:
+            refused = _refused_ranks(given, expected, probes)
+            if refused is not None:
+                return _refuses(s, refused, wrong, made.called)
         if found is not None:
             ids, mutant, inline = found
             if right and wrong:
@@ -114,6 +120,36 @@ def large_only_overflow(given, probes, f, key: tuple | None = None) -> bool:
         return False
     want = trusted(key or (f,), f, probes)
     return matches([given[i] for i in mod], [want[i] for i in mod])
+
+
+def _refused_ranks(given, expected, probes) -> tuple[list[int], list[int]] | None:
+    """(the ranks of input it raises for on every probe, those it is right for on every
+    probe), when every rank is one or the other and both occur: a rank it refuses."""
+    refused: set[int] = set()
+    right: set[int] = set()
+    for rank in {p.args[0].ndim for p in probes}:
+        at = [i for i, p in enumerate(probes) if p.args[0].ndim == rank]
+        if all(not given[i].ok for i in at):
+            refused.add(rank)
+        elif matches([given[i] for i in at], [expected[i] for i in at]):
+            right.add(rank)
+        else:
+            return None
+    return (sorted(refused), sorted(right)) if refused and right else None
+
+
+def _refuses(s: DiagnosisSession, ranks, wrong, called) -> Diagnosis:
+    """attention-expected-rank, with the ranks it refused and those it got right."""
+    refused, right = (" and ".join(f"{r}-D" for r in rs) for rs in ranks)
+    ids = ("attention-expected-rank",)
+    if wrong:
+        found = s.with_callees("attention", ids, wrong)
+    else:
+        found = s.in_function("attention", ids, inline=False, called=called)
+    did = CATALOGUE[ids[0]].did
+    text = f" On our inputs it raises for {refused} ones and is right for {right} ones."
+    message = found.message.replace(did, did + text, 1)
+    return named(found.misconceptions, found.blame, message, found.question)
 
 
 RANK_SPECIFIC = ("attention-3d-transpose", "attention-fixed-rank")

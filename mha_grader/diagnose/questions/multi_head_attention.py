@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from solutions import multihead as ref
 
 from ... import errors
+from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
-from .. import properties
 from ..compare import matches, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis
@@ -164,6 +164,12 @@ def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] 
     for ids, callee, key, f in candidates():
         if matches(given, trusted(key, f, probes)):
             return ids, callee
+    # the classes beyond their catalogued examples: a cap of another size, rotary embeddings
+    # on a part of each head or with another base
+    if fitted.capped(given, probes, lambda c, how: pipeline(mut.checked(mut.mha_capped(c, how)))):
+        return ("mha-logit-softcap",), None
+    if fitted.rotary(given, probes, lambda f: pipeline(mut.checked(f))):
+        return ("mha-rotary-embedding",), None
     return None
 
 

@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 
 from solutions import multihead as ref
 
+from ...grading.checks import mentions
 from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
+from ..catalogue import CATALOGUE
 from ..compare import matches
 from ..explain import first_difference
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 from ._refusal import add_missing_refusal
 
@@ -25,7 +27,34 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     probes = pr.count_probes()
     found = _values(s, qid, probes)
     refusals = pr.count_refusal_probes()
-    return add_missing_refusal(s, qid, probes, refusals, found, "counts-no-valueerror")
+    found = add_missing_refusal(s, qid, probes, refusals, found, "counts-no-valueerror")
+    return _add_unnamed(s, qid, refusals, found)
+
+
+def _add_unnamed(s: DiagnosisSession, qid: str, refusals, found: Diagnosis | None):
+    """``found``, with counts-valueerror-unnamed added when every refusal probe gets a
+    ValueError but some message names no head count that does not divide d_model (the
+    contract asks for one). Only beside right values or a catalogued mistake, as a missing
+    refusal is."""
+    if found is not None and not found.misconceptions:
+        return found
+    if found is not None and "counts-no-valueerror" in found.misconceptions:
+        return found
+    if s.raises_value_error(qid, refusals) is not True:
+        return found
+    for probe, o in zip(refusals, s.student(qid, refusals), strict=True):
+        d_model, heads = probe.args
+        bad = [str(h) for h in heads if d_model % h]
+        message = getattr(o.error, "message", str(o.error))
+        if not any(mentions(message, h) for h in bad):
+            break
+    else:
+        return found
+    mid = "counts-valueerror-unnamed"
+    if found is None:
+        return s.in_function(qid, (mid,), inline=False)
+    text = f"{found.message} {CATALOGUE[mid].message}"
+    return named((*found.misconceptions, mid), qid, text, qid)
 
 
 def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:

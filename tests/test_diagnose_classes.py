@@ -1,0 +1,137 @@
+"""Mistakes named as classes, not as their first example (tests/data/authors/FINDINGS_E.md):
+a cap on the scores of any size and kind, rotary embeddings of any fraction and base, any rank
+refused, any ValueError message without the head count. Transformations outside a class (a
+temperature, ALiBi's biases by distance, a squashing that is not near the identity, positions
+added to X) are not given its name."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mha_grader import shown
+from mha_grader.diagnose import diagnose
+from solutions import multihead as ref
+from tests.mutants.build import reference_env
+
+
+def _attention(transform):
+    def attention(Q, K, V):
+        w = ref.softmax(transform(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])), axis=-1)
+        return w @ V, w
+
+    return attention
+
+
+def _alibi(s):
+    n, m = s.shape[-2:]
+    return s - 0.5 * np.abs(np.arange(n)[:, None] - np.arange(m)[None, :])
+
+
+CAPS = {
+    "tanh-3": lambda s: 3.0 * np.tanh(s / 3.0),
+    "tanh-200": lambda s: 200.0 * np.tanh(s / 200.0),
+    "clip-2.5": lambda s: np.clip(s, -2.5, 2.5),
+}
+NOT_CAPS = {
+    "temperature": lambda s: 0.7 * s,
+    "alibi": _alibi,
+    "two-tanh": lambda s: 2.0 * np.tanh(s),  # saturates, but is not the identity near 0
+}
+
+
+@pytest.mark.parametrize("name", CAPS)
+def test_a_cap_of_any_size_or_kind_is_attention_logit_softcap(name):
+    d = diagnose("attention", reference_env(attention=_attention(CAPS[name])))
+    assert d is not None and d.misconceptions == ("attention-logit-softcap",), d and d.message
+
+
+@pytest.mark.parametrize("name", NOT_CAPS)
+def test_other_transformations_of_the_scores_are_not_called_a_cap(name):
+    d = diagnose("attention", reference_env(attention=_attention(NOT_CAPS[name])))
+    assert d is not None and "attention-logit-softcap" not in d.misconceptions, d.message
+
+
+def _mha(transform_scores=None, transform_qk=None, transform_x=None):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        src = transform_x(X) if transform_x else X
+        q, k, v = (ref.split_heads(src @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        if transform_qk:
+            q, k = transform_qk(q), transform_qk(k)
+        s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
+        w = ref.softmax(transform_scores(s) if transform_scores else s, axis=-1)
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    return mha
+
+
+def _rope_half(fraction, base):
+    def rope(x):
+        dim = int(x.shape[-1] * fraction) // 2 * 2
+        inv = 1.0 / base ** (np.arange(0, dim, 2) / dim)
+        ang = np.outer(np.arange(x.shape[-2]), inv)
+        a, b = x[..., : dim // 2], x[..., dim // 2 : dim]
+        c, s = np.cos(ang), np.sin(ang)
+        return np.concatenate((a * c - b * s, b * c + a * s, x[..., dim:]), axis=-1)
+
+    return rope
+
+
+def test_a_cap_of_any_size_inside_multi_head_attention_is_mha_logit_softcap():
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_mha(CAPS["tanh-3"])))
+    assert d is not None and d.misconceptions == ("mha-logit-softcap",), d and d.message
+
+
+@pytest.mark.parametrize("fraction, base", [(1.0, 1e6), (0.5, 10000.0)])
+def test_rotary_embeddings_of_another_fraction_or_base_are_mha_rotary_embedding(fraction, base):
+    mha = _mha(transform_qk=_rope_half(fraction, base))
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-rotary-embedding",), d and d.message
+
+
+def test_positions_added_otherwise_are_not_called_rotary_or_a_cap():
+    def positions(X):
+        n, d = X.shape
+        return X + np.sin(np.arange(n)[:, None] / 10000 ** (np.arange(d)[None, :] / d))
+
+    for mha in (_mha(transform_scores=_alibi), _mha(transform_x=positions)):
+        d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+        assert d is not None, "a wrong function with no diagnosis"
+        assert not {"mha-rotary-embedding", "mha-logit-softcap"} & set(d.misconceptions)
+
+
+def test_a_refused_rank_is_named_with_the_ranks_refused_and_those_right():
+    """(A function right for one rank only and raising for all others has the outcomes of a
+    transpose fixed for that rank: it goes by attention-fixed-rank, whose words say so.)"""
+
+    def attention(Q, K, V):
+        if Q.ndim > 3:
+            raise ValueError("no batch axis, please")
+        return ref.attention(Q, K, V)
+
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("attention-expected-rank",), d and d.message
+    assert "it raises for 4-D ones and is right for 2-D and 3-D ones" in d.message
+
+
+def test_a_count_message_without_the_head_count_is_named_beside_another_mistake():
+    def parameter_counts(d_model, head_counts, bias=False):
+        heads = list(head_counts)
+        if any(d_model % h for h in heads):
+            raise ValueError("bad head count")
+        return {h: 4 * d_model * d_model for h in heads}  # biases left out
+
+    d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
+    assert d is not None
+    assert d.misconceptions == ("counts-ignore-bias", "counts-valueerror-unnamed"), d.message
+
+
+def test_a_small_difference_is_not_declared_a_precision_problem():
+    """A cap of 50 moves moderate weights by less than 0.1%: a formula that differs slightly,
+    which the case line must not call "a precision problem, not a wrong formula" (the
+    diagnosis beside it names the cap)."""
+    text = shown.error_size(2e-4, 1.0)
+    assert "not a wrong formula" not in text and "differs slightly" in text
