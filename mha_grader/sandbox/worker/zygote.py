@@ -138,6 +138,7 @@ class Zygote:
         self.statuses: dict[int, int] = {}  # reaped pid -> wait status
         self.live: dict[int, int | None] = {}  # child pid -> its uid
         self.pieces: list[tuple[int, int]] = []  # of the heap, to collapse while idle
+        self.spawned = 0
 
     def reap(self) -> None:
         while True:
@@ -188,6 +189,7 @@ class Zygote:
         os.close(sock_fd)
         os.close(out_fd)
         self.live[pid] = uid
+        self.spawned += 1
         return {"pid": pid}
 
     def kill(self, req: dict) -> dict:
@@ -218,8 +220,11 @@ class Zygote:
         return {"status": None if status is None else _describe_status(status)}
 
     def _while_idle(self) -> None:
-        """Collapse the heap one piece at a time while no request waits: the first grade
-        never waits for it, and a request at most for one piece (a few ms)."""
+        """Collapse the heap one piece at a time while no request waits, once the first
+        submissions are under way (started at once, its CPU would go to the batch's warm-up
+        and put off the first grade); a request waits at most for one piece (a few ms)."""
+        if self.spawned < COLLAPSE_AFTER:
+            return
         while self.pieces and not select.select([self.ctrl], [], [], 0)[0]:
             start, length = self.pieces.pop()
             try:
@@ -316,6 +321,7 @@ def _fork_numpy_zygote(config: dict, killer: Killer | None, abi: int, program) -
 
 
 HUGE_PAGE = 1 << 21
+COLLAPSE_AFTER = 6  # workers spawned (three submissions) before the heap is collapsed
 
 
 def _heap_pieces() -> list[tuple[int, int]]:
