@@ -7,6 +7,8 @@ grader's words (``shown``): none carries a traceback of the grader or text from 
 
 from __future__ import annotations
 
+import re
+
 from .shown import exception_kind, raised_text
 
 
@@ -73,3 +75,9 @@ class ProtocolViolation(StudentCodeError):
 
 class MissingFunction(StudentCodeError):
     """The student's file, or the function in it, is missing or failed to import."""
+
+
+def mentions(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in an error message ``text`` as a whole word or number ("5" is
+    not in "15"): what a check asks a ValueError's message to name (grading and diagnosis)."""
+    return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", text) is not None

@@ -115,7 +115,13 @@ def test_wrong_values_are_told_in_classes_of_share_spread_and_size_not_in_number
     )
     assert not re.search(r"\d\.\d", text) and "2, 0" not in text
     slightly = EXPECTED * (1 + 5e-4)
-    text = fails(lambda: compare.check_close(slightly, EXPECTED, "w", "(h, n, n)"), "precision")
+    # a small difference: from arithmetic less precise than asked, or a formula that differs
+    # slightly (never declared one of the two: a soft cap on the scores moves them that little)
+    text = fails(
+        lambda: compare.check_close(slightly, EXPECTED, "w", "(h, n, n)"),
+        "less precise than asked",
+        "a formula that differs slightly",
+    )
     assert "entries are off" in text
 
 

@@ -13,14 +13,13 @@ object that claims equality with everything cannot pass.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import shown
-from ..errors import StudentCodeError, StudentRaised
+from ..errors import StudentCodeError, StudentRaised, mentions
 
 # Added to a message when large scores made a result nan or inf.
 OVERFLOW_HINT = (
@@ -191,11 +190,6 @@ def check_int(value: Any, what: str) -> int:
     raise AssertionError(
         f"{what} should be a whole number (int); your code returned {describe(value)}."
     )
-
-
-def mentions(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` as a whole word or number ("5" is not in "15")."""
-    return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", text) is not None
 
 
 def expect_value_error(

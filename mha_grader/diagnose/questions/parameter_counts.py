@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from solutions import multihead as ref
 
-from ...grading.checks import mentions
+from ...errors import mentions
 from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
