@@ -14,6 +14,7 @@ from .questions import (
     CALLEES,
     CODE_QUESTIONS,
     NEEDS_TORCH,
+    NUMPY_QUESTIONS,
     QUESTION_IDS,
     STUDENT_FILES,
     WRITTEN_QUESTIONS,
@@ -195,6 +196,9 @@ def _code_results_in(
         if name in loaded:
             loaded[name] = LoadedFile(name, problem=f"{why}.")
     problems = [lf.problem for lf in loaded.values() if lf.problem]
+    numpy_side = _numpy_side_problem(loaded, folder, shown, rule, args.time_limit)
+    if numpy_side:
+        problems.append(numpy_side)
     if args.show_output:
         problems += [
             f"{lf.name} printed while loading:\n{lf.output.rstrip()}"
@@ -212,6 +216,9 @@ def _code_results_in(
 
     def result_of(q: str) -> QuestionResult:
         """Question q's checks, run once (a callee's too when a composite needs to know)."""
+        if q not in done and numpy_side and q in NUMPY_QUESTIONS:  # as grading: none run
+            why = "multihead.py could not be imported where the NumPy questions run (see above)."
+            done[q] = QuestionResult(q, Status.UNAVAILABLE, why)
         if q not in done:
             done[q] = _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args)
         return done[q]
@@ -219,6 +226,34 @@ def _code_results_in(
     with rule:
         results = waiting.apply([result_of(q) for q in qids], result_of)
     return results, problems
+
+
+def _numpy_side_problem(loaded, folder: Path, shown: Path, rule, seconds) -> str | None:
+    """Why multihead.py, loaded here, would not load where grading runs the NumPy questions
+    (torch withheld: ``withheld.numpy_side_failure``), in grading's words; None when it would."""
+    from .limits import TimeLimitExceeded, captured_output, time_limit
+    from .tracing import describe, exception_text, student_frame
+    from .withheld import numpy_side_failure
+
+    own = loaded.get("multihead.py")
+    if own is None or own.module is None:
+        return None
+    with rule, captured_output():
+        try:
+            with time_limit(seconds):
+                failed = numpy_side_failure(folder / "multihead.py")
+        except TimeLimitExceeded:
+            return None  # it loaded once in time: a slow machine, not the NumPy rule
+    if failed is None:
+        return None
+    frame = student_frame(failed, folder)
+    at = f" (at {describe(frame)})" if frame else ""
+    return (
+        "multihead.py could not be imported where the NumPy questions run (NumPy and the "
+        f"standard library only: torch is not there, its names refuse to be used): "
+        f"{exception_text(failed)}{at}. Use torch inside parameter_counts only, never at the "
+        "top of multihead.py."
+    )
 
 
 def _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args) -> QuestionResult:

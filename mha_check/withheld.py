@@ -12,8 +12,11 @@ any torch function or tensor method called (a torch function mode).
 from __future__ import annotations
 
 import builtins
+import importlib.abc
+import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .imports import importer
@@ -72,3 +75,82 @@ class NumpyOnly:
             self._mode.__exit__(None, None, None)
             self._mode = None
         builtins.__import__ = self._import
+
+
+# -- multihead.py loaded as grading loads it for the NumPy questions ---------------------------
+# There torch is *withheld* (mha_grader/sandbox/worker/withheld.py, which this mirrors: the
+# worker's package is not in the students' bundle): ``import torch`` succeeds, so that a file
+# importing it for parameter_counts loads, but every name of it is a stand-in that refuses to be
+# called. A file that calls torch at its top level loads here and fails there: its NumPy
+# questions are not graded.
+
+
+class _Withheld(type):
+    """A withheld torch name: its attributes are more of them; calling one raises."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _withheld(f"{cls.__qualname__}.{name}")
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise _refusal(cls)
+
+    def __iter__(cls) -> Any:
+        raise _refusal(cls)
+
+
+def _refusal(cls: type) -> ModuleNotFoundError:  # grading's words for it
+    message = f"{cls.__qualname__} is not available here: the NumPy questions run with NumPy alone"
+    return ModuleNotFoundError(message, name="torch")
+
+
+def _withheld(qualname: str) -> type:
+    return _Withheld(qualname.rpartition(".")[2], (), {"__qualname__": qualname})
+
+
+class _WithheldModule(ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _withheld(f"{self.__name__}.{name}")
+
+
+class _WithheldTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname.partition(".")[0] in ("torch", "functorch", "torchgen"):
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        return _WithheldModule(spec.name)
+
+    def exec_module(self, module: Any) -> None:
+        module.__path__ = []
+
+
+def numpy_side_failure(path: Path) -> BaseException | None:
+    """Run ``path`` (multihead.py) again as grading's NumPy workers import it, torch withheld;
+    what it raised there, or None. Only a file that names torch needs it (it runs twice)."""
+    source = path.read_bytes()
+    if b"torch" not in source:
+        return None
+    real = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in ("torch", "functorch")}
+    finder = _WithheldTorch()
+    for name in real:
+        del sys.modules[name]
+    sys.meta_path.insert(0, finder)
+    module = ModuleType(path.stem)
+    module.__file__ = str(path)
+    try:
+        exec(compile(source, str(path), "exec"), module.__dict__)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the student's file may raise anything, even SystemExit
+        return e
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if n.partition(".")[0] in ("torch", "functorch")]:
+            del sys.modules[name]
+        sys.modules.update(real)
+    return None
