@@ -1,6 +1,6 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
-tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/ and
-heldout_e/, no longer held out once their results were read).
+tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
+heldout_e/ and heldout_f/, no longer held out once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -10,7 +10,8 @@ right solutions (tests/data/independent/) get no diagnosis at all. The held-out 
 corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/) is never read here: it measures, it
 does not tune. heldout_d/ was held out until its first results were read (FINDINGS_D.md); its
 open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from then; so is
-heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes).
+heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes) and heldout_f/ (FINDINGS_F.md,
+issue-20-heldout-f-fixes).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from tests.mutants.build import Submission, load_env
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "authors"
 TUNING_PARTS = tuple(
-    AUTHORS / p for p in ("tuning", "tuning_b", "tuning_c", "tuning_d", "heldout_d", "heldout_e")
+    AUTHORS / p
+    for p in ("tuning", "tuning_b", "tuning_c", "tuning_d", "heldout_d", "heldout_e", "heldout_f")
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
@@ -49,6 +51,10 @@ UNSEEN = {
     ("pytorch_sdpa_reference", "softmax"): "torch in a NumPy function: the right values "
     "here, where nothing is withheld; in grading the NumPy-only wall makes it fail "
     "(tests/test_numpy_wall.py)",
+    ("flash_attn_ref_causal", "cross_check"): "float32 on both sides of a comparison with a "
+    "float64 module: where module and pipeline agree to float64 rounding its report is an "
+    "exact 0, below what the float64 rule of cross_check's honesty looks at (FINDINGS_F.md: "
+    "graded full marks; open)",
 }
 
 

@@ -1,8 +1,10 @@
 """Mistakes named as classes, not as their first example (tests/data/authors/FINDINGS_E.md):
 a cap on the scores of any size and kind, rotary embeddings of any fraction and base, any rank
-refused, any ValueError message without the head count. Transformations outside a class (a
-temperature, ALiBi's biases by distance, a squashing that is not near the identity, positions
-added to X) are not given its name."""
+refused, any ValueError message without the head count (set E); a shared key and value head
+from either end, a multi-query count with or without biases, a bias on the scores by relative
+position of any slopes or table (set F, FINDINGS_F.md). Transformations outside a class (a
+temperature, ALiBi's biases by distance for a cap, a squashing that is not near the identity,
+positions added to X, a bias by absolute positions) are not given its name."""
 
 import math
 
@@ -135,3 +137,105 @@ def test_a_small_difference_is_not_declared_a_precision_problem():
     diagnosis beside it names the cap)."""
     text = shown.error_size(2e-4, 1.0)
     assert "not a wrong formula" not in text and "differs slightly" in text
+
+
+# --- the sixth authors' set (FINDINGS_F.md): multi-query attention and its count, a bias by
+# relative position on the scores; each class beyond the authors' own example
+
+
+def _multi_query(block):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        cols = slice(0, d_head) if block == "first" else slice(-d_head, None)
+        q = X @ Wq
+        k, v = X @ Wk[:, cols], X @ Wv[:, cols]
+        outs, weights = [], []
+        for h in range(num_heads):  # a loop over query heads, one shared key and value head
+            w = ref.softmax(q[:, h * d_head : (h + 1) * d_head] @ k.T / math.sqrt(d_head), axis=-1)
+            outs.append(w @ v)
+            weights.append(w)
+        return np.concatenate(outs, axis=-1) @ Wo, np.stack(weights)
+
+    return mha
+
+
+@pytest.mark.parametrize("block", ["first", "last"])
+def test_a_key_and_value_head_shared_by_all_query_heads_is_mha_multi_query(block):
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_multi_query(block)))
+    assert d is not None and d.misconceptions == ("mha-multi-query",), d and d.message
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_a_multi_query_count_with_or_without_its_biases_is_counts_multi_query(with_bias):
+    def parameter_counts(d_model, head_counts, bias=False):
+        heads = list(head_counts)
+        bad = [h for h in heads if d_model % h]
+        if bad:
+            raise ValueError(f"head counts {bad} do not divide {d_model}")
+        found = {}
+        for h in heads:
+            q_and_o, k_and_v = 2 * d_model**2, 2 * d_model * (d_model // h)
+            b = (2 * d_model + 2 * (d_model // h)) if bias and with_bias else 0
+            found[h] = q_and_o + k_and_v + b
+        return found
+
+    d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
+    assert d is not None and d.misconceptions == ("counts-multi-query",), d and d.message
+
+
+def _slopes(h):
+    return 2.0 ** (-8.0 * np.arange(1, h + 1) / h)  # the plain geometric sequence
+
+
+def _relative(bias_of, before_scale=False):
+    """Multi-head attention with ``bias_of(h, n)`` (heads, query, key) added to the scores."""
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        raw, bias = q @ np.swapaxes(k, -1, -2), bias_of(num_heads, X.shape[0])
+        s = (raw + bias) / math.sqrt(d_head) if before_scale else raw / math.sqrt(d_head) + bias
+        w = ref.softmax(s, axis=-1)
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    return mha
+
+
+def _rel(n):
+    return np.arange(n)[None, :] - np.arange(n)[:, None]  # j - i
+
+
+POSITION_BIASES = {
+    # the paper's ALiBi, -m_h (i - j), unmasked, with the plain geometric slopes
+    "alibi-paper": _relative(lambda h, n: _slopes(h)[:, None, None] * _rel(n)),
+    # symmetric (non-causal) ALiBi, -m_h |i - j|, added before the scale
+    "alibi-distance-before-scale": _relative(
+        lambda h, n: -_slopes(h)[:, None, None] * np.abs(_rel(n)), before_scale=True
+    ),
+    # one slope for every head
+    "one-slope": _relative(lambda h, n: -0.5 * np.abs(_rel(n))[None]),
+    # a T5-like table of relative-position biases, clipped to +-2 positions
+    "t5-table": _relative(
+        lambda h, n: (
+            np.array([0.3, -0.2, 0.1, 0.4, -0.5])[np.clip(_rel(n), -2, 2) + 2][None]
+            * np.arange(1, h + 1)[:, None, None]
+        )
+    ),
+}
+
+
+@pytest.mark.parametrize("name", POSITION_BIASES)
+def test_a_bias_by_relative_position_on_the_scores_is_mha_alibi_bias(name):
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=POSITION_BIASES[name]))
+    assert d is not None and d.misconceptions == ("mha-alibi-bias",), d and d.message
+
+
+def test_a_bias_by_absolute_positions_is_not_called_alibi():
+    mha = _relative(lambda h, n: 0.3 * np.outer(np.arange(n), np.arange(n))[None])
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None, "a wrong function with no diagnosis"
+    assert "mha-alibi-bias" not in d.misconceptions, d.message

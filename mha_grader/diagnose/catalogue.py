@@ -673,6 +673,41 @@ _ENTRIES = [
         "caller which to change (the contract asks for it).",
         "put the offending head count in the message, e.g. with an f-string.",
     ),
+    Misconception(
+        "mha-multi-query",
+        "multi_head_attention",
+        "Your multi_head_attention shares one key head and one value head among all the query "
+        "heads (multi-query attention, as Falcon and PaLM do, or grouped-query attention with "
+        "one group), made from one d_head-wide block of Wk and Wv: every head but that block's "
+        "attends with another head's keys and values.",
+        "The contract's multi-head attention gives every head its own keys and values: head h "
+        "uses columns h*d_head:(h+1)*d_head of X @ Wk and X @ Wv, just as of X @ Wq; sharing "
+        "them is a different (smaller) layer whose weights are not torch's.",
+        "split X @ Wk and X @ Wv into num_heads heads exactly as the queries, and hand all "
+        "three to attention.",
+    ),
+    Misconception(
+        "counts-multi-query",
+        "parameter_counts",
+        "Your parameter_counts counts a multi-query layer: the keys and values one head wide "
+        "(2 d_model^2 + 2 d_model^2 / h weights), so the count falls as the heads grow.",
+        "torch.nn.MultiheadAttention keeps full-width key and value projections whatever the "
+        "head count: the heads cut the projections into blocks, they do not shrink them.",
+        "count 4 * d_model * d_model (+ 4 * d_model with bias) for every head count.",
+    ),
+    Misconception(
+        "mha-alibi-bias",
+        "multi_head_attention",
+        "Your multi_head_attention adds a bias to each head's scores that depends on the key's "
+        "position relative to the query (ALiBi, as BLOOM and MPT do, or a relative position "
+        "bias, as T5 does) before the softmax: the weights depend on where the tokens are, not "
+        "only on what they are.",
+        "The contract's multi-head attention uses no positions: each head's weights are the "
+        "softmax of Q Kᵀ / sqrt(d_head) with nothing added, so that permuting the tokens of X "
+        "only permutes the output.",
+        "softmax the scaled scores Q Kᵀ / sqrt(d_head) with no bias added, or call your "
+        "attention for every head.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -737,5 +772,8 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-expected-rank",
     "scale-d-v",
     "counts-valueerror-unnamed",
+    "mha-multi-query",
+    "counts-multi-query",
+    "mha-alibi-bias",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

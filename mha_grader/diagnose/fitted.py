@@ -1,10 +1,12 @@
 """Catalogued mistakes that are classes with a free parameter, not single examples: a cap on
 the scores whatever its size (``c * tanh(s / c)`` or a clip to ``[-c, c]``, the cap fitted to
 the student's weights on each probe), rotary position embeddings whatever the fraction of
-each head they rotate and their base (searched). A class is named only when the fitted or
-searched member reproduces the student's results on every probe (``matches``), as a mutant
-must: other transformations of the scores (a temperature, biases by position such as ALiBi)
-fit no member and stay unnamed."""
+each head they rotate and their base (searched), a bias on the scores by the key's position
+relative to the query (ALiBi of any slopes, a relative position bias: fitted per probe),
+multi-query attention's shared head from the first or the last block (searched). A class is
+named only when the fitted or searched member reproduces the student's results on every probe
+(``matches``), as a mutant must: other transformations of the scores (a temperature, a bias by
+absolute positions) fit no member and stay unnamed."""
 
 from __future__ import annotations
 
@@ -96,5 +98,56 @@ def rotary(
     variants = itertools.product(("half", "pairs"), FRACTIONS, BASES, (False, True))
     for v in variants:
         if matches(given, trusted(("rotary", *v), bind(mut.rotary(*v)), probes)):
+            return True
+    return False
+
+
+def position_bias(given: Sequence[Outcome], probes: Sequence[Probe]) -> bool:
+    """``given`` is, on every probe, multi-head attention whose scores have a bias added that
+    depends only on the head and on the key's position relative to the query (ALiBi of any
+    slopes and kind, a relative position bias as T5's): the bias is fitted per probe (least
+    squares on the log-weights, a constant per query row left free), then the pipeline with
+    it must reproduce the student's weights and output."""
+    from solutions import multihead as ref
+
+    for got, probe in zip(given, probes, strict=True):
+        target = _weights(got.value) if got.ok else None
+        X, Wq, Wk, Wv, Wo, h = probe.args
+        n, d_model = X.shape
+        if target is None or d_model % h or target.shape != (h, n, n):
+            return False
+        d_head = d_model // h
+        Qh, Kh, Vh = (ref.split_heads(X @ W, h, d_head) for W in (Wq, Wk, Wv))
+        scores = Qh @ np.swapaxes(Kh, -1, -2) / math.sqrt(d_head)
+        rows, cols = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+        design = np.zeros((n * n, 3 * n - 1))
+        design[np.arange(n * n), (cols - rows + n - 1).ravel()] = 1.0
+        design[np.arange(n * n), 2 * n - 1 + rows.ravel()] = 1.0
+        weights = np.empty_like(scores)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for head in range(h):
+                w = np.asarray(target[head], dtype=float)
+                keep = (w > 0).ravel() & np.isfinite(w).ravel()
+                if not keep.any():
+                    return False
+                logs = (np.log(w) - scores[head]).ravel()
+                fit = np.linalg.lstsq(design[keep], logs[keep], rcond=None)[0]
+                bias = fit[: 2 * n - 1][cols - rows + n - 1]
+                z = scores[head] + bias
+                e = np.exp(z - z.max(axis=-1, keepdims=True))
+                weights[head] = e / e.sum(axis=-1, keepdims=True)
+        one = Outcome((ref.merge_heads(weights @ Vh) @ Wo, weights))
+        if not matches([got], [one]):
+            return False
+    return True
+
+
+def multi_query(
+    given: Sequence[Outcome], probes: Sequence[Probe], bind: Callable[[Callable], Callable]
+) -> bool:
+    """``given`` is multi-query attention with the shared key and value head taken from the
+    first or the last d_head columns of Wk and Wv."""
+    for block in ("first", "last"):
+        if matches(given, trusted(("multi_query", block), bind(mut.multi_query(block)), probes)):
             return True
     return False

@@ -1012,6 +1012,79 @@ def parameter_counts__message_names_d_model_only(d_model, head_counts, bias=Fals
     return {h: 4 * d_model * d_model + (4 * d_model if bias else 0) for h in heads}
 
 
+# --- the sixth authors' set, seen (tests/data/authors/heldout_f/): multi-query attention and
+# its count, ALiBi's bias (each class beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("mha-multi-query", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__llama_repeat_kv_one_group(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q = split_heads(X @ Wq, num_heads, d_head)
+    k, v = (split_heads(X @ W[:, :d_head], 1, d_head) for W in (Wk, Wv))  # num_key_value_heads=1
+    k, v = np.repeat(k, num_heads, axis=0), np.repeat(v, num_heads, axis=0)  # repeat_kv
+    out, weights = attention(q, k, v)
+    return merge_heads(out) @ Wo, weights
+
+
+@bug("counts-multi-query", affects=("parameter_counts",))
+def parameter_counts__falcon_fused_qkv(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"num_heads {h} does not divide d_model {d_model}")
+        qkv_out = d_model + 2 * (d_model // h)  # multi_query: one key and one value head
+        counts[h] = d_model * qkv_out + d_model * d_model
+        if bias:
+            counts[h] += qkv_out + d_model
+    return counts
+
+
+def _bloom_slopes(num_heads):
+    closest = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * (i + 1) / closest) for i in range(closest)]
+    extra = [2 ** (-8 * (i + 1) / (2 * closest)) for i in range(0, 2 * closest, 2)]
+    return np.array(slopes + extra[: num_heads - closest])
+
+
+@bug("mha-alibi-bias", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__bloom_alibi_inline(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    alibi = _bloom_slopes(num_heads)[:, None, None] * np.arange(X.shape[0])[None, None, :]
+    w = softmax(alibi + q @ k.transpose(0, 2, 1) / math.sqrt(d_head), axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-multi-query", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__falcon_fused_multi_query(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    n = X.shape[0]
+    fused = X @ np.concatenate([Wq, Wk[:, :d_head], Wv[:, :d_head]], axis=1)
+    fused = fused.reshape(n, num_heads + 2, d_head).transpose(1, 0, 2)
+    q, k, v = fused[:-2], fused[-2:-1], fused[-1:]
+    w = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d_head), axis=-1)  # k broadcast
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("counts-multi-query", affects=("parameter_counts",))
+def parameter_counts__multi_query_no_bias(d_model, head_counts, bias=False):
+    heads = list(head_counts)
+    if any(d_model % h for h in heads):
+        raise ValueError(f"num_heads {[h for h in heads if d_model % h]} must divide d_model")
+    return {h: 2 * d_model * d_model + 2 * d_model * (d_model // h) for h in heads}
+
+
+@bug("mha-alibi-bias", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__symmetric_alibi_before_scale(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    pos = np.arange(X.shape[0])
+    slopes = 2.0 ** (-8.0 * np.arange(1, num_heads + 1) / num_heads)
+    bias = -slopes[:, None, None] * np.abs(pos[:, None] - pos[None, :])
+    w = softmax((q @ k.transpose(0, 2, 1) + bias) / math.sqrt(d_head), axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

@@ -22,7 +22,17 @@ from .attention import (
 )
 from .counts import COUNTS, DISTINCT
 from .heads import MERGE, SPLIT
-from .mha import INLINE_AS_MHA, MHA, checked, mha_capped, mha_ref, per_head, rotary
+from .mha import (
+    INLINE_AS_MHA,
+    MHA,
+    alibi,
+    checked,
+    mha_capped,
+    mha_ref,
+    multi_query,
+    per_head,
+    rotary,
+)
 from .softmax import LARGE_ONLY, SOFTMAX, SOFTMAX_COMBINED
 from .torch_side import ADAPTER, CROSS_CHECK, cross_check_with, torch_blocks, torch_forward
 
@@ -41,6 +51,7 @@ __all__ = [
     "SOFTMAX",
     "SOFTMAX_COMBINED",
     "SPLIT",
+    "alibi",
     "attend",
     "attention_ref",
     "capped",
@@ -48,6 +59,7 @@ __all__ = [
     "cross_check_with",
     "mha_capped",
     "mha_ref",
+    "multi_query",
     "per_head",
     "recipe",
     "rotary",

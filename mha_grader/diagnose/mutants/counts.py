@@ -85,6 +85,28 @@ def _counts_always_bias(d_model, head_counts, bias=False):
     return {h: 4 * d_model * d_model + 4 * d_model for h in head_counts}
 
 
+def _counts_multi_query(with_bias: bool = True) -> Callable:
+    """Falcon's multi-query layer: queries and output d_model x d_model, one key and one value
+    head of width d_model / h (2 d^2 + 2 d^2 / h), with their biases when bias=True, or without
+    (``with_bias`` False): right for one head only."""
+
+    def counts(d_model, head_counts, bias=False):
+        head_counts = list(head_counts)
+        bad = [h for h in head_counts if d_model % h]
+        if bad:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+        found = {}
+        for h in head_counts:
+            kv = 2 * (d_model // h)
+            found[h] = d_model * (2 * d_model + kv)
+            if bias and with_bias:
+                found[h] += 2 * d_model + kv
+        return found
+
+    counts.__name__ = counts.__qualname__ = f"_counts_multi_query_{with_bias}"
+    return counts
+
+
 COUNTS: dict[str, list[Callable]] = {
     "counts-ignore-bias": [_counts_without_bias],
     # q, k, v (and the output) per head; biases of q, k, v per head, or of all four
@@ -94,4 +116,6 @@ COUNTS: dict[str, list[Callable]] = {
     # output's alone (1)
     "counts-bias-partial": [_counts_some_bias(3), _counts_some_bias(1)],
     "counts-always-bias": [_counts_always_bias],
+    # one shared key and value head (Falcon's multi_query), with its biases or without them
+    "counts-multi-query": [_counts_multi_query(), _counts_multi_query(False)],
 }

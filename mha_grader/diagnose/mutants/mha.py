@@ -191,6 +191,61 @@ def rotary(
     return mutant
 
 
+def multi_query(block: str = "first") -> Callable:
+    """Multi-query attention (Falcon's, PaLM's): every query head attends with one key head and
+    one value head, the ``block`` (first or last) d_head columns of Wk and Wv, shared by all."""
+
+    def mutant(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+        d_head = X.shape[-1] // num_heads
+        cols = slice(0, d_head) if block == "first" else slice(X.shape[-1] - d_head, None)
+        Qh = split(X @ Wq, num_heads, d_head)
+        Kh, Vh = (np.broadcast_to(X @ W[:, cols], (num_heads, *Qh.shape[1:])) for W in (Wk, Wv))
+        out_heads, weights = attention(Qh, np.ascontiguousarray(Kh), np.ascontiguousarray(Vh))
+        return merge(out_heads) @ Wo, weights
+
+    mutant.__name__ = mutant.__qualname__ = f"_mha_multi_query_{block}"
+    return mutant
+
+
+def alibi_slopes(num_heads: int, interpolated: bool = True) -> np.ndarray:
+    """ALiBi's head slopes: 2^(-8 (h + 1) / H); for a head count that is no power of two,
+    BLOOM's and the paper's (``interpolated``: the closest power's slopes, then every other
+    slope of twice as many heads), or the plain geometric sequence."""
+    if not interpolated:
+        return 2.0 ** (-8.0 * np.arange(1, num_heads + 1) / num_heads)
+    closest = 2 ** math.floor(math.log2(num_heads))
+    slopes = 2.0 ** (-8.0 * np.arange(1, closest + 1) / closest)
+    if closest != num_heads:
+        extra = 2.0 ** (-8.0 * np.arange(1, 2 * closest + 1) / (2 * closest))
+        slopes = np.concatenate([slopes, extra[0::2][: num_heads - closest]])
+    return slopes
+
+
+def alibi(kind: str = "key", interpolated: bool = True, scaled: bool = False) -> Callable:
+    """A bias added to each head's scores before the softmax that depends on the key's
+    position relative to the query (ALiBi): ``kind`` "key", BLOOM's slope_h * j (the same
+    weights as the paper's -slope_h * (i - j), unmasked); "distance", -slope_h * |i - j|
+    (a symmetric, non-causal ALiBi). ``scaled``: the bias added before the 1 / sqrt(d_head)
+    scale, so that it is scaled with the scores. The head's attention is computed inline."""
+
+    def mutant(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
+        n, d_model = X.shape
+        d_head = d_model // num_heads
+        Qh, Kh, Vh = (split(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+        where = np.broadcast_to(j, (n, n)) if kind == "key" else -np.abs(i - j)
+        bias = alibi_slopes(num_heads, interpolated)[:, None, None] * where
+        raw = Qh @ np.swapaxes(Kh, -1, -2)
+        scores = (raw + bias) / math.sqrt(d_head) if scaled else raw / math.sqrt(d_head) + bias
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights = e / e.sum(axis=-1, keepdims=True)
+        return merge(weights @ Vh) @ Wo, weights
+
+    name = f"_mha_alibi_{kind}{'' if interpolated else '_geometric'}{'_scaled' if scaled else ''}"
+    mutant.__name__ = mutant.__qualname__ = name
+    return mutant
+
+
 def _mha_assert(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge):
     assert X.shape[-1] % num_heads == 0, "d_model must be divisible by num_heads"
     return mha_ref(X, Wq, Wk, Wv, Wo, num_heads, split, attention, merge)
@@ -219,6 +274,11 @@ MHA: dict[str, list[Callable]] = {
     # GPT-NeoX's halves and GPT-J's neighbours, on every feature; other fractions and bases
     # are searched (diagnose.fitted)
     "mha-rotary-embedding": [checked(rotary("half")), checked(rotary("pairs"))],
+    # Falcon's multi-query attention: one key and value head, the first d_head columns
+    "mha-multi-query": [checked(multi_query())],
+    # BLOOM's ALiBi (slope_h times the key's position); other kinds and slopes are searched
+    # (diagnose.fitted)
+    "mha-alibi-bias": [checked(alibi())],
     "mha-no-valueerror": [_mha_assert],
 }
 

@@ -170,6 +170,11 @@ def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] 
         return ("mha-logit-softcap",), None
     if fitted.rotary(given, probes, lambda f: pipeline(mut.checked(f))):
         return ("mha-rotary-embedding",), None
+    # a bias by position on the scores of another kind or slopes; a shared head from elsewhere
+    if fitted.position_bias(given, probes):
+        return ("mha-alibi-bias",), None
+    if fitted.multi_query(given, probes, lambda f: pipeline(mut.checked(f))):
+        return ("mha-multi-query",), None
     return None
 
 
