@@ -20,11 +20,18 @@ def _pairs_allclose(weights, atol=1e-6):
 DISTINCT: dict[str, list[Callable]] = {"pairs-relative-tolerance": [_pairs_allclose]}
 
 
-def _counts_without_bias(d_model, head_counts, bias=False):
+def _heads(d_model, head_counts) -> list:
+    """The head counts, once the contract's ValueError is raised for any that does not divide
+    d_model (every count mistake below checks that part right)."""
     head_counts = list(head_counts)
     bad = [h for h in head_counts if d_model % h]
     if bad:
         raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+    return head_counts
+
+
+def _counts_without_bias(d_model, head_counts, bias=False):
+    head_counts = _heads(d_model, head_counts)
     return {h: 4 * d_model * d_model for h in head_counts}
 
 
@@ -44,10 +51,7 @@ def _counts_wide(per_head: int, biases_per_head: int = 3) -> Callable:
     With bias, ``biases_per_head`` of the four d_model-wide biases come once per head."""
 
     def counts(d_model, head_counts, bias=False):
-        head_counts = list(head_counts)
-        bad = [h for h in head_counts if d_model % h]
-        if bad:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+        head_counts = _heads(d_model, head_counts)
         found = {}
         for h in head_counts:
             n = (per_head * h + 4 - per_head) * d_model * d_model
@@ -65,10 +69,7 @@ def _counts_some_bias(biases: int) -> Callable:
     projection has none: three)."""
 
     def counts(d_model, head_counts, bias=False):
-        head_counts = list(head_counts)
-        bad = [h for h in head_counts if d_model % h]
-        if bad:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+        head_counts = _heads(d_model, head_counts)
         return {h: 4 * d_model * d_model + (biases * d_model if bias else 0) for h in head_counts}
 
     counts.__name__ = counts.__qualname__ = f"_counts_{biases}_biases"
@@ -78,10 +79,7 @@ def _counts_some_bias(biases: int) -> Callable:
 def _counts_always_bias(d_model, head_counts, bias=False):
     """The four d_model-wide biases counted whatever ``bias`` says (Megatron's
     add_bias_linear, on by default; a module built without passing ``bias``)."""
-    head_counts = list(head_counts)
-    bad = [h for h in head_counts if d_model % h]
-    if bad:
-        raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+    head_counts = _heads(d_model, head_counts)
     return {h: 4 * d_model * d_model + 4 * d_model for h in head_counts}
 
 
@@ -91,10 +89,7 @@ def _counts_multi_query(with_bias: bool = True) -> Callable:
     (``with_bias`` False): right for one head only."""
 
     def counts(d_model, head_counts, bias=False):
-        head_counts = list(head_counts)
-        bad = [h for h in head_counts if d_model % h]
-        if bad:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads {bad}")
+        head_counts = _heads(d_model, head_counts)
         found = {}
         for h in head_counts:
             kv = 2 * (d_model // h)
