@@ -61,3 +61,35 @@ def test_a_view_the_student_says_they_hold_keeps_its_points():
         "chunks, one per head; no head has matrices of its own. I hold that view firmly.",
     )
     assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    ("qid", "text", "most"),
+    [
+        # a supposition, and what it would lead to: nothing claimed
+        (
+            "q4",
+            "Provided every head computes its own softmax, the count of softmaxes would be "
+            "num_heads, each over d_model/num_heads features. I could not verify it.",
+            0.25,
+        ),
+        (
+            "q1",
+            "Providing the heads use one shared Wq, Wk, Wv at full d_model, each head would "
+            "get an equal chunk of the result.",
+            0.25,
+        ),
+    ],
+)
+def test_a_provided_supposition_and_what_it_would_lead_to_claim_nothing(qid, text, most):
+    share, flagged, _ = _graded(qid, text)
+    assert share <= most and not flagged
+
+
+def test_provided_that_setting_a_scope_keeps_the_claim():
+    share, _, _ = _graded(
+        "q5",
+        "Provided that d_model is divisible by num_heads, each head gets an equal chunk of "
+        "d_model/num_heads features: that divisibility is the constraint.",
+    )
+    assert share == 1.0

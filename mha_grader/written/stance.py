@@ -436,7 +436,11 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
             continue
-        if w not in ("if", "unless", "when", "whenever") or marks.cue[i]:
+        # "Provided each head ran its own softmax, the count would go up": a supposition like
+        # "if", when what follows is what it would lead to; "provided that d_model divides,
+        # each head gets an equal chunk" only sets a scope, and stays the student's claim
+        supposing = w in _SUPPOSING and opens
+        if (w not in ("if", "unless", "when", "whenever") and not supposing) or marks.cue[i]:
             i += 1
             continue
         before = words[i - 1] if i else ""
@@ -462,6 +466,9 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             consequence = _scope_forward(words, begin, conclusion_ends=denied)
         else:
             consequence = _scope_back(words, i)
+        if supposing and not _EXPECTED & {words[j] for j in consequence}:
+            i += 1
+            continue
         marks.cue[i] = True
         if condition and words[condition[0]] == "not" and len(condition) == 1:
             marks.cue[condition[0]] = True  # "if not, ..." is the whole condition
@@ -490,6 +497,8 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         i = end if end > i else i + 1
 
 
+# words that open a supposition as "if" does ("provided that ...", "providing ...")
+_SUPPOSING = frozenset("provided providing".split())
 # a condition contrary to fact: "if each head had its own matrices", "if there were ..."
 _PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")
