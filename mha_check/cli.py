@@ -14,6 +14,7 @@ from .questions import (
     CALLEES,
     CODE_QUESTIONS,
     NEEDS_TORCH,
+    NUMPY_BROKEN,
     NUMPY_QUESTIONS,
     QUESTION_IDS,
     STUDENT_FILES,
@@ -196,7 +197,7 @@ def _code_results_in(
         if name in loaded:
             loaded[name] = LoadedFile(name, problem=f"{why}.")
     problems = [lf.problem for lf in loaded.values() if lf.problem]
-    numpy_side = _numpy_side_problem(loaded, folder, shown, rule, args.time_limit)
+    numpy_side = _numpy_side_problem(loaded, folder, rule, args.time_limit)
     if numpy_side:
         problems.append(numpy_side)
     if args.show_output:
@@ -228,7 +229,7 @@ def _code_results_in(
     return results, problems
 
 
-def _numpy_side_problem(loaded, folder: Path, shown: Path, rule, seconds) -> str | None:
+def _numpy_side_problem(loaded, folder: Path, rule, seconds) -> str | None:
     """Why multihead.py, loaded here, would not load where grading runs the NumPy questions
     (torch withheld: ``withheld.numpy_side_failure``), in grading's words; None when it would."""
     from .limits import TimeLimitExceeded, captured_output, time_limit
@@ -248,11 +249,9 @@ def _numpy_side_problem(loaded, folder: Path, shown: Path, rule, seconds) -> str
         return None
     frame = student_frame(failed, folder)
     at = f" (at {describe(frame)})" if frame else ""
-    return (
-        "multihead.py could not be imported where the NumPy questions run (NumPy and the "
-        f"standard library only: torch is not there, its names refuse to be used): "
-        f"{exception_text(failed)}{at}. Use torch inside parameter_counts only, never at the "
-        "top of multihead.py."
+    why = f"{exception_text(failed)}{at}"
+    return NUMPY_BROKEN.format(label="multihead.py", why=why) + (
+        ". Use torch inside parameter_counts only, never at the top of multihead.py."
     )
 
 

@@ -66,6 +66,14 @@ IMPORT_REFUSED = (
 )
 
 
+# A multihead.py that does not even load where grading runs the NumPy questions (torch withheld
+# there: importable, its names refuse to be used), in grading's words and mha-check's.
+NUMPY_BROKEN = (
+    "{label} could not be imported where the NumPy questions run (NumPy and the standard library "
+    "only: torch is not there, its names refuse to be used): {why}"
+)
+
+
 def import_refused(file: str, name: str, table: dict | None = None) -> str:
     """Why ``file`` may not import the module ``name`` (a sentence for the student)."""
     allowed = list((table or IMPORTS)[file])

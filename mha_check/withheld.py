@@ -85,6 +85,9 @@ class NumpyOnly:
 # questions are not graded.
 
 
+WITHHELD = ("torch", "functorch", "torchgen")  # torch and the packages that come with it
+
+
 class _Withheld(type):
     """A withheld torch name: its attributes are more of them; calling one raises."""
 
@@ -118,7 +121,7 @@ class _WithheldModule(ModuleType):
 
 class _WithheldTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname.partition(".")[0] in ("torch", "functorch", "torchgen"):
+        if fullname.partition(".")[0] in WITHHELD:
             return importlib.util.spec_from_loader(fullname, self, is_package=True)
         return None
 
@@ -135,7 +138,7 @@ def numpy_side_failure(path: Path) -> BaseException | None:
     source = path.read_bytes()
     if b"torch" not in source:
         return None
-    real = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in ("torch", "functorch")}
+    real = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in WITHHELD}
     finder = _WithheldTorch()
     for name in real:
         del sys.modules[name]
@@ -150,7 +153,7 @@ def numpy_side_failure(path: Path) -> BaseException | None:
         return e
     finally:
         sys.meta_path.remove(finder)
-        for name in [n for n in sys.modules if n.partition(".")[0] in ("torch", "functorch")]:
+        for name in [n for n in sys.modules if n.partition(".")[0] in WITHHELD]:
             del sys.modules[name]
         sys.modules.update(real)
     return None

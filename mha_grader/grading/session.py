@@ -30,7 +30,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mha_check.questions import CODE_QUESTIONS, IMPORT_REFUSED, IMPORTS, NUMPY_QUESTIONS
+from mha_check.questions import (
+    CODE_QUESTIONS,
+    IMPORT_REFUSED,
+    IMPORTS,
+    NUMPY_BROKEN,
+    NUMPY_QUESTIONS,
+)
 
 from .. import errors, shown
 from ..calls import CalleeCall, Observed
@@ -46,10 +52,6 @@ NUMPY_MODULE = "multihead"  # the file of the NumPy questions, all a NumPy worke
 # nothing, and the hidden tests meet the hang again and charge it), so a submission that hangs
 # does not pay the full limit for it in each worker.
 PROBE_SHARE = 0.5
-NUMPY_BROKEN = (
-    "{label} could not be imported where the NumPy questions run (NumPy and the standard library "
-    "only: torch is not there, its names refuse to be used): {why}"
-)
 
 
 @dataclass

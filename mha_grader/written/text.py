@@ -464,7 +464,7 @@ class Normaliser:
         self._typo_words = by_letter
         self._spelt: dict[str, str] = {}
         self._made: dict[tuple[str, bool], Token] = {}
-        # a sentence read twice (a hand-out's, line by line and as paragraphs) is folded once
+        # a text read again (a phrasing's words, the same sentence in many answers) is folded once
         self._read = lru_cache(maxsize=4096)(self._tokens)
 
     def _spelling(self, word: str) -> str:
