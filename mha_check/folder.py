@@ -107,11 +107,13 @@ def not_handed_in_note(folder: Path) -> str | None:
 MAX_FILE_BYTES = 1 << 20  # a student file is read up to this (docs/contract.md §3)
 
 
-def read_code_file(path: Path) -> tuple[str | None, str | None]:
-    """A code file as grading receives it (docs/contract.md §3): a regular file, not a
-    symbolic link, up to 1 MiB, UTF-8 text (a BOM allowed); ``(text, None)``, or ``(None, why
-    grading cannot read it)``."""
-    name = path.name
+def read_regular(path: Path, name: str | None = None) -> tuple[bytes | None, str | None]:
+    """A student file's bytes as grading reads them (docs/contract.md §3), for the check and
+    the grader alike: a regular file, never a symbolic link, opened without waiting on a FIFO
+    (O_NONBLOCK, then fstat says what it is), up to MAX_FILE_BYTES + 1 bytes (one more tells
+    it is too large). ``(data, None)``, ``(None, why it is refused)``, or ``(None, None)`` when
+    there is no such file."""
+    name = name or path.name
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -121,7 +123,16 @@ def read_code_file(path: Path) -> tuple[str | None, str | None]:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             return None, f"{name} is not a regular file"
-        data = f.read(MAX_FILE_BYTES + 1)
+        return f.read(MAX_FILE_BYTES + 1), None
+
+
+def read_code_file(path: Path) -> tuple[str | None, str | None]:
+    """A code file as grading receives it (docs/contract.md §3): ``read_regular``'s rule, UTF-8
+    text (a BOM allowed); ``(text, None)``, or ``(None, why grading cannot read it)``."""
+    name = path.name
+    data, problem = read_regular(path)
+    if data is None:
+        return None, problem
     if len(data) > MAX_FILE_BYTES:
         return None, f"{name} is larger than {MAX_FILE_BYTES // 1024} KB and would not be graded"
     try:

@@ -19,16 +19,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 import struct
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from mha_check.folder import IGNORED_DIRS, SEVERAL_FOLDERS, choose_folder, several_folders
+from mha_check.folder import (
+    IGNORED_DIRS,
+    MAX_FILE_BYTES,
+    SEVERAL_FOLDERS,
+    choose_folder,
+    read_regular,
+    several_folders,
+)
 from mha_check.questions import STUDENT_FILES
 
-MAX_FILE_BYTES = 1 << 20  # per student file
 MAX_ENTRIES = 2000  # zip entries, or names listed in a folder and its sub-folders
 MAX_ZIP_DIRECTORY = 1 << 20  # central directory bytes: room for MAX_ENTRIES long paths
 MAX_ZIP_TOTAL = 32 << 20  # bytes of all members we agree to look at, uncompressed
@@ -124,20 +129,14 @@ def _listing(path: str, budget: list[int]) -> list[os.DirEntry] | None:
 
 
 def _read_regular(path: Path, name: str, sub: Submission) -> None:
-    """Read one file, refusing links and anything that is not a regular file without waiting
-    on it: O_NONBLOCK makes opening a FIFO return at once, and fstat then tells what it is."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        sub.problems[name] = Problem(
-            "unreadable", f"{name} could not be read (a symbolic link is not accepted)"
-        )
+    """Read one file by the rule mha-check applies too (``read_regular``: no link, nothing but
+    a regular file, never waiting on a FIFO); a file gone since it was listed is unreadable."""
+    data, problem = read_regular(path, name)
+    if data is None:
+        why = problem or f"{name} could not be read (a symbolic link is not accepted)"
+        sub.problems[name] = Problem("unreadable", why)
         return
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            sub.problems[name] = Problem("unreadable", f"{name} is not a regular file")
-            return
-        _decode(name, f.read(MAX_FILE_BYTES + 1), sub)
+    _decode(name, data, sub)
 
 
 def load_folder(path: Path, student: str | None = None) -> Submission:
