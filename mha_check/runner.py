@@ -121,6 +121,61 @@ def _rule(qid: str, folder: Path) -> Any:
     return NumpyOnly(folder) if qid in NUMPY_QUESTIONS else contextlib.nullcontext()
 
 
+def _attempt(
+    qid: str, case: Any, env: dict[str, Any], test_path: str, folder: Path, seconds: float | None
+) -> tuple[_Outcome, bool]:
+    """One plain run of a case: how it ended, and whether it ran out of time."""
+    try:
+        with time_limit(seconds), _rule(qid, folder):
+            case.call_func(env)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the student's code may raise anything, even SystemExit
+        return _judge(qid, e, test_path, folder, seconds), isinstance(e, TimeLimitExceeded)
+    return _Outcome(Status.PASSED), False
+
+
+UNSTEADY = (
+    "{qid} passes this check when run plainly but fails it when run again with grading's "
+    "record of which of your functions it calls: grading charges that. It must compute the "
+    "same however it is called (no looking at who called it, or at whether a function is still "
+    "the one your file defined) and depend on its inputs alone (nothing kept between calls, no "
+    "random numbers)."
+)
+
+
+def _watched_calls(
+    qid: str,
+    case: Any,
+    env: dict[str, Any],
+    folder: Path,
+    seconds: float | None,
+    plain: _Outcome,
+    result: QuestionResult,
+) -> tuple[dict[str, set], bool]:
+    """The case run again with the composite's callees watched (what it prints then is not
+    kept), as grading watches them: which callees it calls in a failing case, and on what kinds
+    of input; and whether it passes or fails as in the plain run. A composite that passes only
+    one of the two computes otherwise when watched: no callee is named for its failure."""
+    callees = _recorder(qid, env)
+    watched = _FormWatch(qid, env.get(qid))  # attention, multi_head_attention: with a form
+    with captured_output():
+        try:
+            with time_limit(seconds), callees, _rule(qid, folder):
+                case.call_func({**env, qid: watched} if watched.watching else env)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # the student's code may raise anything, even SystemExit
+            passed = False
+        else:
+            passed = True
+    if passed or plain.status is Status.PASSED:
+        return {}, passed == (plain.status is Status.PASSED)
+    if watched.wrong_form and callees.callee_forms_right:
+        result.own_form = True  # its own result's form is wrong, its callees' right
+    return callees.kinds, True
+
+
 def run_question(
     qid: str, test_file: Any, env: dict[str, Any], folder: Path, seconds: float | None
 ) -> QuestionResult:
@@ -133,26 +188,22 @@ def run_question(
         missing = _missing_function(qid, case._get_func_params(), env)
         if missing:
             return QuestionResult(qid, Status.FAILED, missing, total=len(cases))
-        callees = _recorder(qid, env)
-        watched = _FormWatch(qid, env.get(qid))  # attention, multi_head_attention: with a form
+        # A plain run, the student's functions in place exactly as in any run of theirs, is what
+        # passes or fails; a failing composite is run once more, watched, only to learn which
+        # callees it calls (grading does the same: mha_grader/grading/carry.py).
         with captured_output() as out:
-            try:
-                with time_limit(seconds), callees, _rule(qid, folder):
-                    case.call_func({**env, qid: watched} if watched.watching else env)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as e:  # the student's code may raise anything, even SystemExit
-                outcome = _judge(qid, e, test_file.path, folder, seconds)
-            else:
-                outcome = _Outcome(Status.PASSED)
+            outcome, timed_out = _attempt(qid, case, env, test_file.path, folder, seconds)
         outputs.append(out.getvalue())
-        if outcome.status is not Status.PASSED:
-            for name, kinds in callees.kinds.items():
-                result.called.setdefault(name, set()).update(kinds)
+        kinds: dict = {}
+        if qid in CALLEES and not timed_out and outcome.status is not Status.NOT_ATTEMPTED:
+            kinds, steady = _watched_calls(qid, case, env, folder, seconds, outcome, result)
+            if not steady:
+                outcome = _Outcome(Status.FAILED, UNSTEADY.format(qid=qid))
+        if outcome.status is Status.FAILED:
+            for name, found in kinds.items():
+                result.called.setdefault(name, set()).update(found)
             check = f"check '{_check_name(case.test_func)}': {outcome.message}"
-            result.failing_calls.append((frozenset(callees.kinds), check))
-            if watched.wrong_form and callees.callee_forms_right:
-                result.own_form = True  # its own result's form is wrong, its callees' right
+            result.failing_calls.append((frozenset(kinds), check))
         if outcome.status is Status.NOT_ATTEMPTED:
             return QuestionResult(qid, Status.NOT_ATTEMPTED, total=len(cases))
         if outcome.status is Status.PASSED:

@@ -284,13 +284,6 @@ def attention(Q, K, V):  # divides by d_k, unless its softmax has been swapped f
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a composite is graded only while its callees are replaced by stand-ins "
-    "(calls.Observed), which its code can see (the caller's frame, `softmax is not` the "
-    "function it defined): an attention wrong in every unwatched run earns 9/9 (in the "
-    "sandbox too)",
-)
 @pytest.mark.parametrize("trick", [CALLER_SEEN, STAND_IN_SEEN], ids=["caller", "stand-in"])
 def test_an_attention_wrong_whenever_unwatched_does_not_earn_its_points(trick):
     functions = _functions(reference("multihead") + trick)
@@ -300,6 +293,130 @@ def test_an_attention_wrong_whenever_unwatched_does_not_earn_its_points(trick):
     assert np.abs(unwatched - ref.attention(Q, K, V)[0]).max() > 0.1  # wrong when run plainly
     env = reference_env(softmax=functions["softmax"], attention=functions["attention"])
     assert score(hidden.run_question("attention", env)) < POINTS["attention"]
+
+
+# Other ways a watched call differs from a plain one. Whatever the composite can tell, the plain
+# call is what is graded: each of these is wrong in plain runs and must not earn its points.
+
+# The student's own softmax leaves a mark when it runs; with its calls answered by the grader
+# (the "right given right callees" call) no mark is left, and attention then drops its own
+# mistake: carried forward, the mistake would be laundered into softmax's (which is wrong too).
+INJECTION_SEEN = """
+
+_RAN = []
+
+
+def softmax(x, axis=-1):  # too sharp: a bug of its own
+    _RAN.append(1)
+    x = np.asarray(x) * 1.5
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def attention(Q, K, V):  # adds 0.3, unless its own softmax did not run
+    _RAN.clear()
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    out = weights @ V
+    return (out + 0.3 if _RAN else out), weights
+"""
+
+# Right the first time it meets an input, wrong ever after (a notebook runs it many times): the
+# grader's plain call comes first.
+FIRST_CALL_ONLY = """
+
+_SEEN = set()
+
+
+def attention(Q, K, V):
+    key = (np.asarray(Q).tobytes(), np.asarray(K).tobytes(), np.asarray(V).tobytes())
+    again = key in _SEEN
+    _SEEN.add(key)
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return (weights @ V + (0.3 if again else 0.0)), weights
+"""
+
+# Watched calls copy what the callee is given and returns: it takes longer. The composite times
+# its callee and is right only when the call is slow (a threshold a plain call never reaches on
+# these small inputs, since the plain call is what is graded, no threshold helps).
+SLOW_CALLEE_SEEN = """
+
+def attention(Q, K, V):
+    import time
+
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    start = time.perf_counter()
+    weights = softmax(scores, axis=-1)
+    slow = time.perf_counter() - start > 0.0
+    return (weights @ V + (0.0 if slow and _WATCHED(softmax) else 0.3)), weights
+
+
+def _WATCHED(f):  # and, so that the test is not a matter of timing, a stand-in is there
+    return getattr(f, "__wrapped__", None) is not None
+"""
+
+
+def test_an_attention_that_drops_its_mistake_when_its_callees_are_answered_is_charged():
+    fixed = _functions(reference("multihead") + INJECTION_SEEN.replace("* 1.5", "* 1.0"))
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.normal(size=(3, 4, 5))
+    assert np.allclose(fixed["softmax"](Q), ref.softmax(Q))  # softmax fixed, run plainly:
+    assert np.abs(fixed["attention"](Q, K, V)[0] - ref.attention(Q, K, V)[0]).max() > 0.1
+    functions = _functions(reference("multihead") + INJECTION_SEEN)
+    env = reference_env(softmax=functions["softmax"], attention=functions["attention"])
+    results = hidden.run_question("attention", env)
+    assert score(results) < POINTS["attention"] / 2
+    assert not any("right given" in r.output for r in results)
+
+
+@pytest.mark.parametrize(
+    "trick", [FIRST_CALL_ONLY, SLOW_CALLEE_SEEN], ids=["first-call-only", "slow-callee"]
+)
+def test_an_attention_wrong_in_plain_repeated_runs_does_not_earn_its_points(trick):
+    functions = _functions(reference("multihead") + trick)
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.normal(size=(3, 4, 5))
+    functions["attention"](Q, K, V)
+    again = functions["attention"](Q, K, V)[0]
+    assert np.abs(again - ref.attention(Q, K, V)[0]).max() > 0.1  # wrong when run again
+    env = reference_env(softmax=functions["softmax"], attention=functions["attention"])
+    assert score(hidden.run_question("attention", env)) < POINTS["attention"] / 2
+
+
+# The same tricks in the sandbox, on multi_head_attention, with mha-check's word beside grading's.
+MHA_STAND_IN_SEEN = """
+
+_ORIGINAL = [attention]
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads):  # wrong unless attention is watched
+    out, weights = _REFERENCE_MHA(X, W_q, W_k, W_v, W_o, num_heads)
+    return (out if attention is not _ORIGINAL[0] else out + 0.3), weights
+
+
+_REFERENCE_MHA = multi_head_attention.__globals__["multi_head_attention"]
+"""
+
+
+@pytest.fixture(scope="module")
+def watched_mha(engine, tmp_path_factory):
+    text = reference("multihead").replace(
+        "def multi_head_attention(", "def _reference_mha(", 1
+    ) + MHA_STAND_IN_SEEN.replace(
+        '_REFERENCE_MHA = multi_head_attention.__globals__["multi_head_attention"]',
+        "_REFERENCE_MHA = _reference_mha",
+    )
+    folder = submission(tmp_path_factory.mktemp("watched"), multihead=text)
+    grade = engine.grade(load_submission(folder))
+    _, words = mha_check(folder)
+    return grade.scores(), words
+
+
+def test_a_multi_head_attention_right_only_when_watched_earns_nothing_in_the_sandbox(watched_mha):
+    scores, words = watched_mha
+    assert scores["multi_head_attention"] < POINTS["multi_head_attention"] / 2
+    assert scores["attention"] == POINTS["attention"]
+    assert not words["multi_head_attention"].startswith("passed")
 
 
 # -- crosscheck.py rebinding multihead.py's functions -------------------------------------------

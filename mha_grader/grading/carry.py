@@ -32,6 +32,7 @@ and where what it carried forward is noted for the runner (``hidden``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -185,27 +186,37 @@ def check(
     """One composite check of the hidden case ``case``: the student's ``composite`` (a proxy)
     on ``args``; ``verify(result, want)`` raises AssertionError unless ``result`` is ``want``;
     ``expected`` is the reference's result; ``callees`` maps a callee's name to (the student's
-    proxy, the reference function)."""
+    proxy, the reference function).
+
+    What is graded is a plain call, the student's functions in place exactly as in any run of
+    theirs; the watched call (``observe``) only tells which callees it called, on what, and
+    what they returned. A composite whose watched result is not its plain one is charged."""
     names = tuple(callees)
     references = {name: ref for name, (_, ref) in callees.items()}
+    plain = _plain(composite, args)
+    if isinstance(plain, NotAttempted):
+        raise plain  # not written yet: that is all there is to say
+    if not case.carry_forward:  # nothing is carried: the plain call is all there is
+        if isinstance(plain, StudentCodeError):
+            raise plain
+        verify(plain, expected)
+        return
     observed: Observed = composite.observe(args, {}, names)
-    if isinstance(observed.value, NotAttempted):
-        raise observed.value  # not written yet: that is all there is to say
+    steady = alike(plain, observed.value)
     verdicts = [(c, *_verdict(qid, c, references)) for c in observed.calls]
     failed = next(((c, what) for c, v, what in verdicts if v == "failed"), None)
-    if observed.failed:
-        if failed is not None and case.carry_forward:
+    if isinstance(plain, StudentCodeError):
+        if steady and failed is not None:
             raise CouldNotCheck(qid, failed[0].name, failed[1])
-        raise observed.value
+        raise plain
     try:
-        verify(observed.value, expected)
+        verify(plain, expected)
         passed, failure = True, None
     except AssertionError as e:
         passed, failure = False, e
-    if not case.carry_forward:
-        if failure is not None:
-            raise failure
-        return
+    if not steady:
+        _random_callee(qid, observed, callees, references)
+        raise AssertionError(unwatched(qid, names))
     if failed is not None and not passed:
         raise CouldNotCheck(qid, failed[0].name, failed[1])
     wrong = list(dict.fromkeys(c.name for c, v, _ in verdicts if v == "wrong"))
@@ -225,10 +236,112 @@ def check(
         raise AssertionError(compensated(qid, wrong))
     if not ok or not wrong:
         raise failure
+    if not _replays(composite, args, observed, names, plain):
+        raise failure  # answered as its own callees answered, it computes otherwise: its own
     for c, v, _ in verdicts:  # each carried value must be what the callee gives on its own
         if v == "wrong":
             _own_value(qid, c, callees[c.name][0], references[c.name])
     case.carry(Carried(qid, tuple(wrong)))
+
+
+def _random_callee(
+    qid: str,
+    observed: Observed,
+    callees: Mapping[str, tuple[Callable, Callable]],
+    references: Mapping[str, Callable],
+) -> None:
+    """Raise CouldNotCheck if a callee the composite called gives other values each time it is
+    called alone on the inputs the composite gave it (a dropout): then that is why two calls
+    of the composite differ, and the case could not be checked."""
+    for call in observed.calls:
+        if not call.known or call.error is not None:
+            continue
+        student, reference = callees[call.name][0], references[call.name]
+        args, kwargs, _ = contract_arguments(reference, call.args, call.kwargs)
+        alone = _fresh(student, args, kwargs)
+        if alone is not None and any(
+            not same(_fresh(student, args, kwargs), alone) for _ in range(RETRIES)
+        ):
+            raise CouldNotCheck(qid, call.name, RANDOM.format(where=f"the inputs {qid} gives it"))
+
+
+def _plain(composite: Callable, args: tuple) -> Any:
+    """A plain call of the student's function: its result, or the StudentCodeError it raised."""
+    try:
+        return composite(*args)
+    except StudentCodeError as e:
+        return e
+
+
+def alike(a: Any, b: Any) -> bool:
+    """Whether two outcomes of one call on the same inputs agree: both failed in the same way
+    (the same kind of error), or both returned the same result (the same nesting and types,
+    arrays of one shape and dtype, numbers equal up to float32 rounding for arrays and a
+    millionth for plain numbers)."""
+    if isinstance(a, StudentCodeError) or isinstance(b, StudentCodeError):
+        return type(a) is type(b)
+    return _agree(a, b)
+
+
+def _agree(a: Any, b: Any) -> bool:
+    if type(a) in (tuple, list):
+        return (
+            type(b) is type(a)
+            and len(a) == len(b)
+            and all(_agree(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if type(a) is dict:
+        return type(b) is dict and a.keys() == b.keys() and all(_agree(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.dtype.kind == "f":
+            return _close(b, a)
+        return bool(np.array_equal(a, b))
+    if isinstance(a, float | np.floating) and isinstance(b, float | np.floating):
+        x, y = float(a), float(b)
+        return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12)
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # something that will not say
+        return False
+
+
+def replaying(calls: list[CalleeCall]) -> Callable[[str, list, dict], dict]:
+    """A callee answer for ``with_callees`` that gives back, call by call, what the student's own
+    callees returned in the watched call (``calls``): a composite that computes the same
+    whatever way its callees are reached gives its plain result again. A call of another callee,
+    or on other inputs, than the watched call made in that place is not answered."""
+    queue = list(calls)
+
+    def answer(name: str, args: list, kwargs: dict) -> dict:
+        call = queue.pop(0) if queue else None
+        if (
+            call is None
+            or call.name != name
+            or not call.known
+            or call.error is not None
+            or not _agree(tuple(call.args), tuple(args))
+            or not _agree(dict(call.kwargs), dict(kwargs))
+        ):
+            return {"ok": False, "error": {"type": "RuntimeError", "message": "not available"}}
+        return {"ok": True, "value": call.value}
+
+    return answer
+
+
+def _replays(composite: Callable, args: tuple, observed: Observed, names, plain: Any) -> bool:
+    """Whether the composite, its callee calls answered with what its own callees returned when
+    watched, gives its plain result: only then does what it gives with right callees say what
+    it would give unwatched with right callees (a composite that tells how its callees are
+    reached, and computes otherwise then, is not excused by them)."""
+    if not observed.complete or not all(c.known for c in observed.calls):
+        return False
+    try:
+        again = composite.with_callees(args, {}, replaying(observed.calls), names)
+    except StudentCodeError:
+        return False
+    return alike(plain, again)
 
 
 def _fresh(student: Callable, args: tuple, kwargs: dict) -> Any:
@@ -255,6 +368,21 @@ def _own_value(qid: str, call: CalleeCall, student: Callable, reference: Callabl
     if extra:
         raise AssertionError(EXTRA.format(callee=call.name, qid=qid))
     raise AssertionError(STATEFUL.format(callee=call.name, qid=qid))
+
+
+UNWATCHED = (
+    "your {qid} gives other results on the same inputs when grading records which of your "
+    "{callees} it calls than when it runs as in your own notebook (called twice on the same "
+    "inputs, it returned two different results): what is graded is the plain run. {qid} must "
+    "compute the same however it is called and however it reaches {callees}: it may not look at "
+    "who called it, or at whether a function is still the one your file defined, and it must "
+    "depend on its inputs alone (no random numbers, nothing kept between calls)."
+)
+
+
+def unwatched(qid: str, names: tuple[str, ...]) -> str:
+    """What a composite whose watched and plain calls differ is told."""
+    return UNWATCHED.format(qid=qid, callees=" and ".join(names) or "functions")
 
 
 def compensated(qid: str, wrong: list[str]) -> str:
