@@ -193,15 +193,15 @@ def check(
     what they returned. A composite whose watched result is not its plain one is charged."""
     names = tuple(callees)
     references = {name: ref for name, (_, ref) in callees.items()}
-    plain = _plain(composite, args)
-    if isinstance(plain, NotAttempted):
-        raise plain  # not written yet: that is all there is to say
     if not case.carry_forward:  # nothing is carried: the plain call is all there is
+        plain = _plain(composite, args)
         if isinstance(plain, StudentCodeError):
             raise plain
         verify(plain, expected)
         return
-    observed: Observed = composite.observe(args, {}, names)
+    plain, observed = plain_and_observed(composite, args, names)
+    if isinstance(plain, NotAttempted):
+        raise plain  # not written yet: that is all there is to say
     steady = alike(plain, observed.value)
     verdicts = [(c, *_verdict(qid, c, references)) for c in observed.calls]
     failed = next(((c, what) for c, v, what in verdicts if v == "failed"), None)
@@ -263,6 +263,17 @@ def _random_callee(
             not same(_fresh(student, args, kwargs), alone) for _ in range(RETRIES)
         ):
             raise CouldNotCheck(qid, call.name, RANDOM.format(where=f"the inputs {qid} gives it"))
+
+
+def plain_and_observed(
+    composite: Callable, args: tuple, names: tuple[str, ...]
+) -> tuple[Any, Observed]:
+    """A plain call of the student's function (its result, or the StudentCodeError it raised)
+    and a watched one on the same inputs (``observe``): in one exchange where the proxy can."""
+    both = getattr(composite, "plain_and_observed", None)
+    if both is not None:
+        return both(args, {}, names)
+    return _plain(composite, args), composite.observe(args, {}, names)
 
 
 def _plain(composite: Callable, args: tuple) -> Any:

@@ -481,6 +481,44 @@ class WorkerSession:
             value = e
         return Observed(value, list(self.last_calls), self.last_complete)
 
+    def plain_and_observed(
+        self, module: str, func: str, args: tuple, kwargs: dict, callees: tuple[str, ...]
+    ) -> tuple[Any, Observed]:
+        """A plain call of ``module.func`` and a watched one (``observe``) on the same inputs, in
+        one exchange: the plain call's value (or the StudentCodeError it ended in), and the
+        watched call as ``observe`` gives it. A SandboxError is raised."""
+        try:
+            worker = self._ready(module, func)
+            request = {"op": "many", "module": module, "func": func}
+            request["calls"] = [
+                {"args": args, "kwargs": kwargs},
+                {"args": args, "kwargs": kwargs, "observe": list(callees)},
+            ]
+            timeout = 2 * self.limits.call_timeout  # two calls, each given its own time
+            reply = self._send_call(worker, module, func, request, "many", timeout=timeout)
+        except SandboxError as e:
+            self.grader_failure = str(e)
+            raise
+        except errors.StudentCodeError as e:  # a hang, a crash, nothing to call
+            return e, Observed(e, [], True)
+        if not reply["ok"]:  # a value that is not plain data: the calls one at a time
+            return self._one(module, func, args, kwargs), self.observe(
+                module, func, args, kwargs, callees
+            )
+        if len(reply["results"]) != 2:
+            raise self._violation(worker, "a reply with another number of results")
+        outcomes = []
+        for r in reply["results"]:
+            try:
+                outcomes.append(self._result(module, func, r))
+            except errors.StudentCodeError as e:
+                if isinstance(e, errors.StudentRaised):  # which input it failed on, by shape
+                    e.inputs = shown.inputs(args)
+                outcomes.append(e)
+        watched = reply["results"][1]
+        calls = [self._callee_call(c) for c in watched.get("calls", [])]
+        return outcomes[0], Observed(outcomes[1], calls, "calls_overflow" not in watched)
+
     def with_callees(
         self,
         module: str,
@@ -519,9 +557,11 @@ class WorkerSession:
         request: dict,
         op: str,
         answer: Answer | None = None,
+        timeout: float | None = None,
     ) -> dict:
         try:
-            return self._exchange(worker, request, self.limits.call_timeout, op, answer)
+            timeout = self.limits.call_timeout if timeout is None else timeout
+            return self._exchange(worker, request, timeout, op, answer)
         except errors.CallTimeout:
             self.log.timeouts.append(func)
             if self.log.budget_exhausted:  # not this function's fault alone
@@ -663,6 +703,12 @@ class _Proxy:
     def observe(self, args: tuple, kwargs: dict, callees: tuple[str, ...]) -> Observed:
         """A call, with the calls it made of ``callees`` (calls.Observed)."""
         return self.session.observe(self.module, self.__name__, args, kwargs, callees)
+
+    def plain_and_observed(
+        self, args: tuple, kwargs: dict, callees: tuple[str, ...]
+    ) -> tuple[Any, Observed]:
+        """A plain call and a watched one, in one exchange (``WorkerSession``'s)."""
+        return self.session.plain_and_observed(self.module, self.__name__, args, kwargs, callees)
 
     def with_callees(
         self, args: tuple, kwargs: dict, answer: Callable[[str, list, dict], dict], callees

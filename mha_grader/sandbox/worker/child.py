@@ -215,11 +215,13 @@ class Server:
         return {"ok": True, "errors": errors}
 
     def many(self, request: dict) -> dict:
-        """Several calls of one function in one exchange; each result as a call's reply."""
+        """Several calls of one function in one exchange; each result as a call's reply (a call
+        may name ``"observe"``, as a single call does: a composite's plain call and its watched
+        one are sent together)."""
         module, func = request["module"], request["func"]
         results = []
         for c in request["calls"]:
-            reply = self.call(module, func, c["args"], c["kwargs"])
+            reply = self.call(module, func, c["args"], c["kwargs"], c.get("observe") or [])
             results.append(reply)
         return {"ok": True, "results": results}
 
