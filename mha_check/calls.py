@@ -8,7 +8,10 @@ than ``attention`` on stacked heads.
 
 The calls are seen by replacing the callees, for the duration of a check, wherever the
 composite can reach them: any name of the student's modules bound to one (aliases too) and the
-composite's closure. A callee kept elsewhere (a default argument) is not seen.
+composite's closure. A callee kept elsewhere (a default argument) is not seen. A check passes or
+fails by a plain run, without a recorder (``runner.py``); a composite's check is run once more
+with one, to learn its calls, and fails if only one of the two runs passes (as grading charges
+a composite whose watched call differs from its plain one).
 """
 
 from __future__ import annotations

@@ -2,13 +2,20 @@
 
 A composite question calls other contract functions, its *callees* (``CALLEES`` in
 ``mha_check/questions.py``): attention calls softmax; multi_head_attention calls split_heads,
-attention and merge_heads. A composite's hidden case calls the student's composite and watches
-which callees it really calls, on which inputs, and what they return (``calls.Observed``). Where
-its result differs from the reference's, and the policy (points.toml's ``[policy]
-carry_forward``) says so, the case asks the examiners' question: is the composite right *given
-right callees*? It calls the composite again, its callee calls answered on this side by the
-reference (``with_callees``: the reference never enters the sandbox, only its results on the
-inputs the student's code chose).
+attention and merge_heads. A composite's hidden case grades a plain call of the student's
+composite, its functions in place exactly as in any run of the student's; under the policy
+(points.toml's ``[policy] carry_forward``) a second, watched call on the same inputs, in the
+same exchange, tells which callees it really calls, on which inputs, and what they return
+(``calls.Observed``). The watched call earns nothing of itself: whatever the composite can tell
+about being watched (its callee's view of the caller's frame, whether ``softmax`` is still the
+function its file defined, time, how often it was called) cannot buy points, since a watched
+result other than the plain one is charged to the composite. Where the plain result differs from
+the reference's, the case asks the examiners' question: is the composite right *given right
+callees*? It calls the composite again, its callee calls answered on this side by the reference
+(``with_callees``: the reference never enters the sandbox, only its results on the inputs the
+student's code chose), and once more answered by what its own callees returned when watched
+(``replaying``), which must give the plain result again: a composite that tells answered callees
+from its own, and computes otherwise then, is not excused by them.
 
 - Right given right callees, where a callee it called returned wrong values: the case keeps its
   points and names the callees whose mistake was not charged twice (``Carried``), once each

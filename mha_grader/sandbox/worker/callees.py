@@ -12,10 +12,13 @@ the called function can reach them: every name in the student's modules bound to
   on the channel, then its answer): the student's function runs with the reference's callees,
   which never enter the sandbox, only their results on the inputs the student's code chose.
 
-A callee kept where no stand-in reaches (a default argument, an attribute of an object) is not
-seen: the trusted side then knows only that no call was recorded, never that one happened.
-The in-process stand-in for the sandbox (``mha_grader/grading/direct.py``) uses this same class,
-so that the project's tests see calls exactly as grading does.
+What a composite gives with stand-ins in place is never graded: the trusted side grades a plain
+call on the same inputs, sent in the same exchange (``child.many``), and charges a composite
+whose watched result differs (``grading/carry.py``). A callee kept where no stand-in reaches (a
+default argument, an attribute of an object) is not seen: the trusted side then knows only that
+no call was recorded, never that one happened. The in-process stand-in for the sandbox
+(``mha_grader/grading/direct.py``) uses this same class, so that the project's tests see calls
+exactly as grading does.
 """
 
 from __future__ import annotations
