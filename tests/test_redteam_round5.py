@@ -383,6 +383,40 @@ def test_an_attention_wrong_in_plain_repeated_runs_does_not_earn_its_points(tric
     assert score(hidden.run_question("attention", env)) < POINTS["attention"] / 2
 
 
+# Keyed on how often it met these inputs: its third call on them (the grader's call with right
+# callees) drops its own mistake; the plain, the watched and the replaying calls keep it.
+THIRD_CALL_CLEAN = """
+
+_COUNT = {}
+
+
+def softmax(x, axis=-1):  # too sharp: a bug of its own
+    x = np.asarray(x) * 1.5
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def attention(Q, K, V):
+    key = (np.asarray(Q).tobytes(), np.asarray(K).tobytes(), np.asarray(V).tobytes())
+    n = _COUNT[key] = _COUNT.get(key, 0) + 1
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return (weights @ V + (0.0 if n == 3 else 0.3)), weights
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: the call with right callees and the replaying call are told apart by their "
+    "order (the third and fourth calls on the same inputs); each in a worker of its own closes "
+    "it, at about 1 s more per submission whose callee is wrong (0.4 s -> 1.4 s warm)",
+)
+def test_an_attention_right_given_right_callees_only_by_call_order_is_charged():
+    functions = _functions(reference("multihead") + THIRD_CALL_CLEAN)
+    env = reference_env(softmax=functions["softmax"], attention=functions["attention"])
+    assert score(hidden.run_question("attention", env)) < POINTS["attention"] / 2
+
+
 # The same tricks in the sandbox, on multi_head_attention, with mha-check's word beside grading's.
 MHA_STAND_IN_SEEN = """
 
