@@ -374,6 +374,17 @@ def _hypothetical_after(words: list[str], at: int) -> bool:
     return False
 
 
+def _hypothetical_colon(words: list[str], at: int, marks: _Marks) -> bool:
+    """A colon at ``at``, after a prediction, opens its spelling-out: a clause in which the
+    student does not speak ("I", "my run") and no cue of its own stands."""
+    if at >= len(words) or words[at] != ":":
+        return False
+    after = _scope_forward(words, at + 1)
+    return bool(after) and not (
+        _FIRST_PERSON & {words[j] for j in after} or any(marks.cue[j] for j in after)
+    )
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -493,6 +504,14 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 # supposition would lead to, a prediction, not a finding
                 for j in predicted:
                     marks.supposed[j] = not marks.cue[j]
+                # "if one trusted the notes, the reply would be that X: Y": what the colon
+                # spells out is the prediction's content, supposed too (not when the student
+                # speaks in it, "...: I saw otherwise", or a cue of its own governs it)
+                if drawn == consequence.stop and _hypothetical_colon(words, drawn, marks):
+                    after = _scope_forward(words, drawn + 1)
+                    for j in after:
+                        marks.supposed[j] = True
+                    consequence = range(consequence.start, after.stop)
             marks.conditions.append((condition, consequence))
         i = end if end > i else i + 1
 
