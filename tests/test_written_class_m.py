@@ -1,5 +1,8 @@
 """Issue 21, set M seen: its misses handled as classes, in words of their own, not the labelled
-set's: what a supposition's prediction spells out after a colon."""
+set's: what a supposition's prediction spells out after a colon; wrong ideas about the layer that
+no question's rubric listed, asserted beside right ideas (a projection d_head x d_head, the head
+dimension's formula turned round, a bias per head, heads trained on different data, compute that
+grows with the heads, a softmax over the values), charged in every question and not when denied."""
 
 from __future__ import annotations
 
@@ -36,3 +39,67 @@ def test_the_student_speaking_after_the_colon_of_a_prediction_keeps_the_claim():
         "must be divisible by num_heads, so every head gets an equal d_model/num_heads chunk.",
     )
     assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q1",
+            "The three projections Wq, Wk and Wv are shared by all heads and applied once, each "
+            "one d_head by d_head; their output is then cut into equal chunks, one per head.",
+        ),
+        (
+            "q4",
+            "Every head runs its own independent softmax, so one softmax per head, over its "
+            "slice of the features; here d_head = d_model times num_heads.",
+        ),
+        (
+            "q2",
+            "The counts matched, 256 and 256: the four matrices stay d_model x d_model whatever "
+            "the head count, the heads only partition the output. Each head does own a separate "
+            "bias, mind you.",
+        ),
+        (
+            "q3",
+            "They differ: for token 0, head 0 spread its weight over tokens 2 and 3 and head 1 "
+            "gave token 4 everything, as the heads learned from different training examples.",
+        ),
+        (
+            "challenge",
+            "Equal parameters are not equal capability: 8 heads run independent softmaxes over "
+            "smaller subspaces, so several patterns coexist for one token, while one head forces "
+            "a single softmax to serve every relationship. Mind, the overall cost rises a lot.",
+        ),
+        (
+            "q4",
+            "One softmax per head, each independent, each over d_model/num_heads features "
+            "instead of d_model, and each softmax is taken across the values.",
+        ),
+    ],
+)
+def test_a_wrong_idea_about_the_layer_beside_right_ones_costs_points(qid, text):
+    share, flagged, _ = _graded(qid, text)
+    assert share <= 0.5
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q2",
+            "The counts matched, 256 and 256: the four matrices stay d_model x d_model whatever "
+            "the head count, the heads only partition the output; no head has a bias of its own "
+            "either.",
+        ),
+        (
+            "q4",
+            "One softmax per head, each independent, each over d_model/num_heads features "
+            "instead of d_model; the softmax weights then average the values, and the total "
+            "compute does not grow.",
+        ),
+    ],
+)
+def test_the_same_wrong_idea_denied_costs_nothing(qid, text):
+    share, flagged, _ = _graded(qid, text)
+    assert share == 1.0 and not flagged
