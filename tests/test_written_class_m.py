@@ -103,3 +103,12 @@ def test_a_wrong_idea_about_the_layer_beside_right_ones_costs_points(qid, text):
 def test_the_same_wrong_idea_denied_costs_nothing(qid, text):
     share, flagged, _ = _graded(qid, text)
     assert share == 1.0 and not flagged
+
+
+def test_equal_parts_named_as_what_a_head_gets_state_the_split():
+    share, flagged, _ = _graded(
+        "q1",
+        "Each head does have queries of its own, but no matrix of its own. Those queries are "
+        "equal pieces, made later, of the single Q that a shared Wq computes at full width.",
+    )
+    assert share == 1.0 and not flagged
