@@ -112,3 +112,11 @@ def test_equal_parts_named_as_what_a_head_gets_state_the_split():
         "equal pieces, made later, of the single Q that a shared Wq computes at full width.",
     )
     assert share == 1.0 and not flagged
+
+
+def test_the_check_quoted_as_code_with_its_arguments_reports_its_result():
+    # the call's arguments between the check and its result do not hide the result
+    share, flagged, _ = _graded("q3", "`np.allclose(attn[0], attn[1])` is `False`.")
+    assert share == 1.0 and not flagged
+    share, _, _ = _graded("q3", "`np.allclose(attn[0], attn[1])` is `True`.")
+    assert share == 0.0
