@@ -120,3 +120,20 @@ def test_the_check_quoted_as_code_with_its_arguments_reports_its_result():
     assert share == 1.0 and not flagged
     share, _, _ = _graded("q3", "`np.allclose(attn[0], attn[1])` is `True`.")
     assert share == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No: the two heads concentrated on different tokens.",
+        "They are not alike: head 1 looked at other tokens than the first one did.",
+    ],
+)
+def test_heads_looking_elsewhere_without_naming_where_is_no_evidence(text):
+    share, _, output = _graded("q3", text)
+    assert 0.5 <= share < 1.0 and "what your experiment showed" not in output.split("\n")[0]
+
+
+def test_heads_and_the_tokens_they_looked_at_are_evidence():
+    share, _, _ = _graded("q3", "No: head 0 looked at tokens 2 and 3, head 1 at token 4.")
+    assert share == 1.0
