@@ -2,7 +2,9 @@
 set's: what a supposition's prediction spells out after a colon; wrong ideas about the layer that
 no question's rubric listed, asserted beside right ideas (a projection d_head x d_head, the head
 dimension's formula turned round, a bias per head, heads trained on different data, compute that
-grows with the heads, a softmax over the values), charged in every question and not when denied."""
+grows with the heads, a softmax over the values), charged in every question and not when denied;
+the notebook's names read as the ideas they name (a check quoted with its arguments, a token's
+rows of the weights, parameter_counts); heads that look "elsewhere" without saying where."""
 
 from __future__ import annotations
 
@@ -137,3 +139,26 @@ def test_heads_looking_elsewhere_without_naming_where_is_no_evidence(text):
 def test_heads_and_the_tokens_they_looked_at_are_evidence():
     share, _, _ = _graded("q3", "No: head 0 looked at tokens 2 and 3, head 1 at token 4.")
     assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "idea"),
+    [
+        (
+            "With h = 8 the weights hold eight rows for token 3, which may differ from each other.",
+            "the capability at risk",
+        ),
+        (
+            "One head gives each token one row of weights instead of eight.",
+            "the capability at risk",
+        ),
+        (
+            "`parameter_counts` returns the same number for both, but that is no guarantee of "
+            "the same capability.",
+            "whether the team's argument holds",
+        ),
+    ],
+)
+def test_the_notebooks_names_are_read_as_the_ideas_they_name(text, idea):
+    _, _, output = _graded("challenge", text)
+    assert idea in output.split("\n")[0]
