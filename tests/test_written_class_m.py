@@ -4,7 +4,8 @@ no question's rubric listed, asserted beside right ideas (a projection d_head x 
 dimension's formula turned round, a bias per head, heads trained on different data, compute that
 grows with the heads, a softmax over the values), charged in every question and not when denied;
 the notebook's names read as the ideas they name (a check quoted with its arguments, a token's
-rows of the weights, parameter_counts); heads that look "elsewhere" without saying where."""
+rows of the weights, its weights matrices counted, parameter_counts); heads that look "elsewhere"
+without saying where."""
 
 from __future__ import annotations
 
@@ -162,3 +163,10 @@ def test_heads_and_the_tokens_they_looked_at_are_evidence():
 def test_the_notebooks_names_are_read_as_the_ideas_they_name(text, idea):
     _, _, output = _graded("challenge", text)
     assert idea in output.split("\n")[0]
+
+
+def test_a_count_of_the_notebooks_weights_matrices_counts_the_softmaxes():
+    share, _, output = _graded(
+        "q4", "With 8 heads I get eight 7 x 7 weights matrices where one head gave one."
+    )
+    assert share == 0.5 and "how many attention computations there are" in output
