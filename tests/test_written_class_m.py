@@ -170,3 +170,26 @@ def test_a_count_of_the_notebooks_weights_matrices_counts_the_softmaxes():
         "q4", "With 8 heads I get eight 7 x 7 weights matrices where one head gave one."
     )
     assert share == 0.5 and "how many attention computations there are" in output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d_model has to be a multiple of num_heads; for any other head count the heads would "
+        "not get equal chunks: each gets d_model/num_heads features.",
+        "The head count must divide d_model, while with a different head count the split would "
+        "leave unequal pieces; every head gets exactly d_model/num_heads.",
+    ],
+)
+def test_the_other_case_of_a_requirement_is_what_would_happen_otherwise(text):
+    share, flagged, _ = _graded("q5", text)
+    assert share == 1.0 and not flagged
+
+
+def test_another_case_after_a_finding_is_no_otherwise():
+    share, _, _ = _graded(
+        "q3",
+        "No, head 0 put its weight on tokens 2 and 3, head 1 on token 4; with another seed the "
+        "two heads would still differ.",
+    )
+    assert share == 1.0

@@ -385,6 +385,22 @@ def _hypothetical_colon(words: list[str], at: int, marks: _Marks) -> bool:
     )
 
 
+# "with any other head count", "for a different d_model", "with another split": the case other
+# than the one the student requires (the phrase's words, after "with"/"for")
+_OTHER_CASE = (["any", "other"], ["another"], ["a", "different"], ["any", "different"])
+
+
+def _other_case(words: list[str], at: int) -> int:
+    """The length of an "other case" phrase at ``at`` ("with any other", "for another"), 0 if
+    none opens there."""
+    if words[at] not in ("with", "for"):
+        return 0
+    for phrase in _OTHER_CASE:
+        if words[at + 1 : at + 1 + len(phrase)] == phrase:
+            return 1 + len(phrase)
+    return 0
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -447,6 +463,20 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
             continue
+        other = _other_case(words, i)
+        if opens and other and not marks.cue[i] and NECESSITY & set(words[:i]):
+            # "d_model must be divisible by num_heads, whereas with any other head count the
+            # chunks would be unequal": the other case of what the student requires, and what
+            # would happen in it, is what would happen otherwise (not after a finding: "they
+            # differ; with any other seed they would differ too" stays the student's claim)
+            scope = _scope_forward(words, i + other, conclusion_ends=True)
+            if _HYPOTHETICAL & {words[j] for j in scope}:
+                for j in range(i, i + other):
+                    marks.cue[j] = True
+                for j in scope:
+                    marks.otherwise[j] = not marks.cue[j]
+                i = scope.stop
+                continue
         # "Provided each head ran its own softmax, the count would go up": a supposition like
         # "if", when what follows is what it would lead to; "provided that d_model divides,
         # each head gets an equal chunk" only sets a scope, and stays the student's claim
