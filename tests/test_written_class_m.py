@@ -5,7 +5,8 @@ dimension's formula turned round, a bias per head, heads trained on different da
 grows with the heads, a softmax over the values), charged in every question and not when denied;
 the notebook's names read as the ideas they name (a check quoted with its arguments, a token's
 rows of the weights, its weights matrices counted, parameter_counts); heads that look "elsewhere"
-without saying where."""
+without saying where; the other case of a requirement ("with any other head count ... would");
+a named thing denied lost ("it doesn't lose parameters") is not "nothing is lost"."""
 
 from __future__ import annotations
 
@@ -193,3 +194,15 @@ def test_another_case_after_a_finding_is_no_otherwise():
         "two heads would still differ.",
     )
     assert share == 1.0
+
+
+def test_denying_that_a_named_thing_is_lost_is_not_saying_nothing_is_lost():
+    share, flagged, _ = _graded(
+        "challenge",
+        "A single head does not lose weights. What goes is the eight independent softmaxes over "
+        "smaller subspaces that let several patterns coexist for one token: one softmax must "
+        "serve every relationship. Same parameters, not the same capability.",
+    )
+    assert share == 1.0 and not flagged
+    share, _, _ = _graded("challenge", "Nothing is lost when the team uses a single head.")
+    assert share == 0.0
