@@ -6,7 +6,8 @@ grows with the heads, a softmax over the values), charged in every question and 
 the notebook's names read as the ideas they name (a check quoted with its arguments, a token's
 rows of the weights, its weights matrices counted, parameter_counts); heads that look "elsewhere"
 without saying where; the other case of a requirement ("with any other head count ... would");
-a named thing denied lost ("it doesn't lose parameters") is not "nothing is lost"."""
+a named thing denied lost ("it doesn't lose parameters") is not "nothing is lost"; a word put in
+brackets inside a clause ("no (separate) matrices") stays part of it."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def test_equal_parts_named_as_what_a_head_gets_state_the_split():
 
 
 def test_the_check_quoted_as_code_with_its_arguments_reports_its_result():
-    # the call's arguments between the check and its result do not hide the result
+    # the call's arguments between the check and its result ("is False") do not hide the result
     share, flagged, _ = _graded("q3", "`np.allclose(attn[0], attn[1])` is `False`.")
     assert share == 1.0 and not flagged
     share, _, _ = _graded("q3", "`np.allclose(attn[0], attn[1])` is `True`.")
@@ -206,3 +207,13 @@ def test_denying_that_a_named_thing_is_lost_is_not_saying_nothing_is_lost():
     assert share == 1.0 and not flagged
     share, _, _ = _graded("challenge", "Nothing is lost when the team uses a single head.")
     assert share == 0.0
+
+
+def test_a_word_put_in_brackets_stays_part_of_its_clause():
+    # the negation before the bracketed word still reaches the noun after it
+    share, flagged, _ = _graded(
+        "q1",
+        "One shared Wq, Wk, Wv at full d_model, cut into equal chunks per head; there is no "
+        "(private) matrix for any head.",
+    )
+    assert share == 1.0 and not flagged
