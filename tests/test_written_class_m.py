@@ -7,7 +7,9 @@ the notebook's names read as the ideas they name (a check quoted with its argume
 rows of the weights, its weights matrices counted, parameter_counts); heads that look "elsewhere"
 without saying where; the other case of a requirement ("with any other head count ... would");
 a named thing denied lost ("it doesn't lose parameters") is not "nothing is lost"; a word put in
-brackets inside a clause ("no (separate) matrices") stays part of it."""
+brackets inside a clause ("no (separate) matrices") stays part of it; a concession's negation
+("the team is right that the count won't change, but that is not capability") is the conceded
+side's; "the count doesn't show what is lost"; softmaxes "each over a slice"."""
 
 from __future__ import annotations
 
@@ -217,3 +219,31 @@ def test_a_word_put_in_brackets_stays_part_of_its_clause():
         "(private) matrix for any head.",
     )
     assert share == 1.0 and not flagged
+
+
+def test_a_negation_on_the_conceded_side_of_a_contrast_is_not_the_claims():
+    # "won't" belongs to what the student concedes; "not the same" to what they claim
+    share, flagged, output = _graded(
+        "challenge",
+        "The team is right that the weight count won't move, but that is not the same as "
+        "capability.",
+    )
+    first = output.split("\n")[0]
+    assert not flagged and first.startswith("Recognised:") and "the team's argument" in first
+
+
+def test_the_count_not_showing_what_is_lost_is_no_claim_that_nothing_is_lost():
+    share, flagged, output = _graded(
+        "challenge",
+        "Weights: 4 x 64^2 in both layers, so the count does not show what is lost.",
+    )
+    first = output.split("\n")[0]
+    assert not flagged and first.startswith("Recognised:") and "the team's argument" in first
+
+
+def test_softmaxes_each_over_a_slice_are_independent_subspaces():
+    _, _, output = _graded(
+        "challenge", "The layer then computes 8 softmaxes, each running over a 32-dim slice."
+    )
+    first = output.split("\n")[0]
+    assert first.startswith("Recognised:") and "how the 8 heads differ from one big head" in first
