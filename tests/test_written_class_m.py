@@ -9,7 +9,8 @@ without saying where; the other case of a requirement ("with any other head coun
 a named thing denied lost ("it doesn't lose parameters") is not "nothing is lost"; a word put in
 brackets inside a clause ("no (separate) matrices") stays part of it; a concession's negation
 ("the team is right that the count won't change, but that is not capability") is the conceded
-side's; "the count doesn't show what is lost"; softmaxes "each over a slice"."""
+side's; "the count doesn't show what is lost"; softmaxes "each over a slice"; a named classmate's
+words ("Priya said X") reported unless endorsed, a quotation's closing mark ending its sentence."""
 
 from __future__ import annotations
 
@@ -247,3 +248,54 @@ def test_softmaxes_each_over_a_slice_are_independent_subspaces():
     )
     first = output.split("\n")[0]
     assert first.startswith("Recognised:") and "how the 8 heads differ from one big head" in first
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q4",
+            "Priya said every head runs its own softmax over d_model/num_heads dimensions.",
+        ),
+        (
+            "q5",
+            "Ravi says d_model must divide by num_heads so each head gets an equal chunk. I'm "
+            "not sure he's right.",
+        ),
+    ],
+)
+def test_a_named_classmates_words_not_endorsed_earn_nothing(qid, text):
+    share, flagged, _ = _graded(qid, text)
+    assert share == 0.0 and not flagged
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q4",
+            "Priya said every head runs its own independent softmax over d_model/num_heads "
+            "dimensions, and she's right.",
+        ),
+        (
+            "q2",
+            'My lab partner wrote: "Both counts are 256, since Wq, Wk, Wv and Wo stay d_model x '
+            'd_model whatever the head count; the heads only split the output." I agree.',
+        ),
+        (
+            "q2",
+            'Lena wrote: "Both counts are 256, since Wq, Wk, Wv and Wo stay d_model x d_model '
+            'whatever the head count; the heads only split the output." I agree.',
+        ),
+    ],
+)
+def test_a_named_classmates_words_endorsed_are_the_students(qid, text):
+    share, flagged, _ = _graded(qid, text)
+    assert share == 1.0 and not flagged
+
+
+def test_a_tool_that_said_something_is_no_classmate():
+    share, _, _ = _graded(
+        "q3", "np.allclose said False, so they differ: head 0 on tokens 2 and 3, head 1 on 4."
+    )
+    assert share == 1.0

@@ -124,7 +124,7 @@ from .cues import (
     WRONG_TO_SAY,
     YES,
 )
-from .text import FAILURES, NEGATORS, Sentence, stem
+from .text import FAILURES, FUNCTION_WORDS, NEGATORS, Sentence, stem
 
 
 class Frame(Enum):
@@ -762,7 +762,7 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         end = j
         while end > 0 and words[end - 1] in BETWEEN:
             end -= 1
-        found = _subject(words, end, anyone=_stem_in(w, BELIEVING))
+        found = _subject(words, end, anyone=_stem_in(w, BELIEVING)) or _named(words, end)
         if found is None:
             continue
         start, course = found
@@ -774,6 +774,39 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         if words[stop : stop + 1] == ["that"]:
             stop += 1
         _mark_span(text, range(start, stop), marks, "cite" if course else "report")
+
+
+# a bare word that opens a clause before a verb of saying and is no person's name: a tool, the
+# student's reasoning, a thing ("np.allclose said False", "intuition says they differ")
+_NOT_NAMES = frozenset(
+    """np numpy torch pytorch python allclose assert pytest mha code it nothing everything
+    something logic intuition theory experience reason reasoning parity equality softmax
+    attention math maths common sense whoever whatever whichever""".split()
+)
+
+
+def _named(words: list[str], end: int) -> tuple[int, bool] | None:
+    """A person named as the subject of a verb of saying ("Priya said X", "so Ben claims X"):
+    a bare word that opens its clause (no determiner, one word) and names nothing of the
+    student's, the course's or the layer's. (A verb of belief takes any such subject already.)"""
+    at = end - 1
+    if at < 0 or (at > 0 and words[at - 1] not in _OPENS_SUBJECT):
+        return None
+    w = words[at]
+    if (
+        not w.isalpha()
+        or w in _NOT_NAMES
+        or w in VERBS
+        or w in PREPOSITIONS
+        or w in NOT_SOMEONE
+        or w in SUBJECTS
+        or w in FUNCTION_WORDS
+        or w in PRONOUNS
+        or _stem_in(w, OWN_EVIDENCE)
+        or _stem_in(w, COURSE_SOURCES)
+    ):
+        return None
+    return at, False
 
 
 _AS = ("as", "like")
