@@ -10,7 +10,8 @@ a named thing denied lost ("it doesn't lose parameters") is not "nothing is lost
 brackets inside a clause ("no (separate) matrices") stays part of it; a concession's negation
 ("the team is right that the count won't change, but that is not capability") is the conceded
 side's; "the count doesn't show what is lost"; softmaxes "each over a slice"; a named classmate's
-words ("Priya said X") reported unless endorsed, a quotation's closing mark ending its sentence."""
+words ("Priya said X") reported unless endorsed, a quotation's closing mark ending its sentence;
+one head said to work on another's output (heads in series)."""
 
 from __future__ import annotations
 
@@ -299,3 +300,21 @@ def test_a_tool_that_said_something_is_no_classmate():
         "q3", "np.allclose said False, so they differ: head 0 on tokens 2 and 3, head 1 on 4."
     )
     assert share == 1.0
+
+
+def test_one_head_working_on_anothers_output_is_heads_in_series():
+    share, _, _ = _graded(
+        "q3",
+        "No: head 0 weighted tokens 2 and 3, head 1 token 4, since head 1 runs after head 0 and "
+        "operates on the output of head 0.",
+    )
+    assert share <= 0.5
+
+
+def test_heads_side_by_side_on_one_input_are_not_in_series():
+    share, flagged, _ = _graded(
+        "q3",
+        "No: head 0 weighted tokens 2 and 3, head 1 token 4; both heads work on the same input, "
+        "and each head's output is concatenated afterwards.",
+    )
+    assert share == 1.0 and not flagged
