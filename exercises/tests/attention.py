@@ -142,6 +142,14 @@ def test_shapes_and_rows_sum_to_one(attention):
         f"for {what} each query's weights over the 5 keys must be >= 0 and sum to 1; the rows "
         f"sum to {_show(weights.sum(axis=-1))}"
     )
+    if not np.all(weights > 0):  # a softmax of finite scores is never 0
+        i, j = np.argwhere(weights <= 0)[0]
+        raise AssertionError(
+            f"for {what} query {i} gives key {j} a weight of 0: a mask was applied (a band or "
+            "window, a triangle, a stride). This attention attends every key: take the softmax "
+            f"over all the scores, with no -inf or mask put into them. Your weights: "
+            f"{_show(weights)}"
+        )
     assert _close(out, weights @ V), (
         f"for {what} out must be weights @ V; it is not. Your out: {_show(out)}"
     )
