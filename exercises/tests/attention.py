@@ -81,9 +81,10 @@ def _scale_or_mask(weights, scores, right):
         *head, i, j = np.argwhere(zero)[0]
         where = f"In head {head[0]} query" if len(head) == 1 else "Query"
         return (
-            f" {where} {i} gives key {j} a weight of 0: a mask was applied (a band or window, a "
-            "triangle, a stride). This attention attends every key: take the softmax over all "
-            "the scores, with no -inf or mask put into them."
+            f" {where} {i} gives key {j} a weight of 0, which no softmax of finite scores "
+            "gives: is a mask applied (a band or window, a triangle, a stride)? "
+            "This attention attends every key: take the softmax over all the scores, with no "
+            "-inf or mask put into them."
         )
     keep = (w > 1e-300) & np.isfinite(scores)
     top = np.argmax(w, axis=-1)[..., None]
@@ -92,12 +93,12 @@ def _scale_or_mask(weights, scores, right):
     if not np.any(b):
         return ""
     r = float(a @ b / (b @ b))
-    if abs(r - 1) < 1e-3 or not np.allclose(a, r * b, atol=1e-6):
-        return ""
+    if r <= 0 or abs(r - 1) < 1e-3 or not np.allclose(a, r * b, atol=1e-6):
+        return ""  # no scale gives these weights, or one that points to another mistake
     return (
-        f" That is the softmax of the scores scaled by {r:.3g} times 1/sqrt(d_k): divide Q K^T "
-        "by sqrt(d_k), the width of the queries and keys, and by nothing else (no extra factor, "
-        "temperature or constant)."
+        f" That is what a scale {r:.3g} times 1/sqrt(d_k) gives: if your scores are scaled by "
+        "anything else than 1/sqrt(d_k) (an extra factor, a temperature, a fixed number), "
+        "divide Q K^T by sqrt(d_k) alone."
     )
 
 
@@ -145,10 +146,10 @@ def test_shapes_and_rows_sum_to_one(attention):
     if not np.all(weights > 0):  # a softmax of finite scores is never 0
         i, j = np.argwhere(weights <= 0)[0]
         raise AssertionError(
-            f"for {what} query {i} gives key {j} a weight of 0: a mask was applied (a band or "
-            "window, a triangle, a stride). This attention attends every key: take the softmax "
-            f"over all the scores, with no -inf or mask put into them. Your weights: "
-            f"{_show(weights)}"
+            f"for {what} query {i} gives key {j} a weight of 0, which no softmax of finite "
+            "scores gives: is a mask applied (a band or window, a triangle, a stride)? This "
+            "attention attends every key: take the softmax over all the scores, with no -inf or "
+            f"mask put into them. Your weights: {_show(weights)}"
         )
     assert _close(out, weights @ V), (
         f"for {what} out must be weights @ V; it is not. Your out: {_show(out)}"
