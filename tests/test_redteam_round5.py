@@ -321,11 +321,6 @@ def rebinding(engine, tmp_path_factory):
     return grade.scores(), words
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: parameter_counts runs beside crosscheck.py (the torch worker), which can "
-    "rebind it, but a decision on it judges multihead.py only (decisions.code_files)",
-)
 def test_a_decision_on_parameter_counts_judges_the_crosscheck_that_rebinds_it(rebinding):
     scores, _ = rebinding
     assert scores["parameter_counts"] == 0  # crosscheck.py's binding is what was graded
