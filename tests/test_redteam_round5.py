@@ -538,11 +538,6 @@ def test_the_queue_says_when_the_functions_code_object_is_swapped():
     assert "__code__" in note and "what ran may be none of these" in note
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the queue shows softmax's right-looking def with no note while the file "
-    "rebinds np.exp (softmax scores 0; a person reading the def would call the grader wrong)",
-)
 def test_the_queue_says_when_the_file_rebinds_a_numpy_function_its_code_calls():
     assert shown_note("np.exp = np.abs\n")
 
