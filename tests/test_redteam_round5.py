@@ -7,7 +7,8 @@ compared or reviewed for real.
   address space (2 GiB on top of torch); the local check caps none of them, so a thread pool, a
   process pool, eighty temporary files or an untouched scratch buffer pass ``mha-check`` and
   earn nothing in grading. A top-level ``getpass.getuser()`` (the sandbox's uid has no name)
-  loads locally and costs every code question in grading. The other way round, a float64
+  loaded locally and cost every code question in grading (now the workers' environment names
+  a user, so it loads in both). The other way round, a float64
   array in big-endian byte order or a ``longdouble`` array fails the local check's float32
   case and earns full marks in grading.
 - A composite graded only while its callees are watched: the grader swaps a composite's
@@ -225,21 +226,19 @@ def test_arrays_of_another_float_dtype_are_judged_alike_by_check_and_grading(div
 NAMED_USER = "import getpass\n\nAUTHOR = getpass.getuser()  # for my lab notes\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the sandbox's uid has no user name (and no USER/LOGNAME), mha-check runs "
-    "with the student's: a top-level getpass.getuser() loads locally, import-error in grading",
-)
-def test_a_file_that_asks_for_the_user_name_fails_the_local_check_as_it_fails_grading(
+def test_a_file_that_asks_for_the_user_name_loads_in_the_local_check_and_in_grading(
     engine, tmp_path
 ):
+    # The sandbox's uid has no name; its workers' environment gives one (USER, LOGNAME), so a
+    # harmless top-level getpass.getuser() loads in grading as it does on the student's laptop.
     text = reference("multihead").replace(
         "import numpy as np\n", "import numpy as np\n" + NAMED_USER
     )
     folder = submission(tmp_path, multihead=text)
     g = engine.grade(load_submission(folder))
     status, _ = mha_check(folder)
-    assert (g.status == "ok") == (status == 0), (g.status, status)
+    assert (g.status, status) == ("ok", 0)
+    assert g.scores() == POINTS
 
 
 SELF_IMPORT = "\n\nimport multihead as _me\n\n_me.softmax = lambda x, axis=-1: np.ones_like(x)\n"
