@@ -334,12 +334,6 @@ def test_a_decision_on_parameter_counts_judges_the_crosscheck_that_rebinds_it(re
     assert hashes[0] != hashes[1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: mha-check imports crosscheck.py into the process that checks the NumPy "
-    "questions, so its rebinding of softmax fails the local check; grading's NumPy worker "
-    "never loads crosscheck.py and gives full marks",
-)
 def test_a_softmax_rebound_by_crosscheck_is_judged_alike_by_check_and_grading(rebinding):
     scores, words = rebinding
     assert disagreements(scores, words, ("softmax",)) == []
