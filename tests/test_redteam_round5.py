@@ -213,14 +213,27 @@ def test_code_the_sandbox_limits_fails_the_local_check_as_it_fails_grading(diver
     assert disagreements(scores, words, LIMITED) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a big-endian float64 or a longdouble array fails mha-check's form check and "
-    "earns full marks in grading (the contract allows float64 and float32 only)",
-)
 def test_arrays_of_another_float_dtype_are_judged_alike_by_check_and_grading(divergent):
     scores, words = divergent
     assert disagreements(scores, words, OTHER_DTYPES) == []
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f8", ">f4", ">f8", "f2", "g"])
+def test_grading_and_mha_check_refuse_the_same_float_dtypes(dtype):
+    from mha_check.dtypes import float_dtype_problem
+    from mha_grader.grading.checks import check_array
+
+    value = np.zeros((2, 3), dtype=np.dtype(dtype))
+    allowed = np.dtype(dtype).newbyteorder("=") in (np.float32, np.float64) and (
+        np.dtype(dtype).isnative
+    )
+    assert (float_dtype_problem(value.dtype) is None) == allowed
+    try:
+        check_array(value, "the result", "(2, 3)", (2, 3))
+    except AssertionError as e:
+        assert not allowed and str(e) == f"the result is {float_dtype_problem(value.dtype)}"
+    else:
+        assert allowed
 
 
 NAMED_USER = "import getpass\n\nAUTHOR = getpass.getuser()  # for my lab notes\n"
