@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import waiting
+from .limits import CALL_SECONDS
 from .questions import (
     CALLEES,
     CODE_QUESTIONS,
@@ -22,7 +23,7 @@ from .questions import (
 )
 from .results import QuestionResult, Status
 
-DEFAULT_TIME_LIMIT = 10.0  # seconds per check; the public checks take milliseconds
+DEFAULT_TIME_LIMIT = CALL_SECONDS  # per check, as grading's per call; checks take milliseconds
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -235,7 +236,7 @@ def _numpy_side(loaded, folder: Path, rule, seconds) -> tuple[str | None, Any]:
     withheld (``withheld.load_numpy_side``). Why it would not load there, in grading's words
     (None when it would), and the module the NumPy questions are checked on (None: the one
     loaded beside crosscheck.py)."""
-    from .limits import TimeLimitExceeded, captured_output, time_limit
+    from .limits import TimeLimitExceeded, call_limits, captured_output
     from .tracing import describe, exception_text, student_frame
     from .withheld import load_numpy_side
 
@@ -244,7 +245,7 @@ def _numpy_side(loaded, folder: Path, rule, seconds) -> tuple[str | None, Any]:
         return None, None
     with rule, captured_output():
         try:
-            with time_limit(seconds):
+            with call_limits(seconds):
                 module, failed = load_numpy_side(folder / "multihead.py")
         except TimeLimitExceeded:
             return None, None  # it loaded once in time: a slow machine, not the NumPy rule

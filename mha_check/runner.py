@@ -13,7 +13,7 @@ from typing import Any
 from .calls import Recorder
 from .dtypes import float_dtype_problem
 from .forms import FORMED, right_form
-from .limits import TimeLimitExceeded, captured_output, time_limit
+from .limits import TimeLimitExceeded, call_limits, captured_output, limit_note
 from .questions import CALLEES, CODE_QUESTIONS, NUMPY_QUESTIONS, SIGNATURES
 from .results import QuestionResult, Status
 from .tracing import describe, exception_text, student_frame
@@ -86,7 +86,10 @@ def _judge(
         return _Outcome(
             Status.FAILED, f"your code called exit() or sys.exit() at {describe(frame)}."
         )
-    return _Outcome(Status.FAILED, f"your code raised {exception_text(e)} at {describe(frame)}.")
+    return _Outcome(
+        Status.FAILED,
+        f"your code raised {exception_text(e)} at {describe(frame)}{limit_note(e)}.",
+    )
 
 
 class _FormWatch:
@@ -148,7 +151,7 @@ def run_question(
         watched = _FormWatch(qid, env.get(qid))  # attention, multi_head_attention: with a form
         with captured_output() as out:
             try:
-                with time_limit(seconds), callees, _rule(qid, folder):
+                with call_limits(seconds), callees, _rule(qid, folder):
                     case.call_func({**env, qid: watched} if watched.watching else env)
             except KeyboardInterrupt:
                 raise

@@ -4,13 +4,14 @@ compared or reviewed for real.
 
 - mha-check and grading disagreeing on code that runs fine on a laptop: grading's sandbox caps
   threads and processes (16; a fork-context pool is refused outright), open files (64) and
-  address space (2 GiB on top of torch); the local check caps none of them, so a thread pool, a
-  process pool, eighty temporary files or an untouched scratch buffer pass ``mha-check`` and
-  earn nothing in grading. A top-level ``getpass.getuser()`` (the sandbox's uid has no name)
+  address space (2 GiB on top of torch); the local check capped none of them, so a thread pool,
+  a process pool, eighty temporary files or an untouched scratch buffer passed ``mha-check``
+  and earned nothing in grading (now both apply mha_check/limits.py's numbers). A top-level
+  ``getpass.getuser()`` (the sandbox's uid has no name)
   loaded locally and cost every code question in grading (now the workers' environment names
   a user, so it loads in both). The other way round, a float64
-  array in big-endian byte order or a ``longdouble`` array fails the local check's float32
-  case and earns full marks in grading.
+  array in big-endian byte order or a ``longdouble`` array failed the local check's float32
+  case and earned full marks in grading (now one rule, mha_check/dtypes.py, refuses both).
 - A composite graded only while its callees are watched: the grader swaps a composite's
   callees for stand-ins during every graded call, and the code can tell (the caller's frame
   seen from softmax, or ``softmax is not`` the function the file defined): an attention that
@@ -18,8 +19,9 @@ compared or reviewed for real.
 - crosscheck.py rebinding multihead.py's functions (``import multihead; multihead.softmax =
   ...``): parameter_counts runs beside crosscheck.py and is graded as rebound, but a decision
   on it judges multihead.py only, so it holds when crosscheck.py changes what runs; and
-  mha-check, which loads both files into one process, fails a softmax that grading's NumPy
-  worker (which never loads crosscheck.py) gives full marks.
+  mha-check, which loaded both files into one process, failed a softmax that grading's NumPy
+  worker (which never loads crosscheck.py) gives full marks (now it checks the NumPy questions
+  on multihead.py loaded alone).
 - Copies past the similarity report: the reference file with its docstrings dropped, or its
   type hints dropped (both are in the stubs every student starts from), or with
   ``from numpy import *`` and every ``np.`` dropped, shares too few k-grams to be listed.
@@ -200,21 +202,43 @@ def divergent(engine, tmp_path_factory):
     )
     grade = engine.grade(load_submission(folder))
     _, words = mha_check(folder)
-    return grade.scores(), words
+    out = OutputFolder(tmp_path_factory.mktemp("divergent-out")).write_reports(grade)
+    return grade.scores(), words, (out / "feedback.md").read_text()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: mha-check caps no threads, processes, open files or address space; grading "
-    "does, so code passing the local check earns nothing",
-)
 def test_code_the_sandbox_limits_fails_the_local_check_as_it_fails_grading(divergent):
-    scores, words = divergent
+    scores, words, _ = divergent
     assert disagreements(scores, words, LIMITED) == []
 
 
+def test_grading_names_the_limit_the_code_ran_into(divergent):
+    from mha_check.limits import LIMIT_WORDS
+
+    feedback = divergent[2]
+    for limit in ("threads", "open_files", "memory"):
+        words = LIMIT_WORDS[limit]
+        assert words[0].upper() + words[1:] in feedback, limit
+
+
+def test_the_sandbox_and_mha_check_take_their_limits_from_one_definition():
+    from mha_check import limits as shared
+
+    mine = Limits()
+    assert (mine.processes, mine.memory_bytes, mine.open_files, mine.file_bytes) == (
+        shared.PROCESSES,
+        shared.MEMORY_BYTES,
+        shared.OPEN_FILES,
+        shared.FILE_BYTES,
+    )
+    assert (mine.cpu_seconds, mine.call_timeout, mine.import_timeout) == (
+        shared.CPU_SECONDS,
+        shared.CALL_SECONDS,
+        shared.IMPORT_SECONDS,
+    )
+
+
 def test_arrays_of_another_float_dtype_are_judged_alike_by_check_and_grading(divergent):
-    scores, words = divergent
+    scores, words, _ = divergent
     assert disagreements(scores, words, OTHER_DTYPES) == []
 
 
