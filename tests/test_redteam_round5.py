@@ -376,6 +376,14 @@ def test_a_softmax_rebound_by_crosscheck_is_judged_alike_by_check_and_grading(re
     assert disagreements(scores, words, ("softmax",)) == []
 
 
+def test_mha_check_fails_nothing_grading_gives_full_marks_when_crosscheck_rebinds(rebinding):
+    # cross_check runs beside crosscheck.py's rebinding in grading (its callee is carried):
+    # mha-check waits on multi_head_attention as crosscheck.py leaves it, rather than failing
+    scores, words = rebinding
+    failed = [q for q in CODE_QUESTIONS if scores[q] == POINTS[q] and words[q].startswith("fail")]
+    assert failed == []
+
+
 # -- a copy past the similarity report --------------------------------------------------------
 
 
