@@ -507,7 +507,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             consequence = _scope_forward(words, begin, conclusion_ends=denied)
         else:
             consequence = _scope_back(words, i)
-        if supposing and not _EXPECTED & {words[j] for j in consequence}:
+        if supposing and not _predicts(words, consequence):
             i += 1
             continue
         marks.cue[i] = True
@@ -529,7 +529,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             # (up to a conclusion the student draws: "..., so they must share one set")
             drawn = next((j for j in consequence if words[j] in CONCLUSIONS), consequence.stop)
             predicted = range(consequence.start, drawn)
-            if _EXPECTED & {words[j] for j in predicted}:
+            if _predicts(words, predicted):
                 # "if heads look at different slices, their patterns should differ": what the
                 # supposition would lead to, a prediction, not a finding
                 for j in predicted:
@@ -552,6 +552,21 @@ _SUPPOSING = frozenset("provided providing".split())
 _PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")
 _EXPECTED = frozenset("should would ought shouldn wouldn".split())
+# what a supposition requires ("if instead there is one shared set, the heads must get equal
+# slices", "provided each head gets an equal chunk, d_model has to be divisible"): a requirement
+# drawn from the supposition, which holds only if it does, so supposed like a prediction
+_REQUIRED = frozenset("must mustn".split())
+_REQUIRED_TO = frozenset("has have need needs".split())
+
+
+def _predicts(words: list[str], span: range) -> bool:
+    """Whether ``span`` (what a supposition leads to) is in the conditional mood or requires."""
+    return any(
+        words[j] in _EXPECTED
+        or words[j] in _REQUIRED
+        or (words[j] in _REQUIRED_TO and words[j + 1 : j + 2] == ["to"])
+        for j in span
+    )
 
 
 # ----------------------------------------------------------------------------- the cues

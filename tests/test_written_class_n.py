@@ -1,0 +1,38 @@
+"""Issue 21, set N seen: its misses handled as classes, in words of their own, not the labelled
+set's: what a supposition requires ("if instead ..., the heads must ...", "provided ..., d_model
+has to ...") holds only if the supposition does, so is supposed like a prediction."""
+
+from __future__ import annotations
+
+import pytest
+from written_support import graded as _graded
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q1",
+            "If every head owned a Wq, Wk and Wv, the layer would get bigger with more heads. If "
+            "on the other hand a single projection at full d_model is shared, each head must "
+            "receive an equal piece of what it outputs.",
+        ),
+        (
+            "q5",
+            "Provided that the heads truly receive equal chunks of the features, num_heads has "
+            "to divide d_model.",
+        ),
+    ],
+)
+def test_what_a_supposition_requires_is_supposed_too(qid, text):
+    share, flagged, _ = _graded(qid, text)
+    assert share <= 0.25 and not flagged
+
+
+def test_a_requirement_stated_outright_beside_a_supposition_keeps_its_points():
+    share, _, _ = _graded(
+        "q5",
+        "d_model has to be divisible by num_heads, because each head gets an equal chunk of "
+        "d_model/num_heads features; if it were not, the reshape would fail.",
+    )
+    assert share == 1.0
