@@ -1,6 +1,7 @@
 """Issue 21, set N seen: its misses handled as classes, in words of their own, not the labelled
 set's: what a supposition requires ("if instead ..., the heads must ...", "provided ..., d_model
-has to ...") holds only if the supposition does, so is supposed like a prediction."""
+has to ...") holds only if the supposition does, so is supposed like a prediction; a real
+question answered by a "no" in more words ("Of course not.") is answered no."""
 
 from __future__ import annotations
 
@@ -36,3 +37,16 @@ def test_a_requirement_stated_outright_beside_a_supposition_keeps_its_points():
         "d_model/num_heads features; if it were not, the reshape would fail.",
     )
     assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["Of course not.", "Obviously not, why would anyone build two of them?", "Clearly not."],
+)
+def test_a_real_question_answered_by_a_no_in_more_words_is_answered_no(reply):
+    share, flagged, _ = _graded(
+        "q3",
+        f"Do the two heads produce the same pattern? {reply} For token 0 head 0 weighted tokens 2 "
+        "and 3. Head 1 put everything on token 4.",
+    )
+    assert share == 1.0 and not flagged

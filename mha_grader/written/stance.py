@@ -24,7 +24,8 @@ that ends at a clause or a contrast):
   constraint and its reason ("when" too, in a condition that denies: "raise a ValueError when
   d_model % num_heads != 0"). A consequence of a condition that is not denied is asserted,
   unless it is in the conditional mood ("..., then their patterns should differ", "the count
-  would double"): a prediction, supposed like its condition; a conclusion drawn after it ("...,
+  would double") or requires ("if instead one set is shared, each head must get ...",
+  "provided ..., d_model has to ..."): a prediction, supposed like its condition; a conclusion drawn after it ("...,
   so they must share one set") is asserted. A condition that the next clause denies ("If heads
   had their own matrices it would double, but they don't") is denied, and so is what it would
   lead to (supposed: it may earn, never costs); an answer that only supposes earns nothing
@@ -32,8 +33,9 @@ that ends at a clause or a contrast):
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
-  the next sentence answers it with a bare "No." or "Yes."; a question without a verb ("Same
-  pattern for the same token?") is judged by a reply without one ("Never in my runs.", "Not
+  the next sentence answers it with a bare "No." or "Yes." (or a "no" in more words: "Of course
+  not.", "Obviously not, why would they?"); a question without a verb ("Same pattern for the
+  same token?") is judged by a reply without one ("Never in my runs.", "Not
   once.") as by "No.";
 - **a contrast**: in "not X but Y" the negation is X's (match.py); "while it might seem that X",
   "it may look as if X" are how things might look, not the student's claim; "I used to think X,
@@ -1140,6 +1142,8 @@ BARE_NO = (
     ("certainly", "not"),
     ("of", "course", "not"),
     ("not", "even", "close"),
+    ("obviously", "not"),
+    ("clearly", "not"),
 )
 
 
@@ -1208,11 +1212,13 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         if (
             judged is None
             and asks[k - 1]
-            and not interrogative(words[k - 1])
             and (n := _bare_no(w))
+            and (not interrogative(words[k - 1]) or tuple(w[:n]) in BARE_NO)
         ):
             # "Same pattern? Not at all: ...": the words are the answer, not a negation of what
-            # follows them (a real question, "Do they agree? Not at all: ...", claims nothing)
+            # follows them; a real question is answered by a "no" in more words as by "No."
+            # ("Do they agree? Obviously not, why would they?"), not by a verbless reply that
+            # only opens with a negation ("Do they agree? Never in my runs" stays open)
             judged = ("deny", len(w) == n)
             for i in range(n):
                 marks[k].cue[i] = True
