@@ -50,3 +50,37 @@ def test_a_real_question_answered_by_a_no_in_more_words_is_answered_no(reply):
         "and 3. Head 1 put everything on token 4.",
     )
     assert share == 1.0 and not flagged
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q3",
+            "For token 0 they differ: head 0 took tokens 2 and 3, head 1 took token 4. Still, "
+            "both heads finally attend to the same thing, the input being shared.",
+        ),
+        (
+            "q4",
+            "Each head now runs its own softmax over d_model/num_heads features. Then again, "
+            "nothing changes besides the naming.",
+        ),
+    ],
+)
+def test_a_second_part_that_takes_the_first_back_is_not_full_marks_unread(qid, text):
+    share, flagged, _ = _graded(qid, text)
+    assert flagged or share <= 0.5
+
+
+def test_the_heads_attending_from_the_same_place_is_no_claim_that_they_agree():
+    share, flagged, _ = _graded(
+        "q3",
+        "Like two lamps pointing from the same place at different corners: head 0 lit "
+        "tokens 2 and 3, head 1 lit token 4.",
+    )
+    assert not flagged
+
+
+def test_a_softmax_count_written_as_a_product_is_the_count():
+    share, flagged, output = _graded("q4", "softmaxes x num_heads now, d_model/num_heads each")
+    assert "how many attention computations there are" in output.split("\n")[0]
