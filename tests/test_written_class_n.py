@@ -84,3 +84,23 @@ def test_the_heads_attending_from_the_same_place_is_no_claim_that_they_agree():
 def test_a_softmax_count_written_as_a_product_is_the_count():
     share, flagged, output = _graded("q4", "softmaxes x num_heads now, d_model/num_heads each")
     assert "how many attention computations there are" in output.split("\n")[0]
+
+
+def test_endorsing_that_capability_follows_from_the_parameters_is_charged():
+    share, flagged, _ = _graded(
+        "challenge",
+        "I side with the team: capability depends on the parameters, so the two layers should "
+        "do about as well. Still, one head drops the eight independent softmaxes over smaller "
+        "subspaces, so a token can no longer follow several patterns at once.",
+    )
+    assert flagged or share <= 0.5
+
+
+def test_denying_that_capability_follows_from_the_parameters_is_no_charge():
+    share, flagged, output = _graded(
+        "challenge",
+        "Capability does not depend on the parameters alone: one head drops the eight "
+        "independent softmaxes over smaller subspaces, so a token can no longer follow several "
+        "patterns at once, and its single softmax must serve every relationship.",
+    )
+    assert not flagged and "goes against" not in output
