@@ -104,3 +104,20 @@ def test_denying_that_capability_follows_from_the_parameters_is_no_charge():
         "patterns at once, and its single softmax must serve every relationship.",
     )
     assert not flagged and "goes against" not in output
+
+
+_FINDING = "what you found when you compared the two counts"
+
+
+def _recognised(output: str) -> str:
+    return next((line for line in output.split("\n") if line.startswith("Recognised")), "")
+
+
+def test_the_same_total_worked_out_for_each_head_count_is_the_finding():
+    _, _, output = _graded("q2", "h=1 -> 4 * 8 * 8 = 256 params; h=2 -> 4 * 8 * 8 = 256 params.")
+    assert _FINDING in _recognised(output)
+
+
+def test_different_totals_worked_out_for_each_head_count_are_not_the_finding():
+    _, _, output = _graded("q2", "h=1 -> 4 * 8 * 8 = 256 params; h=2 -> 8 * 8 * 8 = 512 params.")
+    assert _FINDING not in _recognised(output)
