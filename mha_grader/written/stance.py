@@ -25,11 +25,11 @@ that ends at a clause or a contrast):
   d_model % num_heads != 0"). A consequence of a condition that is not denied is asserted,
   unless it is in the conditional mood ("..., then their patterns should differ", "the count
   would double") or requires ("if instead one set is shared, each head must get ...",
-  "provided ..., d_model has to ..."): a prediction, supposed like its condition; a conclusion drawn after it ("...,
-  so they must share one set") is asserted. A condition that the next clause denies ("If heads
-  had their own matrices it would double, but they don't") is denied, and so is what it would
-  lead to (supposed: it may earn, never costs); an answer that only supposes earns nothing
-  (reading.py);
+  "provided ..., d_model has to ..."): a prediction, supposed like its condition; a conclusion
+  drawn after it ("..., so they must share one set") is asserted. A condition that the next
+  clause denies ("If heads had their own matrices it would double, but they don't") is denied,
+  and so is what it would lead to (supposed: it may earn, never costs); an answer that only
+  supposes earns nothing (reading.py);
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
