@@ -121,3 +121,33 @@ def test_the_same_total_worked_out_for_each_head_count_is_the_finding():
 def test_different_totals_worked_out_for_each_head_count_are_not_the_finding():
     _, _, output = _graded("q2", "h=1 -> 4 * 8 * 8 = 256 params; h=2 -> 8 * 8 * 8 = 512 params.")
     assert _FINDING not in _recognised(output)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Though you can pick any num_heads you like since the library pads the final head, "
+        "num_heads ought to divide d_model so the heads get equal chunks.",
+        "d_model has to be divisible by num_heads, giving every head an equal chunk; padding "
+        "the last head would do as well.",
+    ],
+)
+def test_saying_the_constraint_can_be_left_out_beside_it_costs_points(text):
+    share, flagged, _ = _graded("q5", text)
+    assert flagged or share <= 0.5
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "It is a classic mistake to believe that any num_heads works.",
+        "It's an easy error to assume any num_heads is fine.",
+    ],
+)
+def test_an_adjective_before_the_mistake_still_disowns_what_follows(opening):
+    share, flagged, _ = _graded(
+        "q5",
+        f"{opening} num_heads must divide d_model, so every head gets an equal chunk of "
+        "d_model/num_heads features.",
+    )
+    assert share == 1.0 and not flagged

@@ -232,8 +232,10 @@ NOTHING_BUT = re.compile(
     r"except|else than|else but)\b"
 )
 WRONG_TO_SAY = re.compile(
-    rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
-    rf"mistaken|"
+    rf"\b(?:wrong|false|incorrect|misleading|naive|silly|nonsense|mistaken|"
+    # "a mistake to think", "a common mistake to think", "an easy error to make ... to say"
+    rf"(?:a|an) (?:(?:common|classic|typical|frequent|big|usual|easy|beginner|tempting|popular|"
+    rf"widespread|huge|serious|basic) )*(?:mistake|error|trap|misconception|fallacy)|"
     # "it is absurd to think", "you'd have to be confused to believe", "only a fool ... to say"
     rf"absurd|ridiculous|laughable|crazy|mad|insane|foolish|confused|stupid|dumb|a joke|"
     rf"madness|a fool|an idiot|delusional|lazy|sloppy) to {SAY}(?: that)?\b"
