@@ -151,3 +151,20 @@ def test_an_adjective_before_the_mistake_still_disowns_what_follows(opening):
         "d_model/num_heads features.",
     )
     assert share == 1.0 and not flagged
+
+
+_COUNT = "how many attention computations there are"
+
+
+def test_a_width_before_each_softmax_is_not_a_count_of_softmaxes():
+    _, _, output = _graded(
+        "q4", "At 4 heads d_head came out as 2, so each softmax only saw 2 features rather than 8."
+    )
+    assert _COUNT not in _recognised(output)
+
+
+def test_a_count_of_softmaxes_then_what_each_sees_is_still_the_count():
+    _, _, output = _graded(
+        "q4", "At 8 heads there are 8 softmaxes, each seeing only d_model/8 features."
+    )
+    assert _COUNT in _recognised(output)
