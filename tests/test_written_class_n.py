@@ -168,3 +168,16 @@ def test_a_count_of_softmaxes_then_what_each_sees_is_still_the_count():
         "q4", "At 8 heads there are 8 softmaxes, each seeing only d_model/8 features."
     )
     assert _COUNT in _recognised(output)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ["Folks love to repeat that", "My friends keep repeating that", "Some people repeat that"],
+)
+def test_what_others_repeat_is_reported_not_claimed(opening):
+    share, flagged, _ = _graded(
+        "q4",
+        f"{opening} eight heads give eight independent softmaxes, each over d_model/num_heads "
+        "features.",
+    )
+    assert share <= 0.25 and not flagged

@@ -109,8 +109,10 @@ MODAL = (
 FOUND = (  # in the past tense: "everyone gets the same number of slices" is no report
     r"(?:got|found|measured|saw|observed|obtained|reported|ran it|computed|counted|checked)"
 )
+# what others go on saying: "people like to repeat that X", "everyone keeps repeating X"
+_REPEAT = r"(?:repeat|repeats|repeated|repeating|keep repeating|keeps repeating|kept repeating)"
 OTHERS_SAY = re.compile(
-    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
+    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}(?:{SAY}|{_REPEAT})"
     rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
     rf"|\b(?:{QUANT} )?{DET}?(?:[a-z]+ )?{PEOPLE}(?: in (?:my|our|the) (?:group|class|team|lab))? "
     rf"{MODAL}{FOUND}(?: that)?\b"

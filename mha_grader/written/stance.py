@@ -7,7 +7,7 @@ that ends at a clause or a contrast):
 
 - **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
   "you might think", "it is often said that", "according to some", "I've read that", "I'm
-  told"): neither earned nor charged;
+  told", "people keep repeating that"): neither earned nor charged;
 - **cited**: the course material's, as the student cites it ("according to the lab notebook",
   "the lecture slides say"): the student's claim, credited in part (grade.py), since the
   question asks what they found;
