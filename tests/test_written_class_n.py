@@ -137,6 +137,16 @@ def test_saying_the_constraint_can_be_left_out_beside_it_costs_points(text):
     assert flagged or share <= 0.5
 
 
+def test_saying_any_head_count_works_costs_points_in_another_question_too():
+    share, flagged, _ = _graded(
+        "q1",
+        "One Wq, Wk and Wv at full d_model serve every head, no head owns a matrix, and the "
+        "output is cut into equal chunks, one per head; any number of heads is fine, since "
+        "the final chunk gets padded.",
+    )
+    assert flagged or share <= 0.5
+
+
 @pytest.mark.parametrize(
     "opening",
     [
