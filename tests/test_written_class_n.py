@@ -1,7 +1,12 @@
 """Issue 21, set N seen: its misses handled as classes, in words of their own, not the labelled
 set's: what a supposition requires ("if instead ..., the heads must ...", "provided ..., d_model
 has to ...") holds only if the supposition does, so is supposed like a prediction; a real
-question answered by a "no" in more words ("Of course not.") is answered no."""
+question answered by a "no" in more words ("Of course not.") is answered no; a second part that
+takes the first back ("they attend to the same thing", "nothing changes except the names") is
+read, so the pair is flagged; "capability follows from the parameters" is the team's argument;
+the softmax count as a product, and a width before "each softmax" no count; the same total worked
+out for each head count; "any num_heads works, the last head is padded" charged in every
+question; "it's a common mistake to think X" disowns X; what others repeat is reported."""
 
 from __future__ import annotations
 
