@@ -196,3 +196,10 @@ def test_what_others_repeat_is_reported_not_claimed(opening):
         "features.",
     )
     assert share <= 0.25 and not flagged
+
+
+def test_the_same_matrices_with_their_shape_whatever_the_head_count_are_shared():
+    _, _, output = _graded(
+        "q1", "In my run the layer kept the same 4 (8, 8) weight matrices for 1 head and for 8."
+    )
+    assert "where the queries, keys and values are computed" in _recognised(output)
