@@ -6,7 +6,8 @@ takes the first back ("they attend to the same thing", "nothing changes except t
 read, so the pair is flagged; "capability follows from the parameters" is the team's argument;
 the softmax count as a product, and a width before "each softmax" no count; the same total worked
 out for each head count; "any num_heads works, the last head is padded" charged in every
-question; "it's a common mistake to think X" disowns X; what others repeat is reported."""
+question; "it's a common mistake to think X" disowns X; what others repeat is reported; a shape
+in brackets between words ("the same 4 (8, 8) matrices") is part of its clause."""
 
 from __future__ import annotations
 
