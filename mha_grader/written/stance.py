@@ -7,7 +7,7 @@ that ends at a clause or a contrast):
 
 - **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
   "you might think", "it is often said that", "according to some", "I've read that", "I'm
-  told"): neither earned nor charged;
+  told", "people keep repeating that"): neither earned nor charged;
 - **cited**: the course material's, as the student cites it ("according to the lab notebook",
   "the lecture slides say"): the student's claim, credited in part (grade.py), since the
   question asks what they found;
@@ -24,16 +24,18 @@ that ends at a clause or a contrast):
   constraint and its reason ("when" too, in a condition that denies: "raise a ValueError when
   d_model % num_heads != 0"). A consequence of a condition that is not denied is asserted,
   unless it is in the conditional mood ("..., then their patterns should differ", "the count
-  would double"): a prediction, supposed like its condition; a conclusion drawn after it ("...,
-  so they must share one set") is asserted. A condition that the next clause denies ("If heads
-  had their own matrices it would double, but they don't") is denied, and so is what it would
-  lead to (supposed: it may earn, never costs); an answer that only supposes earns nothing
-  (reading.py);
+  would double") or requires ("if instead one set is shared, each head must get ...",
+  "provided ..., d_model has to ..."): a prediction, supposed like its condition; a conclusion
+  drawn after it ("..., so they must share one set") is asserted. A condition that the next
+  clause denies ("If heads had their own matrices it would double, but they don't") is denied,
+  and so is what it would lead to (supposed: it may earn, never costs); an answer that only
+  supposes earns nothing (reading.py);
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
-  the next sentence answers it with a bare "No." or "Yes."; a question without a verb ("Same
-  pattern for the same token?") is judged by a reply without one ("Never in my runs.", "Not
+  the next sentence answers it with a bare "No." or "Yes." (or a "no" in more words: "Of course
+  not.", "Obviously not, why would they?"); a question without a verb ("Same pattern for the
+  same token?") is judged by a reply without one ("Never in my runs.", "Not
   once.") as by "No.";
 - **a contrast**: in "not X but Y" the negation is X's (match.py); "while it might seem that X",
   "it may look as if X" are how things might look, not the student's claim; "I used to think X,
@@ -507,7 +509,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             consequence = _scope_forward(words, begin, conclusion_ends=denied)
         else:
             consequence = _scope_back(words, i)
-        if supposing and not _EXPECTED & {words[j] for j in consequence}:
+        if supposing and not _predicts(words, consequence):
             i += 1
             continue
         marks.cue[i] = True
@@ -529,7 +531,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             # (up to a conclusion the student draws: "..., so they must share one set")
             drawn = next((j for j in consequence if words[j] in CONCLUSIONS), consequence.stop)
             predicted = range(consequence.start, drawn)
-            if _EXPECTED & {words[j] for j in predicted}:
+            if _predicts(words, predicted):
                 # "if heads look at different slices, their patterns should differ": what the
                 # supposition would lead to, a prediction, not a finding
                 for j in predicted:
@@ -552,6 +554,21 @@ _SUPPOSING = frozenset("provided providing".split())
 _PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")
 _EXPECTED = frozenset("should would ought shouldn wouldn".split())
+# what a supposition requires ("if instead there is one shared set, the heads must get equal
+# slices", "provided each head gets an equal chunk, d_model has to be divisible"): a requirement
+# drawn from the supposition, which holds only if it does, so supposed like a prediction
+_REQUIRED = frozenset("must mustn".split())
+_REQUIRED_TO = frozenset("has have need needs".split())
+
+
+def _predicts(words: list[str], span: range) -> bool:
+    """Whether ``span`` (what a supposition leads to) is in the conditional mood or requires."""
+    return any(
+        words[j] in _EXPECTED
+        or words[j] in _REQUIRED
+        or (words[j] in _REQUIRED_TO and words[j + 1 : j + 2] == ["to"])
+        for j in span
+    )
 
 
 # ----------------------------------------------------------------------------- the cues
@@ -1125,6 +1142,8 @@ BARE_NO = (
     ("certainly", "not"),
     ("of", "course", "not"),
     ("not", "even", "close"),
+    ("obviously", "not"),
+    ("clearly", "not"),
 )
 
 
@@ -1193,11 +1212,13 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         if (
             judged is None
             and asks[k - 1]
-            and not interrogative(words[k - 1])
             and (n := _bare_no(w))
+            and (not interrogative(words[k - 1]) or tuple(w[:n]) in BARE_NO)
         ):
             # "Same pattern? Not at all: ...": the words are the answer, not a negation of what
-            # follows them (a real question, "Do they agree? Not at all: ...", claims nothing)
+            # follows them; a real question is answered by a "no" in more words as by "No."
+            # ("Do they agree? Obviously not, why would they?"), not by a verbless reply that
+            # only opens with a negation ("Do they agree? Never in my runs" stays open)
             judged = ("deny", len(w) == n)
             for i in range(n):
                 marks[k].cue[i] = True

@@ -181,6 +181,14 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         *_MATH,
         (r"×", " x "),
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
+        # a shape in brackets between words, "the same four (8, 8) matrices", "are (d_model,
+        # d_model) matrices": the shape as "8 x 8" (its comma no break in the clause; not after
+        # a one-letter name, "X (3, 8) with 2 heads", whose "x" would join a product)
+        (
+            r"(?:(?<=[a-z]{2} )|(?<=\d ))\([ \t]*(\d+|d_model|d_head|d_k|d_v)[ \t]*,[ \t]*"
+            r"(\d+|d_model|d_head|d_k|d_v)[ \t]*\)(?=[ \t]+[a-z])",
+            r"\1 x \2",
+        ),
         # a call's value: "np.allclose(weights[0], weights[1]) -> False" says what allclose
         # returned (its arguments are no words of the claim); "... is False", "... was [256,
         # 256]": a value after "is"/"was" too
