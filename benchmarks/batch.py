@@ -4,9 +4,9 @@ with `mha-grade batch -j JOBS`.
 Three mixes: `--mix correct` (the default: 60% correct, 30% buggy, 10% hostile), `--mix buggy`
 (60% one-bug submissions from the mutation suite, tests/mutants/, every bug of it in turn, so
 that diagnosis and carried-forward errors are at work; 30% correct, 10% hostile) and
-`--mix unimportable` (no code file can be imported: a SyntaxError in both, an exception while
-importing `multihead.py`, which `crosscheck.py` imports, or a package grading lacks; the
-answers are the reference's): what such a submission costs the batch, target <= 10 ms.
+`--mix unimportable` (no code file can be imported: a SyntaxError, an exception raised while
+importing, or a package grading lacks, in both files; the answers are the reference's): what such
+a submission costs the batch, target <= 10 ms.
 
 Prints submissions per second, peak memory of the whole process tree, and the cost per
 submission as a ratio to `python -c "import numpy, torch"` timed in the same run (machines are
@@ -92,8 +92,17 @@ HOSTILE = [
 # (name, text put before each code file's own): each leaves no code file that imports.
 UNIMPORTABLE = [
     ("syntax-error", {"multihead.py": "def split_heads(X:\n", "crosscheck.py": "import = 1\n"}),
-    ("raises-at-import", {"multihead.py": "raise RuntimeError('not finished')\n"}),
-    ("package-missing", {"multihead.py": "import tensorflow as tf\n"}),
+    (
+        "raises-at-import",
+        {
+            "multihead.py": "raise RuntimeError('not finished')\n",
+            "crosscheck.py": "raise RuntimeError('not finished')\n",
+        },
+    ),
+    (
+        "package-missing",
+        {"multihead.py": "import tensorflow as tf\n", "crosscheck.py": "import jax\n"},
+    ),
 ]
 WEAK_ANSWER = "## Q1\n\nheads, projections, split\n\n## Q2\n\nThey are the same.\n"
 
@@ -196,7 +205,10 @@ def make_unimportable(folder: Path, n: int) -> dict[str, int]:
         shutil.copytree(SOLUTIONS, sub, ignore=shutil.ignore_patterns("__*"))
         name, heads = UNIMPORTABLE[i % len(UNIMPORTABLE)]
         for file, head in heads.items():
-            (sub / file).write_text(head + (sub / file).read_text())
+            text = (sub / file).read_text()
+            future = "from __future__ import annotations\n"  # must stay the first statement
+            at = text.index(future) + len(future) if future in text else 0
+            (sub / file).write_text(text[:at] + head + text[at:])
         with open(sub / "answers.md", "a") as f:
             f.write(f"\n<!-- student {i} -->\n")
         counts[name] += 1
@@ -310,7 +322,7 @@ def main() -> int:
         f"similarity report: {similarity:.2f} s = {100 * similarity / wall:.1f}% of the batch's "
         f"time (target <= 10%): {parent:.2f} s in the parent after grading + "
         f"{in_graders:.2f} s of fingerprints in the grading processes / {args.jobs} jobs; "
-        f"{pairs} pairs worth a look ({counts['copied']} copies planted)"
+        f"{pairs} pairs worth a look ({counts.get('copied', 0)} copies planted)"
     )
     same = sorted((n for kind, n in groups if kind == "same"), reverse=True)
     shared = sorted((n for kind, n in groups if kind == "shared"), reverse=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import waiting
+from .limits import CALL_SECONDS
 from .questions import (
     CALLEES,
     CODE_QUESTIONS,
@@ -22,7 +23,7 @@ from .questions import (
 )
 from .results import QuestionResult, Status
 
-DEFAULT_TIME_LIMIT = 10.0  # seconds per check; the public checks take milliseconds
+DEFAULT_TIME_LIMIT = CALL_SECONDS  # per check, as grading's per call; checks take milliseconds
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -197,7 +198,7 @@ def _code_results_in(
         if name in loaded:
             loaded[name] = LoadedFile(name, problem=f"{why}.")
     problems = [lf.problem for lf in loaded.values() if lf.problem]
-    numpy_side = _numpy_side_problem(loaded, folder, rule, args.time_limit)
+    numpy_side, numpy_module = _numpy_side(loaded, folder, rule, args.time_limit)
     if numpy_side:
         problems.append(numpy_side)
     if args.show_output:
@@ -221,41 +222,60 @@ def _code_results_in(
             why = "multihead.py could not be imported where the NumPy questions run (see above)."
             done[q] = QuestionResult(q, Status.UNAVAILABLE, why)
         if q not in done:
-            done[q] = _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args)
+            own = numpy_module if q in NUMPY_QUESTIONS else None
+            done[q] = _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args, own)
         return done[q]
 
+    beside_done: dict[str, QuestionResult] = {}
+
+    def beside(caller: str, q: str) -> QuestionResult | None:
+        """A NumPy question q's checks on multihead.py as crosscheck.py leaves it, for a
+        caller in crosscheck.py (grading's torch worker runs both files together)."""
+        if numpy_module is None or q not in NUMPY_QUESTIONS or caller in NUMPY_QUESTIONS:
+            return None
+        if q not in beside_done:
+            beside_done[q] = _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args)
+        return beside_done[q]
+
     with rule:
-        results = waiting.apply([result_of(q) for q in qids], result_of)
+        results = waiting.apply([result_of(q) for q in qids], result_of, beside)
     return results, problems
 
 
-def _numpy_side_problem(loaded, folder: Path, rule, seconds) -> str | None:
-    """Why multihead.py, loaded here, would not load where grading runs the NumPy questions
-    (torch withheld: ``withheld.numpy_side_failure``), in grading's words; None when it would."""
-    from .limits import TimeLimitExceeded, captured_output, time_limit
+def _numpy_side(loaded, folder: Path, rule, seconds) -> tuple[str | None, Any]:
+    """multihead.py loaded again as grading loads it for the NumPy questions: alone, torch
+    withheld (``withheld.load_numpy_side``). Why it would not load there, in grading's words
+    (None when it would), and the module the NumPy questions are checked on (None: the one
+    loaded beside crosscheck.py)."""
+    from .limits import TimeLimitExceeded, call_limits, captured_output
     from .tracing import describe, exception_text, student_frame
-    from .withheld import numpy_side_failure
+    from .withheld import load_numpy_side
 
     own = loaded.get("multihead.py")
     if own is None or own.module is None:
-        return None
+        return None, None
     with rule, captured_output():
         try:
-            with time_limit(seconds):
-                failed = numpy_side_failure(folder / "multihead.py")
+            with call_limits(seconds):
+                module, failed = load_numpy_side(folder / "multihead.py")
         except TimeLimitExceeded:
-            return None  # it loaded once in time: a slow machine, not the NumPy rule
+            return None, None  # it loaded once in time: a slow machine, not the NumPy rule
     if failed is None:
-        return None
+        return None, module
     frame = student_frame(failed, folder)
     at = f" (at {describe(frame)})" if frame else ""
     why = f"{exception_text(failed)}{at}"
-    return NUMPY_BROKEN.format(label="multihead.py", why=why) + (
+    problem = NUMPY_BROKEN.format(label="multihead.py", why=why) + (
         ". Use torch inside parameter_counts only, never at the top of multihead.py."
     )
+    return problem, None
 
 
-def _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args) -> QuestionResult:
+def _run_checks(
+    q, loaded, env, tests, ExceptionTestFile, folder, args, alone=None
+) -> QuestionResult:
+    """``alone``: multihead.py loaded on its own for a NumPy question, as grading's NumPy
+    worker has it (no crosscheck.py beside it to rebind its functions)."""
     from .runner import run_question
 
     own = loaded.get(CODE_QUESTIONS[q])
@@ -275,5 +295,8 @@ def _run_checks(q, loaded, env, tests, ExceptionTestFile, folder, args) -> Quest
         if other != CODE_QUESTIONS[q] and (loaded.get(other) is None or not loaded[other].module):
             why = f"{q} calls {callee} from {other}, which could not be loaded."
             return QuestionResult(q, Status.UNAVAILABLE, why)
-    question_env = {**env, **vars(own.module)}  # the question's own file decides its names
+    if alone is not None:
+        question_env = dict(vars(alone))
+    else:
+        question_env = {**env, **vars(own.module)}  # the question's own file decides its names
     return run_question(q, test_file, question_env, folder, args.time_limit)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from .limits import TimeLimitExceeded, captured_output, time_limit
+from .limits import TimeLimitExceeded, call_limits, captured_output, limit_note
 from .tracing import describe, exception_text, student_frame
 
 
@@ -54,8 +54,8 @@ def _import_problem(
     if isinstance(e, SystemExit):
         return f"{name} called exit() or sys.exit() while being imported{at}."
     return (
-        f"{name} raised {exception_text(e)} while being imported{at}. Code at the top level of "
-        "the file runs on import."
+        f"{name} raised {exception_text(e)} while being imported{at}{limit_note(e)}. Code at "
+        "the top level of the file runs on import."
     )
 
 
@@ -128,7 +128,7 @@ def _load_one(
     sys.modules[module_name] = module
     with captured_output() as out:
         try:
-            with time_limit(seconds):
+            with call_limits(seconds):
                 spec.loader.exec_module(module)
         except KeyboardInterrupt:
             raise

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .calls import Recorder
+from .dtypes import float_dtype_problem
 from .forms import FORMED, right_form
-from .limits import TimeLimitExceeded, captured_output, time_limit
+from .limits import TimeLimitExceeded, call_limits, captured_output, limit_note
 from .questions import CALLEES, CODE_QUESTIONS, NUMPY_QUESTIONS, SIGNATURES
 from .results import QuestionResult, Status
 from .tracing import describe, exception_text, student_frame
@@ -85,25 +86,38 @@ def _judge(
         return _Outcome(
             Status.FAILED, f"your code called exit() or sys.exit() at {describe(frame)}."
         )
-    return _Outcome(Status.FAILED, f"your code raised {exception_text(e)} at {describe(frame)}.")
+    return _Outcome(
+        Status.FAILED,
+        f"your code raised {exception_text(e)} at {describe(frame)}{limit_note(e)}.",
+    )
 
 
 class _FormWatch:
     """The question's function as a check calls it, noting a result of another form than the
-    contract's for its arguments (forms.py)."""
+    contract's for its arguments (forms.py), and failing the check on a float array of a dtype
+    the contract does not allow (dtypes.py: grading's rule, which it applies to every case)."""
 
     def __init__(self, qid: str, fn: Any):
         self.qid, self.fn, self.wrong_form = qid, fn, False
-        # only a composite whose result has a contract form; a check that looks into its
-        # function's module (cross_check's) gets the function itself
-        self.watching = callable(fn) and qid in CALLEES and qid in FORMED
+        # forms: only a composite whose result has a contract form; dtypes: the NumPy
+        # questions' arrays. A check that looks into its function's module (cross_check's)
+        # gets the function itself.
+        self.forms = qid in CALLEES and qid in FORMED
+        self.dtypes = qid in NUMPY_QUESTIONS
+        self.watching = callable(fn) and (self.forms or self.dtypes)
         self.__name__ = getattr(fn, "__name__", qid)
         self.__wrapped__ = fn
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = self.fn(*args, **kwargs)
-        if right_form(self.qid, args, kwargs, result) is False:
+        if self.forms and right_form(self.qid, args, kwargs, result) is False:
             self.wrong_form = True
+        if self.dtypes:
+            parts = result if isinstance(result, tuple | list) and len(result) <= 2 else [result]
+            for part in parts:
+                problem = float_dtype_problem(getattr(part, "dtype", None))
+                if problem:
+                    raise AssertionError(f"{self.qid} returned {problem}")
         return result
 
 
@@ -124,10 +138,12 @@ def _rule(qid: str, folder: Path) -> Any:
 def _attempt(
     qid: str, case: Any, env: dict[str, Any], test_path: str, folder: Path, seconds: float | None
 ) -> tuple[_Outcome, bool]:
-    """One plain run of a case: how it ended, and whether it ran out of time."""
+    """One plain run of a case (the question's function checked for its result's dtype, not
+    watched): how it ended, and whether it ran out of time."""
+    checked = _FormWatch(qid, env.get(qid))  # in the check's env only, never in a module
     try:
-        with time_limit(seconds), _rule(qid, folder):
-            case.call_func(env)
+        with call_limits(seconds), _rule(qid, folder):
+            case.call_func({**env, qid: checked} if checked.watching else env)
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # the student's code may raise anything, even SystemExit
@@ -161,7 +177,7 @@ def _watched_calls(
     watched = _FormWatch(qid, env.get(qid))  # attention, multi_head_attention: with a form
     with captured_output():
         try:
-            with time_limit(seconds), callees, _rule(qid, folder):
+            with call_limits(seconds), callees, _rule(qid, folder):
                 case.call_func({**env, qid: watched} if watched.watching else env)
         except KeyboardInterrupt:
             raise

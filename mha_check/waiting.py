@@ -18,7 +18,7 @@ was wrong *on the inputs it was given* only grading can tell, with the reference
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .questions import CALLEES
 from .results import QuestionResult, Status
@@ -27,28 +27,38 @@ BLOCKING = (Status.FAILED, Status.WAITING, Status.NOT_ATTEMPTED, Status.UNAVAILA
 
 
 def apply(
-    results: list[QuestionResult], result_of: Callable[[str], QuestionResult]
+    results: list[QuestionResult],
+    result_of: Callable[[str], QuestionResult],
+    beside: Callable[[str, str], QuestionResult | None] | None = None,
 ) -> list[QuestionResult]:
     """``results`` with each failed composite question turned to WAITING where a callee fails
     its own checks or waits in turn (``result_of`` runs a callee's checks, once, when it was
-    not selected)."""
+    not selected). ``beside(caller, callee)``: the callee's checks as the caller's file sees
+    it, where that differs (a NumPy question called from crosscheck.py, which may rebind what
+    it calls, as in grading's torch worker), else None."""
     settled: dict[str, QuestionResult] = {}
+    rebound: set[str] = set()  # callees that fail only as crosscheck.py leaves them
+
+    def blocks(caller: str, callee: str) -> bool:
+        if settle(result_of(callee)).status in BLOCKING:
+            return True
+        seen = beside(caller, callee) if beside is not None else None
+        if seen is not None and seen.status in BLOCKING:
+            rebound.add(callee)
+            return True
+        return False
 
     def settle(r: QuestionResult) -> QuestionResult:
         if r.qid not in settled:
             blocking = []
             if r.status is Status.FAILED and r.qid in CALLEES and not r.own_form:
-                blocking = [
-                    c
-                    for c in CALLEES[r.qid]
-                    if c in r.called and settle(result_of(c)).status in BLOCKING
-                ]
+                blocking = [c for c in CALLEES[r.qid] if c in r.called and blocks(r.qid, c)]
             if not blocking:
                 settled[r.qid] = r
             elif (alone := _alone(r, blocking)) is not None:
                 settled[r.qid] = _own_failure(r, blocking, alone)
             else:
-                settled[r.qid] = _waiting(r, blocking, settled)
+                settled[r.qid] = _waiting(r, blocking, settled, rebound)
         return settled[r.qid]
 
     return [settle(r) for r in results]
@@ -75,9 +85,20 @@ def _own_failure(r: QuestionResult, blocking: list[str], check: str) -> Question
 
 
 def _waiting(
-    r: QuestionResult, callees: list[str], settled: dict[str, QuestionResult]
+    r: QuestionResult,
+    callees: list[str],
+    settled: dict[str, QuestionResult],
+    rebound: Collection[str] = (),
 ) -> QuestionResult:
-    states = [f"{c} is {_state(settled[c])}" for c in callees]
+    states = [
+        f"{c} is "
+        + (
+            "failing its checks once crosscheck.py has run (it rebinds something it calls)"
+            if c in rebound
+            else _state(settled[c])
+        )
+        for c in callees
+    ]
     first = callees[0]
     while settled[first].status is Status.WAITING:  # the root of a chain of waits
         first = settled[first].waiting_on[0]

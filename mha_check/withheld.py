@@ -27,8 +27,9 @@ ALLOWED = frozenset({"numpy", "multihead", "crosscheck", "__future__"})
 class WithheldLibrary(ModuleNotFoundError):
     """A NumPy question's code reached a library that grading withholds from it."""
 
-    def __init__(self, library: str):
-        super().__init__(f"{library} is not available to the NumPy questions", name=library)
+    def __init__(self, library: str, message: str = ""):
+        message = message or f"{library} is not available to the NumPy questions"
+        super().__init__(message, name=library)
         self.library = library
 
 
@@ -105,7 +106,7 @@ class _Withheld(type):
 
 def _refusal(cls: type) -> ModuleNotFoundError:  # grading's words for it
     message = f"{cls.__qualname__} is not available here: the NumPy questions run with NumPy alone"
-    return ModuleNotFoundError(message, name="torch")
+    return WithheldLibrary("torch", message)
 
 
 def _withheld(qualname: str) -> type:
@@ -132,28 +133,36 @@ class _WithheldTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__path__ = []
 
 
-def numpy_side_failure(path: Path) -> BaseException | None:
-    """Run ``path`` (multihead.py) again as grading's NumPy workers import it, torch withheld;
-    what it raised there, or None. Only a file that names torch needs it (it runs twice)."""
+def load_numpy_side(path: Path) -> tuple[ModuleType | None, BaseException | None]:
+    """Load ``path`` (multihead.py) again, alone, as grading's NumPy workers import it: torch
+    withheld, no crosscheck.py beside it (whatever crosscheck.py rebinds in the first copy does
+    not reach this one), ``import multihead`` inside it finding this copy. The module, or what
+    it raised."""
     source = path.read_bytes()
-    if b"torch" not in source:
-        return None
     real = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in WITHHELD}
+    own = {n: sys.modules.get(n) for n in ("multihead", "crosscheck")}
     finder = _WithheldTorch()
     for name in real:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
     module = ModuleType(path.stem)
     module.__file__ = str(path)
+    sys.modules.pop("crosscheck", None)
+    sys.modules[path.stem] = module
     try:
         exec(compile(source, str(path), "exec"), module.__dict__)
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # the student's file may raise anything, even SystemExit
-        return e
+        return None, e
     finally:
         sys.meta_path.remove(finder)
         for name in [n for n in sys.modules if n.partition(".")[0] in WITHHELD]:
             del sys.modules[name]
         sys.modules.update(real)
-    return None
+        for name, was in own.items():
+            if was is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = was
+    return module, None

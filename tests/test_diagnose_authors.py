@@ -1,6 +1,6 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
 tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
-heldout_e/ and heldout_f/, no longer held out once their results were read).
+heldout_e/, heldout_f/ and heldout_g/, no longer held out once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -10,8 +10,8 @@ right solutions (tests/data/independent/) get no diagnosis at all. The held-out 
 corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/) is never read here: it measures, it
 does not tune. heldout_d/ was held out until its first results were read (FINDINGS_D.md); its
 open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from then; so is
-heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes) and heldout_f/ (FINDINGS_F.md,
-issue-20-heldout-f-fixes).
+heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes), heldout_f/ (FINDINGS_F.md,
+issue-20-heldout-f-fixes) and heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes).
 """
 
 from __future__ import annotations
@@ -29,7 +29,16 @@ ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "authors"
 TUNING_PARTS = tuple(
     AUTHORS / p
-    for p in ("tuning", "tuning_b", "tuning_c", "tuning_d", "heldout_d", "heldout_e", "heldout_f")
+    for p in (
+        "tuning",
+        "tuning_b",
+        "tuning_c",
+        "tuning_d",
+        "heldout_d",
+        "heldout_e",
+        "heldout_f",
+        "heldout_g",
+    )
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
 
@@ -39,6 +48,9 @@ PROPOSED = {
     ("causal-mask", "multi_head_attention"): "mha-causal-mask",
     ("attention-fixed-rank-transpose", "attention"): "attention-fixed-rank",
     ("attention-softmax-fixed-axis", "attention"): "attention-fixed-rank",
+    # set G's proposals, named by the classes they belong to (issue-20-heldout-g-fixes)
+    ("scale-deberta-factor", "attention"): "scale-wrong-factor",
+    ("mha-sliding-window", "multi_head_attention"): "mha-masks-positions",
 }
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).

@@ -2,7 +2,8 @@
 a cap on the scores of any size and kind, rotary embeddings of any fraction and base, any rank
 refused, any ValueError message without the head count (set E); a shared key and value head
 from either end, a multi-query count with or without biases, a bias on the scores by relative
-position of any slopes or table (set F, FINDINGS_F.md). Transformations outside a class (a
+position of any slopes or table (set F, FINDINGS_F.md); a scale by any other factor, a mask of
+any pattern, inputs changed in place (set G, FINDINGS_G.md). Transformations outside a class (a
 temperature, ALiBi's biases by distance for a cap, a squashing that is not near the identity,
 positions added to X, a bias by absolute positions) are not given its name."""
 
@@ -239,3 +240,113 @@ def test_a_bias_by_absolute_positions_is_not_called_alibi():
     d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
     assert d is not None, "a wrong function with no diagnosis"
     assert "mha-alibi-bias" not in d.misconceptions, d.message
+
+
+# -- set G: any other scale, any mask, inputs changed in place -----------------------------------
+
+
+def _band(s, w=1):
+    n, m = s.shape[-2:]
+    return np.where(np.abs(np.arange(n)[:, None] - np.arange(m)[None, :]) > w, -np.inf, s)
+
+
+SCALES = {
+    "deberta-sqrt-3dk": (lambda s: s / math.sqrt(3), "Q Kᵀ / sqrt(3 * d_k)"),
+    "temperature-0.7": (lambda s: 0.7 * s, "0.7 times the right"),
+    "double": (lambda s: 2.0 * s, "2 times the right"),
+}
+
+
+@pytest.mark.parametrize("name", SCALES)
+def test_a_scale_by_any_other_factor_is_scale_wrong_factor_with_the_factor(name):
+    transform, words = SCALES[name]
+    d = diagnose("attention", reference_env(attention=_attention(transform)))
+    assert d is not None and d.misconceptions == ("scale-wrong-factor",), d and d.message
+    assert words in d.message
+
+
+def test_a_fixed_scale_is_told_as_a_fixed_number():
+    def attention(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) * 0.125, axis=-1)
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("scale-wrong-factor",), d and d.message
+    assert "1/8 whatever d_k is" in d.message
+
+
+def test_a_specific_scale_keeps_its_own_id():
+    def unscaled(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2), axis=-1)
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=unscaled))
+    assert d is not None and d.misconceptions == ("scale-missing",), d.message
+
+
+MASKS = {
+    "band": (_band, "within 1 position of its own (a band"),
+    "lower-triangle-offset-1": (
+        lambda s: np.where(np.tril(np.ones(s.shape[-2:]), 1) == 0, -np.inf, s),
+        "up to 1 position after its own",
+    ),
+    "causal-window": (
+        lambda s: np.where(
+            np.tril(np.ones(s.shape[-2:])) * np.triu(np.ones(s.shape[-2:]), -1) == 0, -1e9, s
+        ),
+        "a causal sliding window of 2 keys",
+    ),
+    "strided": (
+        lambda s: np.where(np.arange(s.shape[-1]) % 2 == 1, -np.inf, s),
+        "every query sees only the keys 0, 2, 4",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", MASKS)
+def test_a_mask_of_any_pattern_is_attention_masks_positions_with_the_pattern(name):
+    transform, words = MASKS[name]
+    d = diagnose("attention", reference_env(attention=_attention(transform)))
+    assert d is not None and d.misconceptions == ("attention-masks-positions",), d and d.message
+    assert words in d.message
+
+
+def test_a_causal_mask_keeps_its_own_id():
+    causal = lambda s: np.where(np.tril(np.ones(s.shape[-2:])) == 0, -np.inf, s)  # noqa: E731
+    d = diagnose("attention", reference_env(attention=_attention(causal)))
+    assert d is not None and d.misconceptions == ("attention-causal-mask",), d.message
+
+
+def test_a_sliding_window_inside_multi_head_attention_is_mha_masks_positions():
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_mha(_band)))
+    assert d is not None and d.misconceptions == ("mha-masks-positions",), d and d.message
+    assert "a sliding window of 3 keys" in d.message
+
+
+def test_a_scale_and_a_mask_at_once_are_both_named():
+    d = diagnose("attention", reference_env(attention=_attention(lambda s: _band(2.0 * s))))
+    assert d is not None
+    assert d.misconceptions == ("scale-wrong-factor", "attention-masks-positions"), d.message
+
+
+@pytest.mark.parametrize("name", ["alibi", "two-tanh"])
+def test_other_transformations_are_not_called_a_scale_or_a_mask(name):
+    d = diagnose("attention", reference_env(attention=_attention(NOT_CAPS[name])))
+    assert d is not None
+    assert not {"scale-wrong-factor", "attention-masks-positions"} & set(d.misconceptions)
+
+
+def test_an_input_changed_in_place_is_named_and_a_copy_is_not():
+    def in_place(Q, K, V):
+        Q /= math.sqrt(Q.shape[-1])
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2), axis=-1)
+        return w @ V, w
+
+    def on_a_copy(Q, K, V):
+        Q = Q / math.sqrt(Q.shape[-1])
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2), axis=-1)
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=in_place))
+    assert d is not None and d.misconceptions == ("attention-modifies-input",), d and d.message
+    assert diagnose("attention", reference_env(attention=on_a_copy)) is None

@@ -545,3 +545,56 @@ def test_weights_from_torch_is_checked_on_a_batch_first_module():
 
     failed = failures("weights_from_torch", weights_from_torch=first_layout_only)
     assert set(failed) == {"test_projections_match_torch"}
+
+
+# ------------------ set G's classes (issue-20-heldout-g-fixes): any other scale, any mask, in place
+
+
+def _attention_scores(transform):
+    def attention(Q, K, V):
+        w = ref.softmax(transform(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])), axis=-1)
+        return w @ V, w
+
+    return attention
+
+
+def _band(s):
+    n, m = s.shape[-2:]
+    return np.where(np.abs(np.arange(n)[:, None] - np.arange(m)[None, :]) > 1, -np.inf, s)
+
+
+def test_attention_with_another_scale_is_told_the_factor_it_used():
+    failed = failures("attention", attention=_attention_scores(lambda s: s / math.sqrt(3)))
+    assert "a scale 0.577 times 1/sqrt(d_k) gives" in failed["test_worked_values"]
+
+
+def test_attention_with_a_mask_is_told_a_mask_was_applied():
+    def second_key_masked(s):
+        return np.where(np.arange(s.shape[-1]) == 1, -np.inf, s)
+
+    failed = failures("attention", attention=_attention_scores(second_key_masked))
+    assert "is a mask applied" in failed["test_worked_values"]
+
+
+def test_attention_changing_its_query_in_place_is_told_so_where_it_first_shows():
+    def attention(Q, K, V):
+        Q /= math.sqrt(Q.shape[-1])
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2), axis=-1)
+        return w @ V, w
+
+    failed = failures("attention", attention=attention)
+    assert "changed its input Q in place" in failed["test_leading_axes_are_independent"]
+    assert "Do not modify the arrays" in failed["test_inputs_are_not_modified"]
+
+
+def test_mha_with_a_sliding_window_is_told_a_mask_was_applied():
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError("heads")
+        d = X.shape[-1] // num_heads
+        Q, K, V = (ref.split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))
+        w = ref.softmax(_band(Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)), axis=-1)
+        return ref.merge_heads(w @ V) @ Wo, w
+
+    failed = failures("multi_head_attention", multi_head_attention=multi_head_attention)
+    assert "is a mask applied" in failed["test_worked_values_three_tokens_two_heads"]

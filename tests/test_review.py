@@ -140,6 +140,7 @@ def test_changed_code_changes_the_questions_of_its_file_and_of_the_files_importi
     crosscheck = code_files()["crosscheck.py"] + "\nEXTRA = 1\n"
     changed = hashes(**{"crosscheck.py": crosscheck})
     assert {q for q in QUESTION_IDS if changed[q] != base[q]} == {
+        "parameter_counts",  # graded where crosscheck.py is loaded too: it may rebind it
         "weights_from_torch",
         "cross_check",
     }

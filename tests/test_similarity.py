@@ -6,6 +6,7 @@ in different styles, several following the stubs' hints closely, so their code c
 two students assembled from the mutation suite's correct alternatives, plus the reference.
 """
 
+import ast
 import builtins
 import inspect
 import keyword
@@ -220,14 +221,113 @@ def test_the_report_escapes_student_code_and_never_accuses():
         assert word not in html.lower()
 
 
+class _Plain(ast.NodeTransformer):
+    """What the reduction sets aside, taken out of the tree: docstrings and other bare strings,
+    type hints, ``pass``, and the module before a dotted name rooted at an imported name."""
+
+    def __init__(self, tree: ast.AST):
+        self.modules = {
+            (alias.asname or alias.name).split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        }
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                kept = [
+                    s
+                    for s in body
+                    if not isinstance(s, ast.Pass)
+                    and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+                ]
+                setattr(node, name, kept or [ast.Expr(ast.Name("V"))])
+        return node
+
+    def visit_arg(self, node):
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.returns = None
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in self.modules:
+            return ast.Name(node.attr, node.ctx)
+        return node
+
+
+def plain(text: str) -> str:
+    tree = ast.parse(text)
+    return ast.unparse(ast.fix_missing_locations(_Plain(tree).visit(tree)))
+
+
 def test_reduced_code_is_copydetects_filtered_text():
-    # For code without f-strings the fast reduction gives exactly what copydetect's own
-    # tokenizer (pygments) gives, so copydetect's thresholds mean the same thing; but for the
-    # separators Python lets a student add or leave out (trailing commas, ";"), which it drops.
-    for text in [*STUBS.values(), (ROOT / "solutions" / "crosscheck.py").read_text()]:
-        filtered = filter_code(text, "x.py", "python")[0]
-        assert reduce_code(text)[0] == re.sub(r",(?=[)\]}])", "", filtered)
+    # For code without f-strings, and without what a student can add or leave out without
+    # changing what it does (docstrings, type hints, pass, the module before a dotted name: the
+    # next test), the fast reduction gives exactly what copydetect's own tokenizer (pygments)
+    # gives, so copydetect's thresholds mean the same thing; but for the separators Python lets
+    # a student add or leave out (trailing commas, ";", parentheses around a whole value), which
+    # it drops.
+    for text in STUBS.values():
+        filtered = filter_code(plain(text), "x.py", "python")[0].replace("1e-06", "1e-6")
+        assert reduce_code(text)[0] == re.sub(r",(?=[)\]}])", "", filtered)  # (as unparsed)
+    text = plain((ROOT / "solutions" / "crosscheck.py").read_text())
+    filtered = re.sub(r",(?=[)\]}])", "", filter_code(text, "x.py", "python")[0])
+    assert reduce_code(text)[0].replace("(", "").replace(")", "") == re.sub(r"[()]", "", filtered)
     assert reduce_code("f(a, b,);\ng(c,)\n")[0] == reduce_code("f(a, b)\ng(c)\n")[0]
+
+
+# Each: code, and the same code with what a student can add or leave out mechanically.
+MECHANICAL = [
+    ("def f(x):\n    return x + 1\n", 'def f(x):\n    """Add one."""\n    return x + 1\n'),
+    (
+        "def f(x):\n    return x + 1\n",
+        "def f(x):\n    'doc' 'string'\n    pass\n    return x + 1\n",
+    ),
+    (
+        "def f(x, n=2, *a, k=lambda v: v, **kw):\n    y = x\n    return y\n",
+        "def f(x: np.ndarray, n: 'int' = 2, *a: int, k: Callable[[int], int] = lambda v: v,"
+        " **kw: dict[str, int | None]) -> tuple[np.ndarray, 'np.ndarray']:\n"
+        "    y: np.ndarray = x\n    return y\n",
+    ),
+    ("def f(x):\n    return x, x\n", "def f(x):\n    return (x, x)\n"),
+    ("if x > 0:\n    y = a + b\n", "if (x > 0):\n    y = (a + b)\n"),
+    (
+        "import numpy as np\nfrom numpy import *\ne = exp(x - max(x)) @ swapaxes(k, -1, -2)\n",
+        "import numpy as np\nfrom numpy import *\n"
+        "e = np.exp(x - np.max(x)) @ np.swapaxes(k, -1, -2)\n",
+    ),
+    (
+        "from numpy.linalg import norm\nimport numpy as np\nv = norm(np.ones(3))\n",
+        "from numpy.linalg import norm\nimport numpy as np\nv = np.linalg.norm(ones(3))\n",
+    ),
+]
+
+
+@pytest.mark.parametrize("pair", MECHANICAL, ids=range(len(MECHANICAL)))
+def test_what_a_student_can_add_or_leave_out_changes_nothing(pair):
+    assert reduce_code(pair[0])[0] == reduce_code(pair[1])[0]
+
+
+def test_code_in_a_type_hint_and_calls_and_f_strings_are_kept():
+    for a, b in [
+        ("def f(x):\n    return x\n", "def f(x: (lambda: run())()):\n    return x\n"),
+        ("def f(x):\n    return x\n", "def f(x) -> 'lambda: 1 + 2':\n    return x\n"),
+        ("y = 1\n", "y = 1\nf'{run()}'\n"),
+        ("f(x)\n", "(f)(x)\n"),
+    ]:
+        assert reduce_code(a)[0] != reduce_code(b)[0]
+    assert similarity.runtime_reasons("def f(x) -> 'lambda: 1 + 2':\n    return x\n")
+    assert not similarity.runtime_reasons("def f(x: 'np.ndarray') -> list['int']:\n    return x\n")
 
 
 def test_token_coverage_is_copydetects():

@@ -69,6 +69,39 @@ def _call(attention, Q, K, V, what):
     return out, weights
 
 
+def _scale_or_mask(weights, scores, right):
+    """A hint for weights that are the softmax of ``scores`` (the right ones, already divided
+    by sqrt(d_k)) times another factor, or with keys given zero weight where ``right`` gives
+    them some (a mask): "" when they are neither."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != right.shape or not np.all(np.isfinite(w)) or not np.allclose(w.sum(-1), 1):
+        return ""
+    zero = (w < 1e-12) & (np.asarray(right) > 1e-6)
+    if zero.any():
+        *head, i, j = np.argwhere(zero)[0]
+        where = f"In head {head[0]} query" if len(head) == 1 else "Query"
+        return (
+            f" {where} {i} gives key {j} a weight of 0, which no softmax of finite scores "
+            "gives: is a mask applied (a band or window, a triangle, a stride)? "
+            "This attention attends every key: take the softmax over all the scores, with no "
+            "-inf or mask put into them."
+        )
+    keep = (w > 1e-300) & np.isfinite(scores)
+    top = np.argmax(w, axis=-1)[..., None]
+    a = (np.log(np.where(keep, w, 1.0)) - np.log(np.take_along_axis(w, top, -1)))[keep]
+    b = (scores - np.take_along_axis(scores, top, -1))[keep]
+    if not np.any(b):
+        return ""
+    r = float(a @ b / (b @ b))
+    if r <= 0 or abs(r - 1) < 1e-3 or not np.allclose(a, r * b, atol=1e-6):
+        return ""  # no scale gives these weights, or one that points to another mistake
+    return (
+        f" That is what a scale {r:.3g} times 1/sqrt(d_k) gives: if your scores are scaled by "
+        "anything else than 1/sqrt(d_k) (an extra factor, a temperature, a fixed number), "
+        "divide Q K^T by sqrt(d_k) alone."
+    )
+
+
 @test_case()
 @kinds("one head, n != m and d_k != d_v")
 def test_worked_values(attention):
@@ -83,6 +116,9 @@ def test_worked_values(attention):
             hint = " That is what you get without dividing the scores by sqrt(d_k)."
         elif np.allclose(weights, [[1, np.sqrt(3)]] / (1 + np.sqrt(3))):
             hint = " That is what you get dividing by d_k = 4 instead of sqrt(d_k) = 2."
+        else:
+            scores = np.array([[0.0, np.log(3.0)]])
+            hint = _scale_or_mask(weights, scores, np.array([[0.25, 0.75]]))
         raise AssertionError(
             "the scores are [0, 2 log 3] / sqrt(4) = [0, log 3], so the weights should be "
             f"[1/4, 3/4]; got {_show(weights)}.{hint}"
@@ -107,6 +143,14 @@ def test_shapes_and_rows_sum_to_one(attention):
         f"for {what} each query's weights over the 5 keys must be >= 0 and sum to 1; the rows "
         f"sum to {_show(weights.sum(axis=-1))}"
     )
+    if not np.all(weights > 0):  # a softmax of finite scores is never 0
+        i, j = np.argwhere(weights <= 0)[0]
+        raise AssertionError(
+            f"for {what} query {i} gives key {j} a weight of 0, which no softmax of finite "
+            "scores gives: is a mask applied (a band or window, a triangle, a stride)? This "
+            "attention attends every key: take the softmax over all the scores, with no -inf or "
+            f"mask put into them. Your weights: {_show(weights)}"
+        )
     assert _close(out, weights @ V), (
         f"for {what} out must be weights @ V; it is not. Your out: {_show(out)}"
     )
@@ -118,6 +162,7 @@ def test_leading_axes_are_independent(attention):
     rng = np.random.default_rng(2)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
     what = "stacked heads: Q (2, 3, 4), K (2, 5, 4), V (2, 5, 2)"
+    before = [A.copy() for A in (Q, K, V)]
     try:
         out, weights = _call(attention, Q, K, V, what)
     except (ValueError, IndexError) as e:
@@ -127,6 +172,13 @@ def test_leading_axes_are_independent(attention):
             "just the last two axes, counted from the end, with np.swapaxes(K, -1, -2): the "
             "same code then serves 2-D, 3-D and 4-D inputs."
         ) from e
+    for label, A, B in zip("QKV", (Q, K, V), before, strict=True):
+        assert np.array_equal(A, B), (
+            f"attention changed its input {label} in place on {what}, so the heads cannot be "
+            f"compared with the same inputs again. Do not modify the arrays you were given: "
+            f"make a new array ({label} / a number, or scale the scores) instead of writing "
+            "into it."
+        )
     for h in range(2):
         out_h, weights_h = _call(attention, Q[h], K[h], V[h], f"head {h} alone")
         assert _close(weights[h], weights_h) and _close(out[h], out_h), (
@@ -176,6 +228,9 @@ def test_square_worked_values(attention):
             hint = " Every row is even: the scores are not Q K^T (is K transposed?)."
         elif np.allclose(weights, [[0.5, 0.5], [0.75, 0.25]]):
             hint = " That is K Q^T: the queries must be on the left, Q @ K^T."
+        else:
+            scores = np.array([[0.0, np.log(3.0)], [0.0, 0.0]])
+            hint = _scale_or_mask(weights, scores, np.array([[0.25, 0.75], [0.5, 0.5]]))
         raise AssertionError(
             "Q K^T / sqrt(2) = [[0, log 3], [0, 0]], so the weights should be [[1/4, 3/4], "
             f"[1/2, 1/2]]; got {_show(weights)}.{hint}"
@@ -218,4 +273,9 @@ def test_inputs_are_not_modified(attention):
     before = [A.copy() for A in (Q, K, V)]
     attention(Q, K, V)
     for label, A, B in zip("QKV", (Q, K, V), before, strict=True):
-        assert np.array_equal(A, B), f"attention changed its input {label} in place"
+        assert np.array_equal(A, B), (
+            f"attention changed its input {label} in place (for instance {label} /= or *= on "
+            "the array it was given): its results may be right, but the caller's array is not "
+            f"what it was. Do not modify the arrays you were given: make a new array ({label} / "
+            "a number, or scale the scores) instead of writing into it."
+        )

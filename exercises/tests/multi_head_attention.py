@@ -79,6 +79,39 @@ def _random_case(seed, n=3, d_model=8):
     return X, Ws
 
 
+def _scale_or_mask(weights, scores, right):
+    """A hint for weights that are the softmax of ``scores`` (the right ones, already divided
+    by sqrt(d_head)) times another factor, or with keys given zero weight where ``right`` gives
+    them some (a mask): "" when they are neither."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != right.shape or not np.all(np.isfinite(w)) or not np.allclose(w.sum(-1), 1):
+        return ""
+    zero = (w < 1e-12) & (np.asarray(right) > 1e-6)
+    if zero.any():
+        *head, i, j = np.argwhere(zero)[0]
+        where = f"In head {head[0]} query" if len(head) == 1 else "Query"
+        return (
+            f" {where} {i} gives key {j} a weight of 0, which no softmax of finite scores "
+            "gives: is a mask applied (a band or window, a triangle, a stride)? "
+            "Every head attends every key: take the softmax over all the scores, with no -inf or "
+            "mask put into them."
+        )
+    keep = (w > 1e-300) & np.isfinite(scores)
+    top = np.argmax(w, axis=-1)[..., None]
+    a = (np.log(np.where(keep, w, 1.0)) - np.log(np.take_along_axis(w, top, -1)))[keep]
+    b = (scores - np.take_along_axis(scores, top, -1))[keep]
+    if not np.any(b):
+        return ""
+    r = float(a @ b / (b @ b))
+    if r <= 0 or abs(r - 1) < 1e-3 or not np.allclose(a, r * b, atol=1e-6):
+        return ""  # no scale gives these weights, or one that points to another mistake
+    return (
+        f" That is what a scale {r:.3g} times 1/sqrt(d_head) gives: if your scores are scaled by "
+        "anything else than 1/sqrt(d_head) (an extra factor, a temperature, a fixed number), "
+        "divide Q K^T by sqrt(d_head) alone."
+    )
+
+
 @test_case()
 @kinds("one head")
 def test_worked_values_one_head(multi_head_attention):
@@ -94,6 +127,9 @@ def test_worked_values_one_head(multi_head_attention):
         hint = ""
         if np.allclose(weights, [[[0.5, 0.5], [0.75, 0.25]]]):
             hint = " That is Q and K swapped: queries come from X @ Wq, keys from X @ Wk."
+        else:
+            scores = np.array([[[0.0, np.log(3.0)], [0.0, 0.0]]])
+            hint = _scale_or_mask(weights, scores, np.array([[[0.25, 0.75], [0.5, 0.5]]]))
         raise AssertionError(
             "with Q = X @ Wq = [[t, 0], [0, 0]] and K = X @ Wk = [[0, 0], [1, 0]], the scores "
             "Q K^T / sqrt(2) are [[0, log 3], [0, 0]], so the weights should be "
@@ -125,6 +161,10 @@ def test_worked_values_two_heads(multi_head_attention):
                 " That is dividing by sqrt(d_model) = 2: each head scales by the square root of "
                 "its own width, d_head = 2."
             )
+        else:
+            log3 = np.log(3.0)
+            scores = np.array([[[log3, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, log3]]])
+            hint = _scale_or_mask(weights, scores, np.array(expected))
         raise AssertionError(
             "head 0 sees features 0:2 (token 0 = [a, 0], token 1 = [0, 0]) and head 1 features "
             "2:4, with a*a / sqrt(2) = log 3; the weights should be head 0: [[3/4, 1/4], "
@@ -164,6 +204,10 @@ def test_worked_values_three_tokens_two_heads(multi_head_attention):
                     f" That is dividing by the square root of {by}: each head scales by the "
                     "square root of its own query width, d_head = 2."
                 )
+        if not hint:
+            scores = np.zeros((2, 3, 3))
+            scores[0, 0, 0] = scores[1, 1, 1] = np.log(3.0)
+            hint = _scale_or_mask(weights, scores, np.array(expected))
         raise AssertionError(
             "head 0 sees features 0:2 (token 0 = [a, 0], tokens 1 and 2 = [0, 0]) and head 1 "
             "features 2:4 (token 1 = [a, 0]), with a*a / sqrt(2) = log 3; the weights should be "
@@ -283,4 +327,9 @@ def test_inputs_are_not_modified(multi_head_attention):
     before = [A.copy() for A in (X, *Ws)]
     multi_head_attention(X, *Ws, 2)
     for label, A, B in zip(("X", "Wq", "Wk", "Wv", "Wo"), (X, *Ws), before, strict=True):
-        assert np.array_equal(A, B), f"multi_head_attention changed its input {label} in place"
+        assert np.array_equal(A, B), (
+            f"multi_head_attention changed its input {label} in place (for instance {label} *= "
+            "or /= on the array it was given): its results may be right, but the caller's "
+            "array is not what it was. Do not modify the arrays you were given: compute new "
+            "arrays from them instead of writing into them."
+        )

@@ -708,6 +708,89 @@ _ENTRIES = [
         "softmax the scaled scores Q Kᵀ / sqrt(d_head) with no bias added, or call your "
         "attention for every head.",
     ),
+    Misconception(
+        "scale-wrong-factor",
+        "attention",
+        "Your attention scales the scores Q Kᵀ by another factor than 1/sqrt(d_k): an extra "
+        "constant or temperature, a factor folded into the width (as DeBERTa's "
+        "sqrt(d_k * scale_factor)), or a fixed number.",
+        "The scale 1/sqrt(d_k) undoes the growth of a dot product of two d_k-wide vectors, so "
+        "that the scores keep a spread near 1 whatever the width; any other factor makes every "
+        "row of weights sharper or flatter than scaled dot-product attention's.",
+        "divide the scores by the square root of the query/key width (the last axis of Q) and "
+        "by nothing else: no extra factor, temperature or constant.",
+    ),
+    Misconception(
+        "attention-masks-positions",
+        "attention",
+        "Your attention gives some keys a weight of exactly zero where every key should get "
+        "some: it masks them (a band or sliding window, a triangle with another offset than a "
+        "causal mask's, a stride, or another pattern).",
+        "This attention attends every key: each query's weights are a softmax over all m "
+        "keys. A mask belongs to a model that asks for one (a decoder, local attention), and "
+        "the contract's attention is given none.",
+        "take the softmax over all the scores as they are: no -inf or very negative value put "
+        "into them, no window or mask.",
+    ),
+    Misconception(
+        "mha-masks-positions",
+        "multi_head_attention",
+        "Your multi_head_attention gives some keys a weight of exactly zero in its heads where "
+        "every key should get some: it masks them in its own code or in a mask it passes on "
+        "(a band or sliding window as Longformer's and Mistral's, a triangle with another "
+        "offset than a causal mask's, a stride, or another pattern).",
+        "Every head of the contract's multi-head attention attends every token: each query's "
+        "weights are a softmax over all n keys; local or windowed attention is another layer, "
+        "not this one.",
+        "softmax each head's scaled scores over all the keys, with no window or mask (or call "
+        "your attention for every head).",
+    ),
+    Misconception(
+        "attention-modifies-input",
+        "attention",
+        "Your attention changes an array it was given (Q, K or V) in place, for instance "
+        "scaling Q with /= or *= on the caller's array: its results are right, but the "
+        "caller's input is not what it was.",
+        "The caller still owns its arrays and may use them again: a multi-head attention that "
+        "reuses its queries, or a second call on the same Q, then gets other numbers. A name "
+        "given to an argument is not a copy of it.",
+        "do not modify the arrays you were given: make a new array (Q / a number, or scale the "
+        "scores) instead of writing into Q.",
+    ),
+    Misconception(
+        "softmax-modifies-input",
+        "softmax",
+        "Your softmax changes the array it was given in place (for instance x -= the maximum, "
+        "or an exp written back into x): its result is right, but the caller's scores are not "
+        "what they were.",
+        "The caller still owns its array and may use it again (to show the scores, to take "
+        "another softmax); a function that returns its result must leave its input alone.",
+        "do not modify the array you were given: make a new array for the shifted scores and "
+        "for their exponentials.",
+    ),
+    Misconception(
+        "split-modifies-input",
+        "split_heads",
+        "Your split_heads changes the array it was given in place (for instance assigning to "
+        "M.shape, which reshapes the caller's array itself): its result is right, but the "
+        "caller's M is not what it was.",
+        "The caller still owns M and uses it again (multi_head_attention splits the same "
+        "projection's columns, a test compares it); a function that returns its result must "
+        "leave its input alone.",
+        "do not modify the array you were given: take a reshaped view or a new array of it "
+        "instead of setting its shape.",
+    ),
+    Misconception(
+        "mha-modifies-input",
+        "multi_head_attention",
+        "Your multi_head_attention changes an array it was given (X or a weight matrix) in "
+        "place: its results are right, but the caller's inputs are not what they were.",
+        "The caller still owns X and the weights and uses them again (the next layer, the "
+        "next batch, a second call); a function that returns its result must leave its inputs "
+        "alone.",
+        "do not modify the arrays you were given: compute new arrays from them instead of "
+        "writing into them.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -775,5 +858,12 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-multi-query",
     "counts-multi-query",
     "mha-alibi-bias",
+    "scale-wrong-factor",
+    "attention-masks-positions",
+    "mha-masks-positions",
+    "attention-modifies-input",
+    "softmax-modifies-input",
+    "mha-modifies-input",
+    "split-modifies-input",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

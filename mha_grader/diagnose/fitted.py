@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -151,3 +152,217 @@ def multi_query(
         if matches(given, trusted(("multi_query", block), bind(mut.multi_query(block)), probes)):
             return True
     return False
+
+
+# -- any scale, any mask: the weights are a softmax of the right scores times a constant, with
+# some keys masked (the classes beyond every catalogued scale and mask) ------------------------
+
+_KEPT = 1e-30  # a weight above this was not masked: its log is read for the scale
+_ZERO = 1e-12  # a weight at most this is zero: masked, where unmasked it would not be
+_SEEN = 1e-6  # a weight at least this would be seen: zero there is a mask, not a scale
+
+
+@dataclass(frozen=True)
+class ScoreFit:
+    """The student's weights as ``softmax(r * S)`` of the right scaled scores ``S`` on each
+    probe, with the keys in ``masks`` (True: masked) left out: ``factors`` are the ``r``, how
+    many times 1/sqrt(d_k) the scale it uses is (1: the right one)."""
+
+    factors: tuple[float, ...]
+    masks: tuple[np.ndarray, ...]
+    read: tuple[bool, ...] = ()  # the factor was read off that probe (not filled in)
+
+    @property
+    def scaled(self) -> bool:
+        return any(abs(r - 1.0) > 1e-3 for r in self.factors)
+
+    @property
+    def masked(self) -> bool:
+        return any(m.any() for m in self.masks)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def _factor(w: np.ndarray, s: np.ndarray) -> float | None:
+    """The least-squares ``r`` with log w = r * s + a constant per row, on the weights that
+    were not masked (None: no row has two of them with different scores)."""
+    with np.errstate(all="ignore"):
+        logs = np.where(w > _KEPT, np.log(np.where(w > _KEPT, w, 1.0)), np.nan)
+    top = np.nanargmax(np.where(np.isnan(logs), -np.inf, logs), axis=-1)[..., None]
+    a = logs - np.take_along_axis(logs, top, axis=-1)
+    b = s - np.take_along_axis(s, top, axis=-1)
+    keep = ~np.isnan(a)
+    den = float(np.sum(b[keep] ** 2))
+    if den < 1e-12:
+        return None
+    r = float(np.sum(a[keep] * b[keep]) / den)
+    return r if math.isfinite(r) else None
+
+
+def scores_fit(
+    given: Sequence[Outcome],
+    scores: Sequence[np.ndarray],
+    finish: Callable[[int, np.ndarray], tuple],
+) -> ScoreFit | None:
+    """``given`` is, on every probe ``i``, ``finish(i, weights)`` for the weights
+    ``softmax(r * scores[i])`` with some keys masked (their weights zero): a scale other than
+    1/sqrt(d_k) by any factor ``r``, a mask of any pattern, or both. The factor is fitted to
+    the weights that are not zero, the mask read from those that are zero where the scaled
+    softmax would not be; the fitted member must reproduce the student's results (out and
+    weights) on every probe. None: not such a member, or the right attention itself."""
+    targets = []
+    for got, s in zip(given, scores, strict=True):
+        w = _weights(got.value) if got.ok else None
+        if w is None or w.shape != s.shape or not np.all(np.isfinite(w)) or np.any(w < -1e-9):
+            return None
+        targets.append(w)
+    found = [_factor(w, s) for w, s in zip(targets, scores, strict=True)]
+    known = [r for r in found if r is not None]
+    if not known:
+        return None
+    fill = float(np.median(known))
+    factors, masks, fitted = [], [], []
+    for i, (w, s, r) in enumerate(zip(targets, scores, found, strict=True)):
+        r = fill if r is None else r
+        # zero where the scaled softmax would not be; a key masked can bring up others that
+        # were below seeing before, so again with the mask so far, until nothing is added
+        mask = np.zeros(w.shape, dtype=bool)
+        for _ in range(w.shape[-1]):
+            more = mask | ((w <= _ZERO) & (_softmax(np.where(mask, -np.inf, r * s)) >= _SEEN))
+            if np.array_equal(more, mask):
+                break
+            mask = more
+        z = np.where(mask, -np.inf, r * s)
+        fitted.append(Outcome(value=finish(i, _softmax(z))))
+        factors.append(r)
+        masks.append(mask)
+    fit = ScoreFit(tuple(factors), tuple(masks), tuple(r is not None for r in found))
+    if not (fit.scaled or fit.masked) or not matches(given, fitted):
+        return None
+    return fit
+
+
+def _nice(x: float) -> str:
+    """``x`` as a short number: an integer or a simple fraction where it is one."""
+    for den in (1, 2, 3, 4, 8):
+        if abs(x * den - round(x * den)) < 1e-3 * max(1.0, abs(x)) and round(x * den):
+            num = round(x * den)
+            return f"{num}" if den == 1 else f"{num}/{den}"
+    return f"{x:.3g}"
+
+
+def scale_words(fit: ScoreFit, widths: Sequence[int], d: str = "d_k") -> str:
+    """What scale the student used, from the fitted factors and each probe's width ``d``."""
+    read = fit.read or (True,) * len(fit.factors)
+    pairs = [(r, w) for r, w, ok in zip(fit.factors, widths, read, strict=True) if ok]
+    rs = [r for r, _ in pairs]
+    cs = [r / math.sqrt(w) for r, w in pairs]
+    if max(rs) - min(rs) <= 1e-3 * max(abs(r) for r in rs):
+        r = float(np.mean(rs))
+        if r <= 0:
+            return (
+                f" On our inputs your weights are the softmax of the scores times {r:.3g} / "
+                f"sqrt({d}): the sign of the scale is wrong, so the largest scores get the "
+                "smallest weights."
+            )
+        k = 1.0 / (r * r)
+        if "/" not in _nice(k) and "." not in _nice(k):
+            as_root = f"Q Kᵀ / sqrt({_nice(k)} * {d})"
+        elif "/" not in _nice(1.0 / k) and "." not in _nice(1.0 / k):
+            as_root = f"Q Kᵀ / sqrt({d} / {_nice(1.0 / k)})"
+        else:
+            as_root = f"the scores times {r:.3g} / sqrt({d})"
+        return (
+            f" On our inputs your weights are the softmax of {as_root}: a scale "
+            f"{_nice(r)} times the right 1/sqrt({d}) ({'larger' if r > 1 else 'smaller'}), "
+            f"so the weights come out {'sharper' if r > 1 else 'flatter'} than they should."
+        )
+    if max(cs) - min(cs) <= 1e-3 * max(abs(c) for c in cs):
+        c = float(np.mean(cs))
+        return (
+            f" On our inputs your weights are the softmax of Q Kᵀ times {_nice(c)} whatever "
+            f"{d} is (1/sqrt({_nice(1.0 / (c * c))}) for every width): a fixed number where the "
+            f"scale must follow the width {d} of the inputs."
+        )
+    lo, hi = min(rs), max(rs)
+    return (
+        f" On our inputs the scale it uses changes with the shapes in another way than "
+        f"1/sqrt({d}): between {lo:.3g} and {hi:.3g} times the right one."
+    )
+
+
+def _band(keep: np.ndarray) -> tuple[int, int] | None:
+    """(lo, hi) when the kept keys are those at offsets lo..hi from the query's position."""
+    n, m = keep.shape
+    offsets = np.arange(m)[None, :] - np.arange(n)[:, None]
+    if not keep.any():
+        return None
+    lo, hi = int(offsets[keep].min()), int(offsets[keep].max())
+    return (lo, hi) if np.array_equal(keep, (offsets >= lo) & (offsets <= hi)) else None
+
+
+def _offset(k: int) -> str:
+    if k == 0:
+        return "its own position"
+    return f"{abs(k)} position{'s' if abs(k) != 1 else ''} {'before' if k < 0 else 'after'} it"
+
+
+def _keys(row: np.ndarray) -> str:
+    kept = [int(j) for j in np.flatnonzero(row)]
+    return "none" if not kept else ", ".join(map(str, kept))
+
+
+def mask_words(fit: ScoreFit, what: str = "head") -> str:
+    """The pattern of the keys the student masked, read from the largest probe with a mask."""
+    masked = [m for m in fit.masks if m.any()]
+    mask = max(masked, key=lambda m: m.shape[-2] * m.shape[-1])
+    slices = mask.reshape(-1, *mask.shape[-2:])
+    if not all(np.array_equal(x, slices[0]) for x in slices[1:]):
+        return (
+            f" Which keys are masked is not the same in every {what}: on our inputs it "
+            "depends on the values, not only on the positions (a top-k or threshold mask, "
+            "for one)."
+        )
+    keep = ~slices[0]
+    n, m = keep.shape
+    band = _band(keep)
+    said = f"on our input of {n} queries and {m} keys, "
+    if band is not None:
+        lo, hi = band
+        if lo <= -(n - 1) and hi < m - 1:
+            pattern = (
+                "each query sees only the keys up to its own position (a causal mask)"
+                if hi == 0
+                else f"each query sees the keys up to {hi} position{'s' if hi != 1 else ''} "
+                "after its own (a lower triangle)"
+                if hi > 0
+                else f"each query sees only the keys at least {-hi} positions before its own "
+                "(a lower triangle)"
+            )
+        elif hi >= m - 1 and lo > -(n - 1):
+            pattern = (
+                f"each query sees only the keys from {lo} positions from its own on (an upper "
+                "triangle)"
+            )
+        elif lo == -hi:
+            pattern = (
+                f"each query sees only the keys within {hi} position{'s' if hi != 1 else ''} of "
+                f"its own (a band: a sliding window of {2 * hi + 1} keys)"
+            )
+        elif hi == 0:
+            pattern = (
+                f"each query sees only its own position and the {-lo} key"
+                f"{'s' if lo != -1 else ''} before it (a causal sliding window of {1 - lo} keys)"
+            )
+        else:
+            pattern = f"each query sees only the keys from {_offset(lo)} to {_offset(hi)} (a band)"
+    elif all(np.array_equal(row, keep[0]) for row in keep[1:]):
+        pattern = f"every query sees only the keys {_keys(keep[0])}, the same for every query"
+    else:
+        rows = "; ".join(f"query {i} sees keys {_keys(keep[i])}" for i in range(min(n, 3)))
+        pattern = f"{rows}{'; ...' if n > 3 else ''}"
+    return f" Here the mask is a pattern by position: {said}{pattern}."

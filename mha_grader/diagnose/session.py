@@ -77,6 +77,14 @@ def inline_text(ids: tuple[str, ...]) -> str:
     return " ".join(texts)
 
 
+# A function that changed an array it was given in place (its proxy saw it): the id it gets.
+MODIFIES = {
+    "softmax": "softmax-modifies-input",
+    "split_heads": "split-modifies-input",
+    "attention": "attention-modifies-input",
+    "multi_head_attention": "mha-modifies-input",
+}
+
 # The wrong calls of one callee kept to check whether its own mistake showed on them.
 MAX_WRONG_CALLS = 8
 
@@ -147,8 +155,26 @@ class DiagnosisSession:
         """``diagnose`` for use inside a diagnosis: a GiveUp goes through to the caller."""
         if qid not in self.memo:
             module = MODULES.get(qid)
-            self.memo[qid] = module.diagnose(self) if module is not None else None
+            found = module.diagnose(self) if module is not None else None
+            self.memo[qid] = self._modified(qid, found)
         return self.memo[qid]
+
+    def _modified(self, qid: str, found: Diagnosis | None) -> Diagnosis | None:
+        """``found``, with ``qid``'s in-place change of its inputs named (``MODIFIES``) when a
+        call of it so far changed an array it was given: what the proxy saw (the worker
+        compares every array argument before and after the call), never what the code says.
+        Its callers' results do not depend on it (``values`` leaves it out)."""
+        mid = MODIFIES.get(qid)
+        func = self.env.get(qid)
+        if mid is None or not getattr(func, "inputs_modified", False):
+            return found
+        self.value_memo.setdefault(qid, found)
+        if found is None:
+            return self.in_function(qid, (mid,), inline=False)
+        text = CATALOGUE[mid].message
+        if found.blame == qid:
+            return named((*found.misconceptions, mid), qid, f"{found.message} {text}", qid)
+        return named((mid, *found.misconceptions), qid, f"{text} Besides: {found.message}", qid)
 
     def values(self, qid: str) -> Diagnosis | None:
         """What is wrong with ``qid``'s results, leaving out a missing ValueError of its own:

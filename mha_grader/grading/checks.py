@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from mha_check.dtypes import float_dtype_problem
+
 from .. import shown
 from ..errors import StudentCodeError, StudentRaised, mentions
 
@@ -87,10 +89,9 @@ def check_array(value: Any, what: str, shape_words: str, shape: tuple[int, ...])
         raise AssertionError(
             f"{what} should hold floating-point numbers; your code returned {describe(value)}."
         )
-    if value.dtype == np.float16:
-        raise AssertionError(
-            f"{what} is a float16 array: too coarse to check. Compute in float32 or float64."
-        )
+    problem = float_dtype_problem(value.dtype)  # the contract's rule, mha-check's too
+    if problem:
+        raise AssertionError(f"{what} is {problem}")
     return value
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mha_check.limits import LIMIT_WORDS, limit_hit
 from mha_check.questions import NUMPY_QUESTIONS
 
 from .. import errors, shown
@@ -199,6 +200,8 @@ def student_error(record: dict, func: str, door: shown.Door) -> errors.StudentCo
     error = errors.StudentRaised(exc_type, mro, message, where, place, kind, numpy)
     if func in NUMPY_QUESTIONS and "ImportError" in mro:  # what the wall makes of torch
         error.hint = NUMPY_ONLY
+    elif limit := limit_hit(list(mro), message):  # the sandbox's limit, in mha-check's words
+        error.hint = LIMIT_WORDS[limit][0].upper() + LIMIT_WORDS[limit][1:] + "."
     return error
 
 
@@ -228,6 +231,8 @@ def import_error_text(record: dict, door: shown.Door, numpy_only: bool = False) 
     text = f"raised {name}" + (f": {shown.inline_code(message)}" if message.strip() else "")
     place = door.place(record.get("where", ""))
     text += f" ({place})" if place else ""
+    limit = limit_hit(list(record.get("mro", [])), message)
+    text += f" ({LIMIT_WORDS[limit]})" if limit else ""
     refused = "does not allow" in message
     if record.get("type") == "ModuleNotFoundError" and not refused and not numpy_only:
         text += (

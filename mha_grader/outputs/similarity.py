@@ -3,7 +3,10 @@ code is not all in its text.
 
 The comparison is copydetect's (winnowing over tokens, MOSS's method; offline): every file is
 reduced to its tokens with names replaced by ``V``, function names by ``F`` and strings by ``S``
-(so renaming variables changes nothing), comments and layout dropped; every run of ``K``
+(so renaming variables changes nothing), comments and layout dropped, and what a student can add
+or leave out without changing what the code does (docstrings, type hints that are only types,
+``pass``, parentheses around a whole value, the module before a dotted name: ``np.exp`` is
+``exp``, as after ``from numpy import *``) dropped too; every run of ``K``
 characters of that reduced text is hashed; the hashes of the handed-out stubs are boilerplate
 and never count; two files match where they share hashes, and copydetect turns the shared
 hashes into matched stretches of each file (``compare_files``) and highlights them in the raw
@@ -15,7 +18,8 @@ comment into code), line endings made one (a file with ``\\r`` alone ends its li
 does), comments and layout stripped before any size bound (a long comment costs nothing), the
 statement separators and trailing commas Python lets a student add or leave out dropped. A
 file that builds code at run time (``exec``, ``eval``, ``compile``, ``__import__``,
-``importlib``, a blob decoded with ``base64``, ``zlib``, ``codecs``...: ``runtime_reasons``)
+``importlib``, a blob decoded with ``base64``, ``zlib``, ``codecs``, type hints evaluated by
+``typing.get_type_hints``, a string type hint that is not a type...: ``runtime_reasons``)
 is listed for a person whatever it is similar to, and the code it holds as text, where simple
 folding and decoding reach it (``built_code``), is compared with the rest of the file.
 
@@ -75,9 +79,9 @@ from .folder import CODE_FILES, OutputFolder, as_folder, write_atomic
 
 # Calibrated on independently written solutions (tests/test_similarity.py; the figures are in
 # benchmarks/README.md): with copydetect's default K = 25 they share 50-60% of their code (this
-# exercise's correct code converges); with 45 at most 48%, while renamed and reordered copies
-# keep 78% or more.
-K = 45  # copydetect's noise threshold: matches shorter than K reduced characters never count
+# exercise's correct code converges); with 40 (on code reduced without docstrings, type hints
+# and module prefixes) at most 39%, while renamed and reordered copies keep 76% or more.
+K = 40  # copydetect's noise threshold: matches shorter than K reduced characters never count
 SAMPLE = 8  # screening keeps fingerprints whose hash is 0 mod SAMPLE (about 1 in 8)
 SCREEN = 0.8  # ... and passes pairs whose samples overlap by this share of the threshold
 THRESHOLD = 0.65  # a pair: each of the two has at least this share of its own code in common
@@ -85,7 +89,7 @@ CONTAIN = 0.85  # ... or one of the two has at least this share of its own code 
 MIN_MATCH = 300  # ... and the shared code is at least this many reduced characters long
 CONTAIN_MIN = 600  # ... (a contained one: at least this many of its own reduced characters)
 GROUP_MIN = 3  # shared code is reported for groups of at least this many submissions
-COHESION = 0.5  # ... of whom are most of the submissions that hold the code they share
+COHESION = 0.5  # ... who are most of the holders of most of the code they share
 MAX_REDUCED = 100_000  # reduced characters compared per file; a longer file is also listed
 MAX_BUILT = 200_000  # characters of code decoded from one file's text (built_code)
 DECODE_WORK = 10_000_000  # ... and characters it may transform looking for it
@@ -123,6 +127,11 @@ _ROUTES = frozenset(
     | {"load", "loads", "load_inline", "cpp_extension", "jit", "hub", "f2py", "ctypeslib"}
     | {"_C", "_dynamo", "allow_pickle", "read_array", "weights_only", "load_library"}
     | {"distutils", "extbuild", "build_and_import_extension"}
+    # what evaluates type hints, strings included, as code (typing.get_type_hints, a ForwardRef,
+    # functools.singledispatch's register, annotationlib, inspect's eval_str)
+    | {"get_type_hints", "ForwardRef", "_eval_type", "_evaluate", "evaluate_forward_ref"}
+    | {"get_annotations", "annotationlib", "call_evaluate_function", "call_annotate_function"}
+    | {"singledispatch", "singledispatchmethod", "eval_str"}
 )
 _DECODERS = frozenset(
     {"base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "zipfile", "tarfile"}
@@ -194,6 +203,11 @@ _TOKEN = re.compile(
 _LITERAL_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
 _PSEUDO_NAMES = frozenset({"self", "cls", "__file__", "__name__", "__doc__", "__spec__"})
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_KEYWORDS = frozenset(keyword.kwlist)
+# Parentheses around a whole value or condition after these are optional: ``return (a, b)``.
+_PASS_DEF = frozenset({"pass", "def"})
+_NOT_CHAINS = frozenset({".", "def", "class", "as"})  # a name after these starts no dotted name
+_PAREN_AFTER = frozenset({"return", "=", "yield", "in", "if", "elif", "while", "assert"})
 
 
 @dataclass
@@ -237,6 +251,163 @@ def _getattr_is_plain(tokens: list, i: int) -> bool:
     return after < len(tokens) and tokens[after][4] in (",", ")")
 
 
+def _ends_statement(tokens: list, i: int) -> bool:
+    """Whether the statement ends after token ``i``: nothing but comments and layout before a
+    newline, a ``;`` or the end of the file (a ``\\`` continues the line)."""
+    for j in range(i + 1, len(tokens)):
+        drop = tokens[j][0]
+        if not drop:
+            return False
+        if drop[0] not in "#\\" and ("\n" in drop or ";" in drop):
+            return True
+    return True
+
+
+def _bare_strings_end(tokens: list, i: int) -> int:
+    """Where the statement starting at the string ``i`` ends when it is nothing but strings (a
+    docstring, or a string left as a statement: no effect), or 0. f-strings are code: kept."""
+    while True:
+        string = tokens[i][1]
+        if not string or "f" in string[:2].lower():
+            return 0
+        if _ends_statement(tokens, i):
+            return i + 1
+        i = _next_token(tokens, i)
+        if i >= len(tokens):
+            return 0
+
+
+def _span_end(tokens: list, a: int, stops: tuple[str, ...], at_line_end: bool = False) -> int:
+    """The index of the first token after ``a`` at bracket depth 0 that is one of ``stops`` (or
+    closes a bracket opened before ``a``; or, with ``at_line_end``, ends the statement)."""
+    depth = 0
+    for j in range(a + 1, len(tokens)):
+        drop, op = tokens[j][0], tokens[j][4]
+        if drop:
+            if at_line_end and depth == 0 and drop[0] not in "#\\":
+                if "\n" in drop or ";" in drop:
+                    return j
+            continue
+        if depth == 0 and op in stops:
+            return j
+        if op in _OPEN:
+            depth += 1
+        elif op in _CLOSE:
+            if depth == 0:
+                return j
+            depth -= 1
+    return len(tokens)
+
+
+# A type hint that is only a type: names, attributes, subscripts, "|" and strings holding the
+# same (a forward reference). Anything else (a call, a lambda, an operator, a string that is
+# not a type) may run code: it is compared as code, and a string in it is named.
+_TYPE_STRING = re.compile(r"""[rRbBuU]?(['"])[\w.\[\], |]*\1\Z""")
+_TYPE_OPS = frozenset({".", "[", "]", ",", "|"})
+_TYPE_KEYWORDS = frozenset({"None", "True", "False"})
+
+
+def _annotation_kind(tokens: list, a: int, b: int) -> str:
+    """``"type"`` when tokens ``a+1 .. b-1`` are only a type, ``"string"`` when they are not and
+    hold a string (``typing.get_type_hints`` and others run such strings as code), else
+    ``"code"``."""
+    plain, strings = True, False
+    for drop, string, name, _number, op in tokens[a + 1 : b]:
+        if drop:
+            continue
+        if string:
+            strings = True
+            plain = plain and bool(_TYPE_STRING.match(string))
+        elif name:
+            plain = plain and (name not in _KEYWORDS or name in _TYPE_KEYWORDS)
+        elif op:
+            plain = plain and op in _TYPE_OPS
+    return "type" if plain else "string" if strings else "code"
+
+
+def _def_annotations(tokens: list, i: int) -> list[tuple[int, int]]:
+    """The type hints of the ``def`` at ``i``: ``(start, end)`` of each, from its ``:`` or
+    ``->`` to the token after it."""
+    j = _next_token(tokens, _next_token(tokens, i))
+    if j >= len(tokens) or tokens[j][4] != "(":
+        return []
+    spans = []
+    depth, default = 0, False
+    while j < len(tokens):
+        op = tokens[j][4]
+        if op in _OPEN:
+            depth += 1
+        elif op in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                break
+        elif depth == 1 and op == ",":
+            default = False
+        elif depth == 1 and op == "=":
+            default = True  # (a lambda's ":" in a default is no type hint)
+        elif depth == 1 and op == ":" and not default:
+            end = _span_end(tokens, j, (",", "="))
+            spans.append((j, end))
+            j = end
+            continue
+        j = _next_token(tokens, j)
+    k = _next_token(tokens, j)
+    if k < len(tokens) and tokens[k][4] == "->":
+        spans.append((k, _span_end(tokens, k, (":",))))
+    return spans
+
+
+def _variable_annotation(tokens: list, i: int) -> tuple[int, int] | None:
+    """The type hint of the statement starting at the name ``i`` when it is ``name(.name)*: ...``
+    (to its ``=`` or the statement's end), else None."""
+    j = _next_token(tokens, _chain_end(tokens, i))
+    if j >= len(tokens) or tokens[j][4] != ":":
+        return None
+    return j, _span_end(tokens, j, ("=",), at_line_end=True)
+
+
+def _import_bindings(tokens: list, i: int) -> set[str]:
+    """The names the import statement at ``i`` (``import``/``from``) binds."""
+    end = _span_end(tokens, i, (), at_line_end=True)
+    words = [t[2] or t[4] for t in tokens[i:end] if not t[0] and (t[2] or t[4] in ",*")]
+    if words and words[0] == "from":
+        words = words[words.index("import") + 1 :] if "import" in words else []
+    else:
+        words = words[1:]
+    bound = set()
+    for part in " ".join(words).split(","):
+        names = part.split()
+        if names and names[0] != "*":
+            bound.add(_name(names[-1] if "as" in names else names[0]))
+    return bound
+
+
+def _chain_end(tokens: list, i: int) -> int:
+    """The index of the last name of the dotted name starting at the name ``i`` (``i`` itself
+    when no ``.name`` follows)."""
+    last = i
+    while True:
+        j = _next_token(tokens, last)
+        k = _next_token(tokens, j)
+        if k >= len(tokens) or tokens[j][4] != "." or not tokens[k][2]:
+            return last
+        last = k
+
+
+def _matching(tokens: list, i: int) -> int:
+    """The index of the bracket closing the one at ``i`` (or len)."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        op = tokens[j][4]
+        if op in _OPEN:
+            depth += 1
+        elif op in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(tokens)
+
+
 def _string_reasons(text: str, reasons: list[str]) -> None:
     body = text.lstrip("rRbBuUfF")
     quote = 3 if body[:3] in ('"""', "'''") else 1
@@ -257,9 +428,13 @@ def _reduce(code: str) -> _Reduced:
 
     Variables and attributes become ``V``, a name after ``def`` ``F``, after ``class`` ``O``, a
     string ``S``; keywords, builtins, numbers and operators stay; whitespace, comments, ``;``
-    and trailing commas go. The offsets are copydetect's: ``[index in the reduced text,
-    characters removed before it]``, which ``compare_files`` uses to map matches back onto the
-    raw code.
+    and trailing commas go. So does what a student can add or leave out without changing what
+    the code does: docstrings (and any statement that is only strings), type hints that are
+    only types, ``pass``, parentheses around a whole value or condition (``return (a, b)``),
+    and the module in a dotted name (``np.exp`` is ``exp``, as after ``from numpy import *``:
+    a name an import binds, followed by attributes, is reduced to its last attribute). The
+    offsets are copydetect's: ``[index in the reduced text, characters removed before it]``,
+    which ``compare_files`` uses to map matches back onto the raw code.
     """
     out: list[str] = []
     emit = out.append
@@ -271,8 +446,13 @@ def _reduce(code: str) -> _Reduced:
     importing = ""  # "module" while naming modules in an import (kept), "names" after from-import
     depth = 0  # open brackets
     line_start = True  # the next token starts a line at column 0 (a top-level statement)
+    statement = True  # the next token starts a statement
     blocks: list[int] = []
     reasons: list[str] = []
+    modules: set[str] = set()  # names imports bind
+    hints: dict[int, int] = {}  # type hints left out: start -> end
+    skip_to = 0  # tokens before this are left out
+    closing: set[int] = set()  # ... and these (the closing parenthesis of one left out)
     # findall gives each token as (drop, string, name, number, op): all in C, one tuple a token.
     tokens = _TOKEN.findall(code)
     for i, (drop, string, name, number, op) in enumerate(tokens):
@@ -282,20 +462,90 @@ def _reduce(code: str) -> _Reduced:
             removed += len(drop)
             if "\n" in drop or ";" in drop:
                 importing = ""
+                if depth == 0 and drop[0] not in "#\\":
+                    statement = True
             if drop[0] != "#":
                 line_start = drop.endswith("\n") and not drop.startswith("\\")
             continue
-        if line_start and depth == 0:
+        starts = statement
+        statement = False
+        text = string or name or number or op
+        bound = name if name.isascii() else _name(name)
+        level = depth  # the depth before this token
+        # What may build code at run time: looked for in every token, kept or left out.
+        if string:
+            _string_reasons(text, reasons)
+        elif name:
+            watched = _WATCHED.get(bound)
+            if watched is not None:
+                if watched != "builtin" or previous != ".":
+                    reasons.append(bound)
+            elif bound == "getattr" and not _getattr_is_plain(tokens, i):
+                reasons.append("getattr with a computed name")
+            elif bound[0] == "_" and bound[:2] == "__" == bound[-2:] and len(bound) > 4:
+                if bound not in _PLAIN_DUNDERS and previous != "def":
+                    reasons.append(bound)
+            if importing == "module" and previous in ("import", "from", ","):
+                if bound not in _PLAIN_MODULES and bound not in ("import", "from"):
+                    reasons.append(f"imports {bound}")
+        elif op in _OPEN:
+            depth += 1
+        elif op in _CLOSE:
+            depth = max(0, depth - 1)
+        # What a student can add or leave out without changing what the code does.
+        skipped = i < skip_to or (op == ")" and i in closing)
+        if skipped:
+            pass
+        elif op:
+            if hints and i in hints:
+                skip_to = hints[i]
+                skipped = True
+            elif op == "(" and depth == 1 and previous in _PAREN_AFTER:
+                close = _matching(tokens, i)
+                after = _next_token(tokens, close)
+                if close > _next_token(tokens, i) and (
+                    _ends_statement(tokens, close)
+                    or (after < len(tokens) and tokens[after][4] == ":")
+                ):
+                    closing.add(close)
+                    skipped = True
+        elif string:
+            if starts:
+                skip_to = _bare_strings_end(tokens, i)
+                skipped = skip_to > i
+        elif name:
+            if starts or bound in _PASS_DEF:
+                spans: list = []
+                if bound == "pass":
+                    skipped = True
+                elif bound == "def":
+                    spans = _def_annotations(tokens, i)
+                elif bound in ("import", "from"):
+                    modules |= _import_bindings(tokens, i)
+                elif bound not in _KEYWORDS:
+                    spans = [_variable_annotation(tokens, i)]
+                for span in spans:
+                    if span is None:
+                        continue
+                    kind = _annotation_kind(tokens, *span)
+                    if kind == "type":
+                        hints[span[0]] = span[1]
+                    elif kind == "string":
+                        reasons.append("a string in a type hint (code, when evaluated)")
+            if bound in modules and not importing and previous not in _NOT_CHAINS:
+                skip_to = _chain_end(tokens, i)
+                skipped = skip_to > i
+        if skipped:
+            at.append(length - 1)
+            shift.append(removed)
+            removed += len(text)
+            continue
+        if line_start and level == 0:
             blocks.append(length)
         line_start = False
-        text = string or name or number or op
         letter = None
         if op:
-            if op in _OPEN:
-                depth += 1
-            elif op in _CLOSE:
-                depth = max(0, depth - 1)
-            elif op == ",":
+            if op == ",":
                 j = _next_token(tokens, i)
                 if j < len(tokens) and tokens[j][4] in _CLOSE:  # a trailing comma: optional
                     at.append(length - 1)
@@ -303,7 +553,6 @@ def _reduce(code: str) -> _Reduced:
                     removed += 1
                     continue
         elif string:
-            _string_reasons(text, reasons)
             if text[0] in "'\"" and not text.startswith(("'''", '"""')):
                 # A plain one-line string: pygments keeps its quotes, reduces what is inside.
                 if len(text) == 2:
@@ -319,19 +568,6 @@ def _reduce(code: str) -> _Reduced:
                 continue
             letter = "S"
         elif name:
-            bound = name if name.isascii() else _name(name)
-            watched = _WATCHED.get(bound)
-            if watched is not None:
-                if watched != "builtin" or previous != ".":
-                    reasons.append(bound)
-            elif bound == "getattr" and not _getattr_is_plain(tokens, i):
-                reasons.append("getattr with a computed name")
-            elif bound[0] == "_" and bound[:2] == "__" == bound[-2:] and len(bound) > 4:
-                if bound not in _PLAIN_DUNDERS and previous != "def":
-                    reasons.append(bound)
-            if importing == "module" and previous in ("import", "from", ","):
-                if bound not in _PLAIN_MODULES and bound not in ("import", "from"):
-                    reasons.append(f"imports {bound}")
             if previous != "@" and name not in _PSEUDO_NAMES:
                 # (decorators, self, __name__ stay as written, as pygments keeps them)
                 if name in ("from", "import"):
@@ -373,7 +609,9 @@ def runtime_reasons(code: str) -> list[str]:
     ``__import__``), reach the interpreter's namespaces or frames (``vars``, ``globals``,
     ``sys``, ``__globals__``, ``getattr`` with a computed name), load code (``pickle``,
     ``importlib``, ``torch.jit``...) or decode blobs (``base64``, ``zlib``, ``codecs``...),
-    strings naming them, long blobs, imports beyond plain numerical code, and a coding
+    evaluate type hints as code (``typing.get_type_hints``, ``ForwardRef``,
+    ``singledispatch``...), a type hint holding a string that is not a type, strings naming
+    them, long blobs, imports beyond plain numerical code, and a coding
     declaration that makes Python read other text than the file shows. A list of known routes:
     a route it does not know is not named."""
     source = read_code(code)
@@ -994,8 +1232,9 @@ def _shared_code(
     """Groups of at least GROUP_MIN students whose code is mostly common code (held by more
     than common_limit submissions), who each have at least ``threshold`` of their code (all of
     it but the stubs) in common with another member, and who are most (COHESION) of the
-    submissions holding the code they share: one body of code in many copies, not idioms that
-    many submissions hold in other company.
+    submissions holding most (COHESION) of the code they share, hash by hash: one body of code
+    in many copies, not idioms that many submissions hold in other company (an idiom held by
+    fifty counts as one hash, not fifty holders).
 
     Only students whose sampled fingerprints are mostly common are candidates; students with
     the same code count once (with their number); candidates are screened by the common
@@ -1080,10 +1319,10 @@ def _shared_code(
         kept, where, inside = np.unique(hashes, return_index=True, return_inverse=True)
         in_group = np.bincount(inside, weights=weight)
         shared_by = in_group >= 2
-        if (
-            not shared_by.any()
-            or in_group[shared_by].sum() < COHESION * held_by[where][shared_by].sum()
-        ):
+        if not shared_by.any():
+            continue
+        mostly_members = in_group[shared_by] >= COHESION * held_by[where][shared_by]
+        if mostly_members.mean() < COHESION:
             continue
         group = Group("shared", members, min(best[i] for i in rows_of))
         rows_set = set(rows_of)

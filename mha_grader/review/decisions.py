@@ -5,8 +5,9 @@ A decision records who decided, when, the score, an optional note, the grader's 
 time, and a hash of what was judged (``judged``): the visible answer for a written question
 (whitespace ignored), the tokens Python reads in the file the function lives in for a code
 question (``_program``: strings included, comments and layout that changes nothing ignored;
-``crosscheck.py`` questions also cover ``multihead.py``, which it may import). Grading keeps
-the same hashes in each student's seal, so a decision holds while they match (``holds``);
+a question graded where both files are loaded, ``parameter_counts`` and ``crosscheck.py``'s,
+covers both: ``code_files``). Grading keeps the same hashes in each student's seal, so a
+decision holds while they match (``holds``);
 ``apply.py`` applies decisions to the reports, and a decision whose answer changed is moved to
 ``[reopened...]`` there.
 
@@ -33,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mha_check.answers import parse_answers
-from mha_check.questions import CODE_QUESTIONS, QUESTION_IDS, WRITTEN_QUESTIONS
+from mha_check.questions import CODE_QUESTIONS, NUMPY_QUESTIONS, QUESTION_IDS, WRITTEN_QUESTIONS
 
 from ..outputs.folder import OutputFolder, as_folder, write_atomic
 from ..outputs.reports import points as points_text
@@ -151,9 +152,15 @@ def _program_v1(text: str | None) -> str | None:
 
 
 def code_files(qid: str) -> tuple[str, ...]:
-    """The student files a code question's function depends on."""
+    """The student files whose code can change how a code question is graded: every file the
+    worker grading it loads. The NumPy questions are graded where ``multihead.py`` alone is
+    loaded; the others (``parameter_counts`` and ``crosscheck.py``'s) where ``crosscheck.py``
+    is loaded too, after ``multihead.py``, and can rebind what ``multihead.py`` defines
+    (``import multihead; multihead.parameter_counts = ...``)."""
     own = CODE_QUESTIONS[qid]
-    return (own,) if own == "multihead.py" else (own, "multihead.py")
+    if qid in NUMPY_QUESTIONS:
+        return (own,)
+    return (own, *(name for name in ("multihead.py", "crosscheck.py") if name != own))
 
 
 def judged(files: Mapping[str, str]) -> dict:

@@ -233,11 +233,78 @@ def _set_from(files: dict[str, str], own: str, name: str) -> list[str]:
     return found
 
 
+def _root(node: ast.expr) -> ast.expr:
+    """The name an attribute, subscript or call chain starts from (``sys`` in
+    ``sys.modules["numpy"].exp``)."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call | ast.Starred):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
+
+
+def _imported_set(files: dict[str, str], qid: str) -> list[str]:
+    """Where the files loaded with the question's function (``decisions.code_files``) assign
+    to, or delete, an attribute of something they import, a module above all (``np.exp =
+    np.abs``; ``setattr(np, ...)``; ``np.__dict__[...] = ...``; through a name bound to it):
+    every function calling it then gets what was set, whatever its own text says."""
+    found = []
+    for name in decisions.code_files(qid):
+        text = files.get(name)
+        if not text:
+            continue
+        try:
+            tree = ast.parse(similarity.read_code(text))
+        except (SyntaxError, ValueError):
+            continue
+        imported = {
+            (a.asname or a.name).split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for a in node.names
+            if a.name != "*"
+        }
+        for _ in range(3):  # names bound to them (m = np), and names bound to those
+            imported |= {
+                t.id
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
+        for node in ast.walk(tree):
+            target = None
+            if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(
+                node.ctx, ast.Store | ast.Del
+            ):
+                target = node
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") in ("setattr", "delattr")
+                and node.args
+            ):
+                target = node.args[0]
+            if target is None:
+                continue
+            root = _root(target)
+            if name != CODE_QUESTIONS[qid] and getattr(target, "attr", None) == qid:
+                continue  # (named by _set_from)
+            if isinstance(root, ast.Name) and root.id in imported:
+                what = ast.unparse(target) if isinstance(target, ast.expr) else root.id
+                found.append(
+                    f"{name} sets {what[:60]} at line {node.lineno}, an attribute of "
+                    f"{root.id}, which it imports: code calling it gets what was set"
+                )
+    return found
+
+
 def what_ran(files: dict[str, str], qid: str) -> Shown | None:
     """Every statement of the student's file that binds a code question's function (the last
     one is what ran at import), with a note when that is not a plain, single ``def``: bound more
-    than once, by an assignment, decorated, conditionally, from the other file, or in a file
-    that builds code at run time. None when the file is missing or does not parse."""
+    than once, by an assignment, decorated, conditionally, from the other file, in a file
+    that builds code at run time, or beside code that sets an attribute of an imported module
+    (``np.exp = np.abs``: what its calls reach is not what the file shows). None when the file
+    is missing or does not parse."""
     own = CODE_QUESTIONS[qid]
     text = files.get(own)
     if text is None:
@@ -289,6 +356,7 @@ def what_ran(files: dict[str, str], qid: str) -> Shown | None:
             f"a function declaring it global rebinds it when called (line {', '.join(later)})"
         )
     notes += _set_from(files, own, qid)
+    notes += _imported_set(files, qid)
     reasons = similarity.runtime_reasons(files[own])
     if reasons:
         notes.append(

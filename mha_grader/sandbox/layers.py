@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 
+from mha_check import limits as shared
+
 LAYERS = ("namespaces", "uid", "limits")  # strongest first
 REQUIRE_ENV = "MHA_REQUIRE_SANDBOX"
 
@@ -73,16 +75,17 @@ def candidate_layers(require: str | None = None) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Limits:
     """Per-worker limits; the wall-clock ones are enforced by the trusted side (grading/
-    session.py)."""
+    session.py). The defaults are defined once in ``mha_check/limits.py``, which mha-check
+    applies to the student's code too."""
 
-    call_timeout: float = 10.0  # seconds of wall clock per call into student code
-    import_timeout: float = 10.0  # per student module import
+    call_timeout: float = shared.CALL_SECONDS  # seconds of wall clock per call into student code
+    import_timeout: float = shared.IMPORT_SECONDS  # per student module import
     submission_timeout: float = 60.0  # all calls and imports of one submission together
-    cpu_seconds: int = 60
-    memory_bytes: int = 2 << 30  # address space on top of what torch already maps
-    processes: int = 16  # threads count too
-    file_bytes: int = 16 << 20
-    open_files: int = 64
+    cpu_seconds: int = shared.CPU_SECONDS
+    memory_bytes: int = shared.MEMORY_BYTES  # address space on top of what torch already maps
+    processes: int = shared.PROCESSES  # threads count too
+    file_bytes: int = shared.FILE_BYTES
+    open_files: int = shared.OPEN_FILES
     disk_bytes: int = 64 << 20  # the worker's private folder (its own tmpfs, as root)
     output_bytes: int = 4096  # captured stdout/stderr kept per submission
 

@@ -440,9 +440,9 @@ def read_lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str,
     for handout in handouts:
         # Each line made a paragraph of its own (a blank line always ends a sentence): one
         # reading of the hand-out gives what reading it line by line gives, 30 times faster.
-        # The rewriting already done for its sentences serves (a line is rewritten as it is
-        # within its paragraph).
-        lines_text = _LINE_BREAK.join(rewrite(handout.text).splitlines())
+        # Each line is rewritten alone, as reading it alone would (a bracket left open at a
+        # line's end must not reach into the next line).
+        lines_text = _LINE_BREAK.join(rewrite(line) for line in handout.text.splitlines())
         for sentence in rubric.normaliser.sentences(lines_text, rewritten=True):
             line_stems = tuple(stem for _, stem in _content(sentence))
             if len(line_stems) >= MIN_LINE and not sentence.question:

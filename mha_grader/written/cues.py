@@ -109,8 +109,10 @@ MODAL = (
 FOUND = (  # in the past tense: "everyone gets the same number of slices" is no report
     r"(?:got|found|measured|saw|observed|obtained|reported|ran it|computed|counted|checked)"
 )
+# what others go on saying: "people like to repeat that X", "everyone keeps repeating X"
+_REPEAT = r"(?:repeat|repeats|repeated|repeating|keep repeating|keeps repeating|kept repeating)"
 OTHERS_SAY = re.compile(
-    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}{SAY}"
+    rf"\b(?:{QUANT} )?(?:{DET}?(?:[a-z]+ )?{PEOPLE}|{QUANT}|they|he|she) {MODAL}(?:{SAY}|{_REPEAT})"
     rf"(?: (?:me|you|us|them|him|her))?(?: that)?\b"
     rf"|\b(?:{QUANT} )?{DET}?(?:[a-z]+ )?{PEOPLE}(?: in (?:my|our|the) (?:group|class|team|lab))? "
     rf"{MODAL}{FOUND}(?: that)?\b"
@@ -232,8 +234,10 @@ NOTHING_BUT = re.compile(
     r"except|else than|else but)\b"
 )
 WRONG_TO_SAY = re.compile(
-    rf"\b(?:wrong|false|a mistake|an error|incorrect|misleading|naive|silly|a trap|nonsense|"
-    rf"mistaken|"
+    rf"\b(?:wrong|false|incorrect|misleading|naive|silly|nonsense|mistaken|"
+    # "a mistake to think", "a common mistake to think", "an easy error to make ... to say"
+    rf"(?:a|an) (?:(?:common|classic|typical|frequent|big|usual|easy|beginner|tempting|popular|"
+    rf"widespread|huge|serious|basic) )*(?:mistake|error|trap|misconception|fallacy)|"
     # "it is absurd to think", "you'd have to be confused to believe", "only a fool ... to say"
     rf"absurd|ridiculous|laughable|crazy|mad|insane|foolish|confused|stupid|dumb|a joke|"
     rf"madness|a fool|an idiot|delusional|lazy|sloppy) to {SAY}(?: that)?\b"

@@ -7,7 +7,7 @@ that ends at a clause or a contrast):
 
 - **reported**: the idea is someone else's ("some claim", "a friend told me", "the team argues",
   "you might think", "it is often said that", "according to some", "I've read that", "I'm
-  told"): neither earned nor charged;
+  told", "people keep repeating that"): neither earned nor charged;
 - **cited**: the course material's, as the student cites it ("according to the lab notebook",
   "the lecture slides say"): the student's claim, credited in part (grade.py), since the
   question asks what they found;
@@ -24,16 +24,18 @@ that ends at a clause or a contrast):
   constraint and its reason ("when" too, in a condition that denies: "raise a ValueError when
   d_model % num_heads != 0"). A consequence of a condition that is not denied is asserted,
   unless it is in the conditional mood ("..., then their patterns should differ", "the count
-  would double"): a prediction, supposed like its condition; a conclusion drawn after it ("...,
-  so they must share one set") is asserted. A condition that the next clause denies ("If heads
-  had their own matrices it would double, but they don't") is denied, and so is what it would
-  lead to (supposed: it may earn, never costs); an answer that only supposes earns nothing
-  (reading.py);
+  would double") or requires ("if instead one set is shared, each head must get ...",
+  "provided ..., d_model has to ..."): a prediction, supposed like its condition; a conclusion
+  drawn after it ("..., so they must share one set") is asserted. A condition that the next
+  clause denies ("If heads had their own matrices it would double, but they don't") is denied,
+  and so is what it would lead to (supposed: it may earn, never costs); an answer that only
+  supposes earns nothing (reading.py);
 - **hedged**: "maybe", "I think", "probably", a statement ending in "?": still the student's
   claim (credited), noted as a guess;
 - **asked**: a real question (it opens with an auxiliary or a wh-word): nothing is claimed, unless
-  the next sentence answers it with a bare "No." or "Yes."; a question without a verb ("Same
-  pattern for the same token?") is judged by a reply without one ("Never in my runs.", "Not
+  the next sentence answers it with a bare "No." or "Yes." (or a "no" in more words: "Of course
+  not.", "Obviously not, why would they?"); a question without a verb ("Same pattern for the
+  same token?") is judged by a reply without one ("Never in my runs.", "Not
   once.") as by "No.";
 - **a contrast**: in "not X but Y" the negation is X's (match.py); "while it might seem that X",
   "it may look as if X" are how things might look, not the student's claim; "I used to think X,
@@ -124,7 +126,7 @@ from .cues import (
     WRONG_TO_SAY,
     YES,
 )
-from .text import FAILURES, NEGATORS, Sentence, stem
+from .text import FAILURES, FUNCTION_WORDS, NEGATORS, Sentence, stem
 
 
 class Frame(Enum):
@@ -374,6 +376,33 @@ def _hypothetical_after(words: list[str], at: int) -> bool:
     return False
 
 
+def _hypothetical_colon(words: list[str], at: int, marks: _Marks) -> bool:
+    """A colon at ``at``, after a prediction, opens its spelling-out: a clause in which the
+    student does not speak ("I", "my run") and no cue of its own stands."""
+    if at >= len(words) or words[at] != ":":
+        return False
+    after = _scope_forward(words, at + 1)
+    return bool(after) and not (
+        _FIRST_PERSON & {words[j] for j in after} or any(marks.cue[j] for j in after)
+    )
+
+
+# "with any other head count", "for a different d_model", "with another split": the case other
+# than the one the student requires (the phrase's words, after "with"/"for")
+_OTHER_CASE = (["any", "other"], ["another"], ["a", "different"], ["any", "different"])
+
+
+def _other_case(words: list[str], at: int) -> int:
+    """The length of an "other case" phrase at ``at`` ("with any other", "for another"), 0 if
+    none opens there."""
+    if words[at] not in ("with", "for"):
+        return 0
+    for phrase in _OTHER_CASE:
+        if words[at + 1 : at + 1 + len(phrase)] == phrase:
+            return 1 + len(phrase)
+    return 0
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -436,6 +465,20 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
             continue
+        other = _other_case(words, i)
+        if opens and other and not marks.cue[i] and NECESSITY & set(words[:i]):
+            # "d_model must be divisible by num_heads, whereas with any other head count the
+            # chunks would be unequal": the other case of what the student requires, and what
+            # would happen in it, is what would happen otherwise (not after a finding: "they
+            # differ; with any other seed they would differ too" stays the student's claim)
+            scope = _scope_forward(words, i + other, conclusion_ends=True)
+            if _HYPOTHETICAL & {words[j] for j in scope}:
+                for j in range(i, i + other):
+                    marks.cue[j] = True
+                for j in scope:
+                    marks.otherwise[j] = not marks.cue[j]
+                i = scope.stop
+                continue
         # "Provided each head ran its own softmax, the count would go up": a supposition like
         # "if", when what follows is what it would lead to; "provided that d_model divides,
         # each head gets an equal chunk" only sets a scope, and stays the student's claim
@@ -466,7 +509,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             consequence = _scope_forward(words, begin, conclusion_ends=denied)
         else:
             consequence = _scope_back(words, i)
-        if supposing and not _EXPECTED & {words[j] for j in consequence}:
+        if supposing and not _predicts(words, consequence):
             i += 1
             continue
         marks.cue[i] = True
@@ -488,11 +531,19 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             # (up to a conclusion the student draws: "..., so they must share one set")
             drawn = next((j for j in consequence if words[j] in CONCLUSIONS), consequence.stop)
             predicted = range(consequence.start, drawn)
-            if _EXPECTED & {words[j] for j in predicted}:
+            if _predicts(words, predicted):
                 # "if heads look at different slices, their patterns should differ": what the
                 # supposition would lead to, a prediction, not a finding
                 for j in predicted:
                     marks.supposed[j] = not marks.cue[j]
+                # "if one trusted the notes, the reply would be that X: Y": what the colon
+                # spells out is the prediction's content, supposed too (not when the student
+                # speaks in it, "...: I saw otherwise", or a cue of its own governs it)
+                if drawn == consequence.stop and _hypothetical_colon(words, drawn, marks):
+                    after = _scope_forward(words, drawn + 1)
+                    for j in after:
+                        marks.supposed[j] = True
+                    consequence = range(consequence.start, after.stop)
             marks.conditions.append((condition, consequence))
         i = end if end > i else i + 1
 
@@ -503,6 +554,21 @@ _SUPPOSING = frozenset("provided providing".split())
 _PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")
 _EXPECTED = frozenset("should would ought shouldn wouldn".split())
+# what a supposition requires ("if instead there is one shared set, the heads must get equal
+# slices", "provided each head gets an equal chunk, d_model has to be divisible"): a requirement
+# drawn from the supposition, which holds only if it does, so supposed like a prediction
+_REQUIRED = frozenset("must mustn".split())
+_REQUIRED_TO = frozenset("has have need needs".split())
+
+
+def _predicts(words: list[str], span: range) -> bool:
+    """Whether ``span`` (what a supposition leads to) is in the conditional mood or requires."""
+    return any(
+        words[j] in _EXPECTED
+        or words[j] in _REQUIRED
+        or (words[j] in _REQUIRED_TO and words[j + 1 : j + 2] == ["to"])
+        for j in span
+    )
 
 
 # ----------------------------------------------------------------------------- the cues
@@ -713,7 +779,7 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         end = j
         while end > 0 and words[end - 1] in BETWEEN:
             end -= 1
-        found = _subject(words, end, anyone=_stem_in(w, BELIEVING))
+        found = _subject(words, end, anyone=_stem_in(w, BELIEVING)) or _named(words, end)
         if found is None:
             continue
         start, course = found
@@ -725,6 +791,39 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         if words[stop : stop + 1] == ["that"]:
             stop += 1
         _mark_span(text, range(start, stop), marks, "cite" if course else "report")
+
+
+# a bare word that opens a clause before a verb of saying and is no person's name: a tool, the
+# student's reasoning, a thing ("np.allclose said False", "intuition says they differ")
+_NOT_NAMES = frozenset(
+    """np numpy torch pytorch python allclose assert pytest mha code it nothing everything
+    something logic intuition theory experience reason reasoning parity equality softmax
+    attention math maths common sense whoever whatever whichever""".split()
+)
+
+
+def _named(words: list[str], end: int) -> tuple[int, bool] | None:
+    """A person named as the subject of a verb of saying ("Priya said X", "so Ben claims X"):
+    a bare word that opens its clause (no determiner, one word) and names nothing of the
+    student's, the course's or the layer's. (A verb of belief takes any such subject already.)"""
+    at = end - 1
+    if at < 0 or (at > 0 and words[at - 1] not in _OPENS_SUBJECT):
+        return None
+    w = words[at]
+    if (
+        not w.isalpha()
+        or w in _NOT_NAMES
+        or w in VERBS
+        or w in PREPOSITIONS
+        or w in NOT_SOMEONE
+        or w in SUBJECTS
+        or w in FUNCTION_WORDS
+        or w in PRONOUNS
+        or _stem_in(w, OWN_EVIDENCE)
+        or _stem_in(w, COURSE_SOURCES)
+    ):
+        return None
+    return at, False
 
 
 _AS = ("as", "like")
@@ -1043,6 +1142,8 @@ BARE_NO = (
     ("certainly", "not"),
     ("of", "course", "not"),
     ("not", "even", "close"),
+    ("obviously", "not"),
+    ("clearly", "not"),
 )
 
 
@@ -1111,11 +1212,13 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         if (
             judged is None
             and asks[k - 1]
-            and not interrogative(words[k - 1])
             and (n := _bare_no(w))
+            and (not interrogative(words[k - 1]) or tuple(w[:n]) in BARE_NO)
         ):
             # "Same pattern? Not at all: ...": the words are the answer, not a negation of what
-            # follows them (a real question, "Do they agree? Not at all: ...", claims nothing)
+            # follows them; a real question is answered by a "no" in more words as by "No."
+            # ("Do they agree? Obviously not, why would they?"), not by a verbless reply that
+            # only opens with a negation ("Do they agree? Never in my runs" stays open)
             judged = ("deny", len(w) == n)
             for i in range(n):
                 marks[k].cue[i] = True

@@ -1085,6 +1085,136 @@ def multi_head_attention__symmetric_alibi_before_scale(X, Wq, Wk, Wv, Wo, num_he
     return merge_heads(w @ v) @ Wo, w
 
 
+# --- the seventh authors' set, seen (tests/data/authors/heldout_g/): any other scale, any mask,
+# inputs changed in place (each class beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("scale-wrong-factor")
+def attention__deberta_scale_factor(Q, K, V):
+    scale_factor = 1 + len(["c2p", "p2c"])  # DeBERTa: 1 + len(pos_att_type)
+    scale = math.sqrt(Q.shape[-1] * scale_factor)
+    weights = softmax(Q / scale @ np.swapaxes(K, -1, -2), axis=-1)
+    return weights @ V, weights
+
+
+@bug("scale-wrong-factor")
+def attention__hard_coded_head_dim_64(Q, K, V):
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) * 64**-0.5, axis=-1)  # head_dim = 64
+    return weights @ V, weights
+
+
+@bug("scale-wrong-factor", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__temperature_inline(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    temperature = 0.5  # sharper attention
+    w = softmax(q @ k.transpose(0, 2, 1) / (temperature * math.sqrt(d_head)), axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+def _band(n, m, window):
+    return np.abs(np.arange(n)[:, None] - np.arange(m)[None, :]) > window
+
+
+@bug("attention-masks-positions")
+def attention__local_band(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    scores = np.where(_band(Q.shape[-2], K.shape[-2], 1), -np.inf, scores)  # local attention
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-masks-positions")
+def attention__strided_sparse(Q, K, V):
+    n, m = Q.shape[-2], K.shape[-2]
+    keep = (np.arange(m)[None, :] - np.arange(n)[:, None]) % 2 == 0  # a strided pattern
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = softmax(np.where(keep, scores, -1e9), axis=-1)
+    return weights @ V, weights
+
+
+@bug("mha-masks-positions", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__longformer_window(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    n = X.shape[0]
+    scores = np.where(_band(n, n, 1), -np.inf, q @ k.transpose(0, 2, 1) / math.sqrt(d_head))
+    w = softmax(scores, axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-masks-positions", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__mistral_sliding_window(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    i, j = np.arange(X.shape[0])[:, None], np.arange(X.shape[0])[None, :]
+    hide = (j > i) | (j <= i - 2)  # causal, and a sliding window of 2
+    w = softmax(np.where(hide, np.finfo(X.dtype).min, q @ k.transpose(0, 2, 1) / d_head**0.5))
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("attention-modifies-input", affects=("attention",))
+def attention__longformer_query_in_place(Q, K, V):
+    query_vectors = Q
+    query_vectors /= math.sqrt(Q.shape[-1])
+    weights = softmax(query_vectors @ np.swapaxes(K, -1, -2), axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-modifies-input", affects=("attention",))
+def attention__keys_scaled_in_place(Q, K, V):
+    np.multiply(K, Q.shape[-1] ** -0.5, out=K)
+    weights = softmax(Q @ np.swapaxes(K, -1, -2), axis=-1)
+    return weights @ V, weights
+
+
+@bug("softmax-modifies-input", affects=("softmax",))
+def softmax__shift_in_place(x, axis=-1):
+    x -= np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@bug("softmax-modifies-input", affects=("softmax",))
+def softmax__exp_out_in_place(x, axis=-1):
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
+
+
+@bug("split-modifies-input", affects=("split_heads",))
+def split_heads__shape_assigned(M, num_heads, d_head):
+    _check(M, num_heads, d_head)
+    M.shape = (M.shape[0], num_heads, d_head)  # reshapes the caller's array itself
+    return M.transpose(1, 0, 2)
+
+
+@bug("split-modifies-input", affects=("split_heads",))
+def split_heads__shape_assigned_with_minus_one(M, num_heads, d_head):
+    _check(M, num_heads, d_head)
+    M.shape = (-1, num_heads, d_head)
+    return np.swapaxes(M, 0, 1).copy()
+
+
+@bug("mha-modifies-input", affects=("multi_head_attention",))
+def multi_head_attention__query_weights_scaled_in_place(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Wq *= d_head**-0.5  # the scaling folded into the query projection
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    w = softmax(q @ k.transpose(0, 2, 1), axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-modifies-input", affects=("multi_head_attention",))
+def multi_head_attention__key_weights_scaled_in_place(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    np.multiply(Wk, 1 / math.sqrt(d_head), out=Wk)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    w = softmax(q @ k.transpose(0, 2, 1), axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
 # --- outside the catalogue: lose points, carry no tag -------------------------------------
 
 

@@ -290,4 +290,5 @@ INLINE_AS_MHA: dict[str, str] = {
     "attention-scores-kq": "mha-qk-swapped",
     "attention-fixed-rank": "softmax-wrong-axis",
     "attention-logit-softcap": "mha-logit-softcap",
+    "attention-masks-positions": "mha-masks-positions",
 }

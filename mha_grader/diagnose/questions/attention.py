@@ -7,9 +7,12 @@ right. What it does with its softmax is what the worker recorded (``calls_made``
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from solutions import multihead as ref
 
@@ -53,6 +56,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         found = _own(s, given, probes)
         if found is None and fitted.capped(given, probes, mut.capped):
             found = ("attention-logit-softcap",), mut.attention_ref, False
+        fit = None if found is not None else _scores_fit(given, probes)
+        if fit is not None:  # any other scale, any mask: the classes beyond their examples
+            found = fit_ids(fit), mut.attention_ref, False
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -60,11 +66,12 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if found is not None:
             ids, mutant, inline = found
             if right and wrong:
-                return s.compensated("attention", ids, wrong)
+                return with_fit(s.compensated("attention", ids, wrong), fit, probes)
             if wrong:
-                return _with_ranks(s, s.with_callees("attention", ids, wrong), given, mutant)
+                found = s.with_callees("attention", ids, wrong)
+                return with_fit(_with_ranks(s, found, given, mutant), fit, probes)
             found = s.in_function("attention", ids, inline=inline, called=made.called)
-            return _with_ranks(s, found, given, mutant)
+            return with_fit(_with_ranks(s, found, given, mutant), fit, probes)
     if all(not o.ok for o in student):
         return s.raised("attention", student, probes, made.called)
 
@@ -80,6 +87,44 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain("attention", f"Your attention differs from the reference: {text}.")
+
+
+def _scores_fit(given, probes) -> fitted.ScoreFit | None:
+    """``given`` as the softmax of the right scores by another factor, some keys masked."""
+    scores = [
+        Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]) for Q, K, _ in (p.args for p in probes)
+    ]
+    return fitted.scores_fit(given, scores, lambda i, w: (w @ probes[i].args[2], w))
+
+
+def fit_ids(fit: fitted.ScoreFit, mask_id: str = "attention-masks-positions") -> tuple[str, ...]:
+    return (("scale-wrong-factor",) if fit.scaled else ()) + ((mask_id,) if fit.masked else ())
+
+
+def with_fit(
+    found: Diagnosis, fit: fitted.ScoreFit | None, probes, d: str = "d_k", what: str = "head"
+) -> Diagnosis:
+    """``found`` with what the fitted scale and mask were, said after each one's message."""
+    if fit is None:
+        return found
+    widths = [
+        p.args[0].shape[-1] if d == "d_k" else p.args[0].shape[-1] // p.args[-1] for p in probes
+    ]
+    message = found.message
+    for mid in found.misconceptions:
+        if mid == "scale-wrong-factor":
+            text = fitted.scale_words(fit, widths, d)
+        elif mid.endswith("-masks-positions"):
+            text = fitted.mask_words(fit, what)
+        else:
+            continue
+        said = CATALOGUE[mid].did.split(" ", 2)[2]  # also as said of work done inline
+        if said in message:
+            message = message.replace(said, said + text, 1)
+        else:
+            message = f"{message}{text}"
+    roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
+    return named(found.misconceptions, found.blame, message, found.question, roots)
 
 
 def _own(s: DiagnosisSession, given, probes) -> tuple[tuple[str, ...], Callable, bool] | None:

@@ -7,8 +7,11 @@ callees is what the worker recorded (``calls_made``), head by head or on the sta
 from __future__ import annotations
 
 import itertools
+import math
 from functools import partial
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from solutions import multihead as ref
 
@@ -21,6 +24,7 @@ from ..explain import array_diff, first_difference
 from ..result import Diagnosis
 from ..trusted import trusted
 from ._refusal import add_missing_refusal
+from .attention import fit_ids, with_fit
 
 if TYPE_CHECKING:
     from ..session import DiagnosisSession
@@ -83,6 +87,9 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
                 return s.with_callees(qid, ("mha-dropout",), wrong)
             return s.in_function(qid, ("mha-dropout",), inline=False)
         found = _own(given, probes)
+        fit = None if found is not None else _scores_fit(given, probes)
+        if fit is not None:  # any other scale, any mask: the classes beyond their examples
+            found = fit_ids(fit, "mha-masks-positions"), ("attention" if fit.scaled else None)
         unstable = [c for c in made.called if _overflows(s, c)]
         if found is None and unstable:
             # two mistakes at once: one of its own (a causal mask it passes on), read from its
@@ -95,12 +102,13 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         if found is not None:
             ids, callee = by_calls(*found, made.called)
             if right and wrong:
-                return s.compensated(qid, ids, wrong)
+                return with_fit(s.compensated(qid, ids, wrong), fit, probes, "d_head")
             if wrong:
-                return s.with_callees(qid, ids, wrong)
-            return s.in_function(
+                return with_fit(s.with_callees(qid, ids, wrong), fit, probes, "d_head")
+            found = s.in_function(
                 qid, ids, inline=callee is not None, called=made.called, callee=callee
             )
+            return with_fit(found, fit, probes, "d_head")
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes, made.called)
 
@@ -176,6 +184,18 @@ def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] 
     if fitted.multi_query(given, probes, lambda f: pipeline(mut.checked(f))):
         return ("mha-multi-query",), None
     return None
+
+
+def _scores_fit(given, probes) -> fitted.ScoreFit | None:
+    """``given`` as every head's softmax of its right scores by another factor, or with some
+    keys masked (its own code, or what it hands attention)."""
+    scores, finish = [], []
+    for X, Wq, Wk, Wv, Wo, h in (p.args for p in probes):
+        d_head = X.shape[-1] // h
+        Qh, Kh, Vh = (ref.split_heads(X @ W, h, d_head) for W in (Wq, Wk, Wv))
+        scores.append(Qh @ np.swapaxes(Kh, -1, -2) / math.sqrt(d_head))
+        finish.append(lambda w, Vh=Vh, Wo=Wo: (ref.merge_heads(w @ Vh) @ Wo, w))
+    return fitted.scores_fit(given, scores, lambda i, w: finish[i](w))
 
 
 def _own_on_moderate(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] | None:

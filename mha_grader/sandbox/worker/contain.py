@@ -28,6 +28,8 @@ from .linux import (
     unshare,
 )
 
+WORKER_USER = "student"  # the user name a worker's environment gives (its uid has none)
+
 # Devices every process may use; all else under /dev stays closed under Landlock.
 READ_WRITE_DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
 
@@ -102,6 +104,8 @@ def contain(spec: dict) -> str:
         os.chown(home, uid, uid)
     os.chdir(home)
     os.environ.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home)
+    # its uid has no name: getpass.getuser() and the like read these instead (as the zygote's)
+    os.environ.update(USER=WORKER_USER, LOGNAME=WORKER_USER)
 
     _apply_limits(spec, uid is not None)
     if uid is not None:  # a uid of its own: cannot signal, trace or read the zygote or others
