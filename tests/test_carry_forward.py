@@ -3,8 +3,9 @@ hidden tests with in-process proxies (the mutation suite through the real engine
 test_diagnose_engine.py).
 
 A composite case right given its callees' actual results keeps its points and names the callee;
-a callee that raises, returns another form, a constant or nothing finite makes the case
-"could not be checked" (no points); a composite that does nothing earns nothing whatever its
+so does one right given right callees where a callee it called raises (as it does on its own);
+a callee not written yet, or that returns another form, a constant or nothing finite makes the
+case "could not be checked" (no points); a composite that does nothing earns nothing whatever its
 callees return; with the policy off every case is checked against the reference alone.
 """
 
@@ -54,15 +55,68 @@ def test_a_softmax_relying_on_its_default_axis_is_carried_forward_too():
     assert score(results) == POINTS["attention"]
 
 
-def test_a_callee_that_raises_leaves_the_case_unchecked_and_says_fix_it_first():
+def test_a_composite_right_given_a_right_callee_keeps_its_points_past_a_callee_that_raises():
     def raising_softmax(x, axis=-1):
         raise ValueError("no")
 
     results = grade("attention", softmax=raising_softmax)
+    assert score(results) == POINTS["attention"]
+    for r in results:
+        assert r.tags == [Tag.CARRIED + "softmax"]
+        assert r.output.startswith(
+            "passed. Carried forward: your softmax raises on the inputs your attention gives it, "
+            "and your attention is right given a right softmax"
+        )
+    assert score(grade("attention", on=False, softmax=raising_softmax)) == 0
+
+
+def test_a_callee_that_raises_only_for_some_inputs_is_carried_where_it_raises():
+    def softmax_2d_only(x, axis=-1):
+        if x.ndim != 2:
+            raise ValueError("2-D only")
+        return ref.softmax(x, axis=axis)
+
+    results = grade("attention", softmax=softmax_2d_only)
+    assert score(results) == POINTS["attention"]
+    assert any(r.tags == [Tag.CARRIED + "softmax"] for r in results)
+
+
+def test_a_composite_wrong_given_a_right_callee_earns_nothing_beside_a_callee_that_raises():
+    def raising_softmax(x, axis=-1):
+        raise ValueError("no")
+
+    def unscaled_attention(Q, K, V):
+        w = raising_softmax(Q @ np.swapaxes(K, -1, -2))
+        return w @ V, w
+
+    results = grade("attention", softmax=raising_softmax, attention=unscaled_attention)
     assert score(results) == 0
     for r in results:
         assert r.output.startswith("could not be checked: your softmax raises on the inputs")
-        assert "fix softmax first" in r.output and "no" not in r.output.split("(")[0][-4:]
+        assert "fix softmax first" in r.output
+
+
+def test_a_callee_that_raises_only_inside_the_composite_is_the_composites_doing():
+    calls = []
+
+    def softmax_that_breaks_after_a_call(x, axis=-1):  # fine alone, raises once called before
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("state")
+        return ref.softmax(x, axis=axis)
+
+    def attention(Q, K, V):
+        softmax_that_breaks_after_a_call(np.zeros((1, 1)))  # a first call leaves state behind
+        w = softmax_that_breaks_after_a_call(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+        return w @ V, w
+
+    def fresh_softmax(x, axis=-1):
+        return ref.softmax(x, axis=axis)
+
+    env = reference_env(softmax=softmax_that_breaks_after_a_call, attention=attention)
+    env["softmax"].fresh = lambda args, kwargs: (calls.clear(), fresh_softmax(*args, **kwargs))[1]
+    results = hidden.run_question("attention", env, carry_forward=True)
+    assert score(results) == 0
 
 
 def test_a_callee_not_written_yet_earns_the_composite_nothing():

@@ -22,11 +22,14 @@ from its own, and computes otherwise then, is not excused by them.
   such value is checked to be what that callee gives on its own, in a worker that has run
   nothing else (``fresh``): a value that only comes out after the composite ran is the
   composite's doing (state kept between calls), and charged to it.
-- A callee it called that raised, hung, crashed, returned something of another form than its
+- A callee it called that raised where the composite called it, as it does on its own, while
+  the composite is right given right callees (its calls answered by the reference): the case
+  keeps its points and names the callee (``Carried``, ``raised``): one bug charged once.
+- A callee that is not written yet, hung, crashed, returned something of another form than its
   contract's, or a constant where the reference's result varies: the case could not be checked
-  and earns nothing (``CouldNotCheck``: "your softmax raises on the inputs your attention gives
-  it; fix softmax first"). Points are earned: a submission that raises everywhere, or whose
-  functions return constants, gets nothing.
+  and earns nothing (``CouldNotCheck``: "your softmax is not written yet ...; write softmax
+  first"). Points are earned: a submission that raises everywhere, or whose functions return
+  constants, gets nothing.
 - Otherwise the mistake is the composite's own: its first message stands. A composite that calls
   no callee is judged alone: nothing is said about callees it never called.
 - A composite whose result is right only because a callee's mistake cancels one of its own
@@ -214,6 +217,8 @@ def check(
     failed = next(((c, what) for c, v, what in verdicts if v == "failed"), None)
     if isinstance(plain, StudentCodeError):
         if steady and failed is not None:
+            if _past_raises(case, qid, composite, args, verify, expected, callees, verdicts):
+                return
             raise CouldNotCheck(qid, failed[0].name, failed[1])
         raise plain
     try:
@@ -225,6 +230,8 @@ def check(
         _random_callee(qid, observed, callees, references)
         raise AssertionError(unwatched(qid, names))
     if failed is not None and not passed:
+        if _past_raises(case, qid, composite, args, verify, expected, callees, verdicts):
+            return
         raise CouldNotCheck(qid, failed[0].name, failed[1])
     wrong = list(dict.fromkeys(c.name for c, v, _ in verdicts if v == "wrong"))
     if passed and not wrong:
@@ -249,6 +256,46 @@ def check(
         if v == "wrong":
             _own_value(qid, c, callees[c.name][0], references[c.name])
     case.carry(Carried(qid, tuple(wrong)))
+
+
+def _past_raises(
+    case: Case,
+    qid: str,
+    composite: Callable,
+    args: tuple,
+    verify: Callable[[Any, Any], None],
+    expected: Any,
+    callees: Mapping[str, tuple[Callable, Callable]],
+    verdicts: list,
+) -> bool:
+    """Carry a case forward past callees that raised where the composite called them: when
+    every callee that failed there raised (not a stub, a hang or an unusable value), none
+    returned wrong values, the composite is right with its callee calls answered by the
+    reference, and each such callee raises on its own too, in a fresh worker, on the inputs
+    the composite gave it (an error that only comes after the composite ran is the
+    composite's doing). The callee's mistake is charged to the callee alone."""
+    failed = [c for c, v, _ in verdicts if v == "failed"]
+    if not failed or any(v == "wrong" for _, v, _ in verdicts):
+        return False
+    if not all(isinstance(c.error, StudentRaised) for c in failed):
+        return False
+    references = {name: ref for name, (_, ref) in callees.items()}
+    try:
+        given = composite.with_callees(args, {}, answering(references), tuple(callees))
+        verify(given, expected)
+    except (AssertionError, StudentCodeError):
+        return False
+    for c in failed:
+        call_args, kwargs, _ = contract_arguments(references[c.name], c.args, c.kwargs)
+        try:
+            callees[c.name][0].fresh(call_args, kwargs)
+        except StudentRaised:
+            continue
+        except StudentCodeError:
+            return False
+        return False  # it does not raise on its own: the composite's doing
+    case.carry(Carried(qid, tuple(dict.fromkeys(c.name for c in failed)), raised=True))
+    return True
 
 
 def _random_callee(

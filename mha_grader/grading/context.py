@@ -16,14 +16,25 @@ from ..outcomes import Tag
 
 @dataclass(frozen=True)
 class Carried:
-    """A case right given its callees' results, where some callees' results were wrong."""
+    """A case right given its callees' results, where some callees' results were wrong; or
+    (``raised``) right given right callees, where some callees it called raised, as they do
+    on their own."""
 
     qid: str
     callees: tuple[str, ...]
+    raised: bool = False
 
     @property
     def text(self) -> str:
         who = " and ".join(f"your {c}" for c in self.callees)
+        if self.raised:
+            verb = "raises" if len(self.callees) == 1 else "raise"
+            right = " and ".join(f"a right {c}" for c in self.callees)
+            return (
+                f"Carried forward: {who} {verb} on the inputs your {self.qid} gives it, and "
+                f"your {self.qid} is right given {right}: the mistake is charged once, where "
+                "it is."
+            )
         verb = "returns" if len(self.callees) == 1 else "return"
         return (
             f"Carried forward: {who} {verb} wrong values here, and your {self.qid} is right "
