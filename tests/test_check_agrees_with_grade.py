@@ -11,27 +11,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from mha_check.questions import CODE_QUESTIONS, WRITTEN_QUESTIONS
-from mha_grader.grading.engine import Engine
-from mha_grader.grading.submission import load_submission
-from mha_grader.outcomes import TestResult as Result
+from mha_check.questions import CODE_QUESTIONS
 from mha_grader.points import POINTS
-from mha_grader.sandbox import Limits
 from tests.mutants.build import SUBMISSIONS
+from tests.suite_grades import INDEPENDENT, suite_grades
 
 ROOT = Path(__file__).resolve().parent.parent
-INDEPENDENT = sorted((ROOT / "tests" / "data" / "independent").iterdir())
-LIMITS = Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=60.0)
 BLAME = {s.name: s.blame for s in SUBMISSIONS} | {p.name: None for p in INDEPENDENT}
-
-
-def _stand_in_written(text: str | None) -> list[Result]:
-    return [Result(f"{q}: stand-in", q, POINTS[q], POINTS[q]) for q in WRITTEN_QUESTIONS]
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +31,9 @@ def folders(tmp_path_factory) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def graded(folders) -> dict[str, dict[str, float]]:
+def graded(tmp_path_factory) -> dict[str, dict[str, float]]:
     """Every folder graded by the engine, errors carried forward (points.toml's policy)."""
-    with Engine(limits=LIMITS, grade_written=_stand_in_written) as engine:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = {f.name: pool.submit(engine.grade, load_submission(f)) for f in folders}
-            return {name: f.result().scores() for name, f in futures.items()}
+    return {name: g.scores() for name, g in suite_grades(tmp_path_factory, True).items()}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +52,7 @@ def checked(folders) -> dict[str, dict[str, list[str]]]:
 
 
 @pytest.mark.parametrize("name", sorted(BLAME))
-def test_full_marks_never_fail_the_local_check(graded, checked, name):
+def test_full_marks_never_fail_the_local_check(checked, graded, name):
     scores, said = graded[name], checked[name]
     contradicted = {
         q: said[q][1] for q in CODE_QUESTIONS if scores[q] == POINTS[q] and said[q][0] == "FAILED"

@@ -11,48 +11,27 @@ nothing and mistakes outside the catalogue carry no tag.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from mha_check.questions import CODE_QUESTIONS, WRITTEN_QUESTIONS
-from mha_grader.grading.engine import Engine
-from mha_grader.grading.submission import load_submission
 from mha_grader.outcomes import Tag
-from mha_grader.outcomes import TestResult as Result
 from mha_grader.outputs import reports
-from mha_grader.points import POINTS, Policy
-from mha_grader.sandbox import Limits
+from mha_grader.points import POINTS
 from tests.mutants.build import SUBMISSIONS
+from tests.suite_grades import suite_grades
 
-LIMITS = Limits(call_timeout=5.0, import_timeout=5.0, submission_timeout=60.0)
 COULD_NOT = "could not be checked: your "
-
-
-def stand_in_written(text: str | None) -> list[Result]:
-    return [Result(f"{q}: stand-in", q, POINTS[q], POINTS[q]) for q in WRITTEN_QUESTIONS]
-
-
-def _grade_all(root, carry_forward: bool) -> dict:
-    policy = Policy(carry_forward=carry_forward)
-    with Engine(limits=LIMITS, grade_written=stand_in_written, policy=policy) as engine:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = {
-                s.name: pool.submit(engine.grade, load_submission(s.write(root / s.name)))
-                for s in SUBMISSIONS
-            }
-            return {name: f.result() for name, f in futures.items()}
 
 
 @pytest.fixture(scope="module")
 def carried(tmp_path_factory):
     """Every submission of the suite graded once, errors carried forward (the default)."""
-    return _grade_all(tmp_path_factory.mktemp("carried"), True)
+    return suite_grades(tmp_path_factory, True)
 
 
 @pytest.fixture(scope="module")
 def not_carried(tmp_path_factory):
-    return _grade_all(tmp_path_factory.mktemp("not-carried"), False)
+    return suite_grades(tmp_path_factory, False)
 
 
 def _lost(grade) -> set[str]:

@@ -259,3 +259,28 @@ def test_a_file_that_does_not_compile_is_told_as_its_import_would_tell_it_withou
     # crosscheck.py alone still loads in one worker; with both files broken, none starts
     assert len(spawned) == (1 if files == ("multihead.py",) else 0)
     assert "line" in next(r.output for r in here.results if r.question == "softmax")
+
+
+def test_a_submission_none_of_whose_files_import_starts_one_worker_per_file_and_no_more(
+    engine, tmp_path, monkeypatch
+):
+    from mha_grader.sandbox import zygote as zygote_module
+
+    folder = folder_from(tmp_path, ROOT / "solutions", "raises")
+    for name in ("multihead.py", "crosscheck.py"):
+        text = (folder / name).read_text()
+        future = "from __future__ import annotations\n"
+        (folder / name).write_text(text.replace(future, future + "raise RuntimeError('wip')\n"))
+    spawned = []
+    spawn = zygote_module._spawn
+    monkeypatch.setattr(
+        zygote_module, "_spawn", lambda *a, **k: spawned.append(1) or spawn(*a, **k)
+    )
+    grade = engine.grade(load_submission(folder))
+    assert grade.status == "import-error"
+    assert all(r.score == 0 for r in grade.results if r.question in CODE_QUESTIONS)
+    for q in ("softmax", "cross_check"):
+        assert "RuntimeError" in next(r.output for r in grade.results if r.question == q)
+    # Each import is tried in a worker of its own (a half-imported file is not kept); once
+    # neither file is left, no further worker starts.
+    assert len(spawned) == 2

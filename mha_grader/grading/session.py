@@ -233,7 +233,11 @@ class WorkerSession:
             self._import(worker, module)
             if self.ended is not None:
                 raise self.ended
-            if worker.dead:  # hung or crashed while importing: a fresh worker without it
+            if worker.dead:  # hung, crashed or half-imported: a fresh worker without it
+                if all(m in self.broken for m in self.files):
+                    # Nothing is left to import: every call is told its file's error without
+                    # a worker (``_ready``), so none is started.
+                    return worker
                 return self._ensure_worker()
         self._output_phase = "call"
         return worker

@@ -188,6 +188,9 @@ def _negated(
             for i in range(contrast + 1, positions[-1] + 1)
             if tokens[i].is_negator and i not in own and i not in positions and not stance.cue[i]
         )
+        # the phrasing's own negation found on the rejected side ("the count won't change, but
+        # that is not the same as capability"): the kept side's negation is the phrasing's own
+        inside -= min(inside, sum(1 for i in own if i < contrast))
         flip = stance.flips[positions[-1]]
         return (inside + _fails_after(tokens, positions[-1], stance) + flip) % 2 == 1
     inside = sum(

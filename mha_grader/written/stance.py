@@ -124,7 +124,7 @@ from .cues import (
     WRONG_TO_SAY,
     YES,
 )
-from .text import FAILURES, NEGATORS, Sentence, stem
+from .text import FAILURES, FUNCTION_WORDS, NEGATORS, Sentence, stem
 
 
 class Frame(Enum):
@@ -374,6 +374,33 @@ def _hypothetical_after(words: list[str], at: int) -> bool:
     return False
 
 
+def _hypothetical_colon(words: list[str], at: int, marks: _Marks) -> bool:
+    """A colon at ``at``, after a prediction, opens its spelling-out: a clause in which the
+    student does not speak ("I", "my run") and no cue of its own stands."""
+    if at >= len(words) or words[at] != ":":
+        return False
+    after = _scope_forward(words, at + 1)
+    return bool(after) and not (
+        _FIRST_PERSON & {words[j] for j in after} or any(marks.cue[j] for j in after)
+    )
+
+
+# "with any other head count", "for a different d_model", "with another split": the case other
+# than the one the student requires (the phrase's words, after "with"/"for")
+_OTHER_CASE = (["any", "other"], ["another"], ["a", "different"], ["any", "different"])
+
+
+def _other_case(words: list[str], at: int) -> int:
+    """The length of an "other case" phrase at ``at`` ("with any other", "for another"), 0 if
+    none opens there."""
+    if words[at] not in ("with", "for"):
+        return 0
+    for phrase in _OTHER_CASE:
+        if words[at + 1 : at + 1 + len(phrase)] == phrase:
+            return 1 + len(phrase)
+    return 0
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -436,6 +463,20 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
             continue
+        other = _other_case(words, i)
+        if opens and other and not marks.cue[i] and NECESSITY & set(words[:i]):
+            # "d_model must be divisible by num_heads, whereas with any other head count the
+            # chunks would be unequal": the other case of what the student requires, and what
+            # would happen in it, is what would happen otherwise (not after a finding: "they
+            # differ; with any other seed they would differ too" stays the student's claim)
+            scope = _scope_forward(words, i + other, conclusion_ends=True)
+            if _HYPOTHETICAL & {words[j] for j in scope}:
+                for j in range(i, i + other):
+                    marks.cue[j] = True
+                for j in scope:
+                    marks.otherwise[j] = not marks.cue[j]
+                i = scope.stop
+                continue
         # "Provided each head ran its own softmax, the count would go up": a supposition like
         # "if", when what follows is what it would lead to; "provided that d_model divides,
         # each head gets an equal chunk" only sets a scope, and stays the student's claim
@@ -493,6 +534,14 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 # supposition would lead to, a prediction, not a finding
                 for j in predicted:
                     marks.supposed[j] = not marks.cue[j]
+                # "if one trusted the notes, the reply would be that X: Y": what the colon
+                # spells out is the prediction's content, supposed too (not when the student
+                # speaks in it, "...: I saw otherwise", or a cue of its own governs it)
+                if drawn == consequence.stop and _hypothetical_colon(words, drawn, marks):
+                    after = _scope_forward(words, drawn + 1)
+                    for j in after:
+                        marks.supposed[j] = True
+                    consequence = range(consequence.start, after.stop)
             marks.conditions.append((condition, consequence))
         i = end if end > i else i + 1
 
@@ -713,7 +762,7 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         end = j
         while end > 0 and words[end - 1] in BETWEEN:
             end -= 1
-        found = _subject(words, end, anyone=_stem_in(w, BELIEVING))
+        found = _subject(words, end, anyone=_stem_in(w, BELIEVING)) or _named(words, end)
         if found is None:
             continue
         start, course = found
@@ -725,6 +774,39 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         if words[stop : stop + 1] == ["that"]:
             stop += 1
         _mark_span(text, range(start, stop), marks, "cite" if course else "report")
+
+
+# a bare word that opens a clause before a verb of saying and is no person's name: a tool, the
+# student's reasoning, a thing ("np.allclose said False", "intuition says they differ")
+_NOT_NAMES = frozenset(
+    """np numpy torch pytorch python allclose assert pytest mha code it nothing everything
+    something logic intuition theory experience reason reasoning parity equality softmax
+    attention math maths common sense whoever whatever whichever""".split()
+)
+
+
+def _named(words: list[str], end: int) -> tuple[int, bool] | None:
+    """A person named as the subject of a verb of saying ("Priya said X", "so Ben claims X"):
+    a bare word that opens its clause (no determiner, one word) and names nothing of the
+    student's, the course's or the layer's. (A verb of belief takes any such subject already.)"""
+    at = end - 1
+    if at < 0 or (at > 0 and words[at - 1] not in _OPENS_SUBJECT):
+        return None
+    w = words[at]
+    if (
+        not w.isalpha()
+        or w in _NOT_NAMES
+        or w in VERBS
+        or w in PREPOSITIONS
+        or w in NOT_SOMEONE
+        or w in SUBJECTS
+        or w in FUNCTION_WORDS
+        or w in PRONOUNS
+        or _stem_in(w, OWN_EVIDENCE)
+        or _stem_in(w, COURSE_SOURCES)
+    ):
+        return None
+    return at, False
 
 
 _AS = ("as", "like")

@@ -182,12 +182,16 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"×", " x "),
         (r"\s*(?:!=|≠|=/=)\s*", " not equal to "),
         # a call's value: "np.allclose(weights[0], weights[1]) -> False" says what allclose
-        # returned (its arguments are no words of the claim)
+        # returned (its arguments are no words of the claim); "... is False", "... was [256,
+        # 256]": a value after "is"/"was" too
         (
-            r"\b([a-z_][\w.]*)[ \t]*\([^()\n]*\)'?[ \t]*(?:->|=>|→|==|returns|returned|gives|gave)"
-            r"[ \t]*",
+            r"\b([a-z_][\w.]*)[ \t]*\([^()\n]*\)'?[ \t]*(?:->|=>|→|==|returns|returned|gives|gave"
+            r"|(?:is|was)(?=[ \t]*'?[ \t]*(?:true|false|none|-?\d|\[|\()))[ \t]*",
             r"\1 returned ",
         ),
+        # a word put in brackets inside a clause, "there are no (separate) matrices", "cut
+        # (column-wise) into chunks": part of the clause, not an aside that breaks it
+        (r"(?<=[a-z] )\(([a-z][a-z_-]*)\)(?= [a-z])", r"\1"),
         # (an arrow that opens a line of its own leaves the line break: "...\n\n→ no per-head
         # matrices" is a note of its own, not part of the line before)
         (r"[ \t]*(?:->|=>|→)\s*", " so "),
@@ -247,7 +251,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\s*/\s*", " / "),
     ]
 ]
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s+")
+# (a quotation's closing mark after its full stop ends the sentence too: 'X wrote: "...". I agree.')
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’])\s+|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s+")
 _TOKEN = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?|[,;:()—–/=+^]|(?<=\s)-(?=\s)", re.IGNORECASE)
 _STEMMER = snowballstemmer.stemmer("english")
 # A run-on "sentence" is read in pieces of this many tokens: matching time stays linear in the
