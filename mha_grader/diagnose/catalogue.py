@@ -455,9 +455,9 @@ _ENTRIES = [
     Misconception(
         "counts-wide-heads",
         "parameter_counts",
-        "Your parameter_counts gives every head full-width projections of its own (d_model x "
-        "d_model matrices per head), so the count grows with the number of heads: right for "
-        "one head only.",
+        "Your parameter_counts gives every head projections of its own (d_model x d_model "
+        "matrices per head, or of another width that does not shrink as heads are added), so "
+        "the count grows with the number of heads: right for one head count at most.",
         "Multi-head attention projects once at full width and hands each head a d_head-wide "
         "slice of that projection: the module holds four d_model x d_model matrices (and "
         "4 * d_model biases) whatever the number of heads.",
@@ -779,6 +779,31 @@ _ENTRIES = [
         "do not modify the arrays you were given: compute new arrays from them instead of "
         "writing into them.",
     ),
+    Misconception(
+        "counts-vary-with-heads",
+        "parameter_counts",
+        "Your parameter_counts gives a count that changes with the number of heads, and not "
+        "by growing with it: it falls as the heads grow, or goes up and down (as a layer whose "
+        "projections are d_head wide and shared by every head, 3 (d_model / h)^2 + d_model^2, "
+        "would have).",
+        "Multi-head attention projects Q, K and V once at full width before splitting them: "
+        "torch.nn.MultiheadAttention holds four d_model x d_model matrices (and 4 * d_model "
+        "biases with bias=True) whatever the number of heads; the heads cut the projections "
+        "into slices, they neither add nor remove parameters.",
+        "count 4 * d_model * d_model (+ 4 * d_model with bias) for every head count, or build "
+        "the module and count its parameters.",
+    ),
+    Misconception(
+        "counts-bias-when-false",
+        "parameter_counts",
+        "Your parameter_counts counts some biases with bias=False (one projection's bias "
+        "always, as ViT's always-biased output projection beside biases for q, k and v that "
+        "follow the flag), though it is right with bias=True.",
+        "With bias=False torch.nn.MultiheadAttention has no bias at all, the output "
+        "projection's included: it holds the four d_model x d_model matrices and nothing else.",
+        "add the 4 * d_model biases only when bias is True, every one of them, and none when it "
+        "is False.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -852,5 +877,7 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-modifies-input",
     "softmax-modifies-input",
     "mha-modifies-input",
+    "counts-vary-with-heads",
+    "counts-bias-when-false",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1304,3 +1304,63 @@ def merge_heads__hstack_loop(H):
 def softmax__off_by_one_denominator(x, axis=-1):
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / (np.sum(e, axis=axis, keepdims=True) + 1.0)
+
+
+# --- the eighth authors' set, seen (tests/data/authors/heldout_h/): counts read by how they
+# behave, a tolerance of its own, keys taken as transposed, weights misassigned (each class
+# beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("counts-vary-with-heads", affects=("parameter_counts",))
+def parameter_counts__shared_head_projections(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"embed size {d_model} not divisible by heads {h}")
+        head_dim = d_model // h  # values/keys/queries: Linear(head_dim, head_dim) for all heads
+        counts[h] = 3 * head_dim * head_dim + d_model * d_model + (d_model if bias else 0)
+    return counts
+
+
+@bug("counts-vary-with-heads", affects=("parameter_counts",))
+def parameter_counts__per_head_biases_only(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"{h} heads do not divide d_model={d_model}")
+        counts[h] = 4 * d_model * d_model // h  # "each head has its own slice of the weights"
+        counts[h] += 4 * d_model if bias else 0
+    return counts
+
+
+@bug("counts-wide-heads", affects=("parameter_counts",))
+def parameter_counts__global_head_width_64(d_model, head_counts, bias=False):
+    d_k = d_v = 64  # a module-level head width, as graykode's nlp-tutorial has
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"{h} heads do not divide d_model={d_model}")
+        counts[h] = 3 * d_model * d_k * h + h * d_v * d_model
+        counts[h] += (3 * d_k * h + d_model) if bias else 0
+    return counts
+
+
+@bug("counts-bias-when-false", affects=("parameter_counts",))
+def parameter_counts__vit_output_bias_always(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"hidden size {d_model} is not a multiple of {h} heads")
+        qkv = 3 * (d_model * d_model + (d_model if bias else 0))  # qkv_bias follows the flag
+        counts[h] = qkv + d_model * d_model + d_model  # the output dense always has its bias
+    return counts
+
+
+@bug("counts-bias-when-false", affects=("parameter_counts",))
+def parameter_counts__in_proj_bias_always(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"num_heads {h} must divide d_model {d_model}")
+        counts[h] = 4 * d_model * d_model + 3 * d_model + (d_model if bias else 0)
+    return counts
