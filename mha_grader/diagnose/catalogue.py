@@ -804,6 +804,18 @@ _ENTRIES = [
         "add the 4 * d_model biases only when bias is True, every one of them, and none when it "
         "is False.",
     ),
+    Misconception(
+        "pairs-ignores-atol",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs ignores the atol it is given: it compares the heads with a "
+        "tolerance of its own (a fixed number, as minitorch's is_close with 1e-2, np.isclose's "
+        "defaults, or exact equality), so the pairs it lists do not change when atol does.",
+        "atol is the caller's choice of how far apart two heads' weights must be to count as "
+        "different patterns: heads closer than your constant but farther than atol are called "
+        "the same (or, for a constant below atol, the reverse).",
+        "compare with the atol passed in: a pair is distinct when np.max(np.abs(w[i] - w[j])) > "
+        "atol.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -879,5 +891,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-modifies-input",
     "counts-vary-with-heads",
     "counts-bias-when-false",
+    "pairs-ignores-atol",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

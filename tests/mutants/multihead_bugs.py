@@ -1364,3 +1364,39 @@ def parameter_counts__in_proj_bias_always(d_model, head_counts, bias=False):
             raise ValueError(f"num_heads {h} must divide d_model {d_model}")
         counts[h] = 4 * d_model * d_model + 3 * d_model + (d_model if bias else 0)
     return counts
+
+
+@bug("pairs-ignores-atol", affects=("distinct_head_pairs",))
+def distinct_head_pairs__minitorch_is_close(weights, atol=1e-6):
+    def is_close(x, y):  # minitorch.operators.is_close: a fixed 1e-2
+        return abs(x - y) < 1e-2
+
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not all(is_close(a, b) for a, b in zip(weights[i].ravel(), weights[j].ravel()))
+    ]
+
+
+@bug("pairs-ignores-atol", affects=("distinct_head_pairs",))
+def distinct_head_pairs__exact_equality(weights, atol=1e-6):
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not np.array_equal(weights[i], weights[j])
+    ]
+
+
+@bug("pairs-ignores-atol", affects=("distinct_head_pairs",))
+def distinct_head_pairs__isclose_defaults(weights, atol=1e-6):
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not np.isclose(weights[i], weights[j], rtol=0).all()  # np.isclose's atol, 1e-8
+    ]
