@@ -816,6 +816,34 @@ _ENTRIES = [
         "compare with the atol passed in: a pair is distinct when np.max(np.abs(w[i] - w[j])) > "
         "atol.",
     ),
+    Misconception(
+        "attention-operand-layout",
+        "attention",
+        "Your attention takes an operand in another layout than the one it is given: it "
+        "computes the scores as another product of Q, K and their transposes than Q Kᵀ (Q @ K, "
+        "treating K as already transposed, as minitorch's self_attention(q, kT, v) expects), "
+        "or transposes another operand, which runs only where the shapes are square.",
+        "attention is given the keys as (..., m, d_k), one row per key, like the queries: each "
+        "score is the dot product of a query row with a key row, Q Kᵀ, which is (..., n, m) "
+        "whatever the sizes. A product of other layouts pairs features with positions, and "
+        "where the shapes happen to fit it gives other numbers.",
+        "take Q, K and V as the contract gives them and transpose K inside: Q @ "
+        "np.swapaxes(K, -1, -2); if your caller hands you pre-transposed keys, change the "
+        "caller.",
+    ),
+    Misconception(
+        "attention-output-query-width",
+        "attention",
+        "Your attention raises whenever the values are not as wide as the queries (d_v != d_k) "
+        "and is right where they are: it builds its output in the queries' shape "
+        "(np.zeros_like(Q), Chollet's np.zeros(shape=input_sequence.shape)) or otherwise ties "
+        "the output's width to d_k.",
+        "The output is the weights times V: one row per query, each as wide as a row of V, "
+        "(..., n, d_v). The values' width need not be the queries' (cross-attention, or a "
+        "value projection of another size).",
+        "make the output from the values: weights @ V, or an array of shape Q.shape[:-1] + "
+        "(V.shape[-1],).",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -892,5 +920,7 @@ ADDED_IDS: tuple[str, ...] = (
     "counts-vary-with-heads",
     "counts-bias-when-false",
     "pairs-ignores-atol",
+    "attention-operand-layout",
+    "attention-output-query-width",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

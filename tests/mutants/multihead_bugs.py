@@ -1400,3 +1400,47 @@ def distinct_head_pairs__isclose_defaults(weights, atol=1e-6):
         for j in range(i + 1, h)
         if not np.isclose(weights[i], weights[j], rtol=0).all()  # np.isclose's atol, 1e-8
     ]
+
+
+@bug("attention-operand-layout")
+def attention__llmsys_expects_kt(Q, K, V):
+    *_, q_dim = Q.shape
+    *_, k_dim, _ = K.shape  # minitorch's self_attention(q, kT, v): K taken as Kᵀ
+    assert q_dim == k_dim == V.shape[-1]
+    weights = softmax(Q @ K / math.sqrt(q_dim), axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-operand-layout")
+def attention__keys_pre_transposed_matmul(Q, K, V):
+    weights = softmax(np.matmul(Q, K) / np.sqrt(Q.shape[-1]), axis=-1)  # "K is (d_k, m)"
+    return np.matmul(weights, V), weights
+
+
+@bug("attention-operand-layout")
+def attention__queries_transposed(Q, K, V):
+    weights = softmax(np.swapaxes(Q, -1, -2) @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
+    return weights @ V, weights
+
+
+@bug("attention-expected-rank", "attention-output-query-width")
+def attention__chollet_token_loops(Q, K, V):
+    if Q.ndim != 2:
+        raise ValueError("one sequence at a time")
+    output = np.zeros(shape=Q.shape)  # Chollet: the output in the input's shape
+    for i, pivot in enumerate(Q):
+        scores = np.array([np.dot(pivot, k) for k in K]) / np.sqrt(Q.shape[1])
+        scores = softmax(scores)
+        new = np.zeros(shape=pivot.shape)
+        for j, v in enumerate(V):
+            new += v * scores[j]
+        output[i] = new
+    return output, softmax(Q @ K.T / np.sqrt(Q.shape[1]), axis=-1)
+
+
+@bug("attention-output-query-width")
+def attention__out_zeros_like_q(Q, K, V):
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    out = np.zeros_like(Q)
+    out[...] = weights @ V  # broadcasts only when d_v == d_k
+    return out, weights
