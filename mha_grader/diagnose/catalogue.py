@@ -844,6 +844,20 @@ _ENTRIES = [
         "make the output from the values: weights @ V, or an array of shape Q.shape[:-1] + "
         "(V.shape[-1],).",
     ),
+    Misconception(
+        "mha-weights-misassigned",
+        "multi_head_attention",
+        "Your multi_head_attention uses one of the four weight matrices where another belongs, "
+        "or transposed: its results are those of the right layer with some of Wq, Wk, Wv and "
+        "Wo replaced (Reformer's shared query-key projection, X @ Wq for the keys as well, "
+        "never using Wk, is one such).",
+        "Each matrix has one role: the queries are X @ Wq, the keys X @ Wk, the values X @ Wv, "
+        "and the merged heads are projected by Wo, each used as given (x @ W, no transpose). "
+        "With another matrix in a role the heads compare or mix other vectors than the layer "
+        "torch builds from the same weights.",
+        "use each matrix in its own place: Q = X @ Wq, K = X @ Wk, V = X @ Wv, and merge_heads("
+        "...) @ Wo, with no transpose and no matrix used twice.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -922,5 +936,6 @@ ADDED_IDS: tuple[str, ...] = (
     "pairs-ignores-atol",
     "attention-operand-layout",
     "attention-output-query-width",
+    "mha-weights-misassigned",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1444,3 +1444,29 @@ def attention__out_zeros_like_q(Q, K, V):
     out = np.zeros_like(Q)
     out[...] = weights @ V  # broadcasts only when d_v == d_k
     return out, weights
+
+
+@bug("mha-weights-misassigned", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__reformer_shared_qk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q = split_heads(X @ Wq, num_heads, d_head)  # query_key: one projection for both
+    k = q / np.sqrt(np.mean(q**2, axis=-1, keepdims=True) + 1e-6)  # length-normalised keys
+    v = split_heads(X @ Wv, num_heads, d_head)
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-weights-misassigned", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__values_from_wk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wk))  # Wk twice
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-weights-misassigned", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__output_transposed(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo.T, w  # "nn.Linear stores (out, in)"
