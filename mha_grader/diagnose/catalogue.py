@@ -808,13 +808,13 @@ _ENTRIES = [
         "pairs-ignores-atol",
         "distinct_head_pairs",
         "Your distinct_head_pairs ignores the atol it is given: it compares the heads with a "
-        "tolerance of its own (a fixed number, as minitorch's is_close with 1e-2, np.isclose's "
+        "tolerance of its own (a fixed number, as minitorch's is_close with 1e-2, isclose's "
         "defaults, or exact equality), so the pairs it lists do not change when atol does.",
         "atol is the caller's choice of how far apart two heads' weights must be to count as "
         "different patterns: heads closer than your constant but farther than atol are called "
         "the same (or, for a constant below atol, the reverse).",
-        "compare with the atol passed in: a pair is distinct when np.max(np.abs(w[i] - w[j])) > "
-        "atol.",
+        "compare with the atol passed in: a pair is distinct when the largest absolute "
+        "difference of the two heads' weights is above atol.",
     ),
     Misconception(
         "attention-operand-layout",
@@ -827,16 +827,15 @@ _ENTRIES = [
         "score is the dot product of a query row with a key row, Q Kᵀ, which is (..., n, m) "
         "whatever the sizes. A product of other layouts pairs features with positions, and "
         "where the shapes happen to fit it gives other numbers.",
-        "take Q, K and V as the contract gives them and transpose K inside: Q @ "
-        "np.swapaxes(K, -1, -2); if your caller hands you pre-transposed keys, change the "
-        "caller.",
+        "take Q, K and V as the contract gives them and transpose K inside, on its last two "
+        "axes; if your caller hands you pre-transposed keys, change the caller.",
     ),
     Misconception(
         "attention-output-query-width",
         "attention",
         "Your attention raises whenever the values are not as wide as the queries (d_v != d_k) "
         "and is right where they are: it builds its output in the queries' shape "
-        "(np.zeros_like(Q), Chollet's np.zeros(shape=input_sequence.shape)) or otherwise ties "
+        "(zeros_like(Q), Chollet's zeros(shape=input_sequence.shape)) or otherwise ties "
         "the output's width to d_k.",
         "The output is the weights times V: one row per query, each as wide as a row of V, "
         "(..., n, d_v). The values' width need not be the queries' (cross-attention, or a "

@@ -85,6 +85,7 @@ def _fixed_tolerance(student, probes) -> str | None:
     not that atol on some probe): None when no single ``t`` gives them all."""
     lo, hi = 0.0, math.inf  # the student's pairs are those with max |difference| > t, lo <= t < hi
     atols = []
+    listed = omitted = False
     for probe, got in zip(probes, student, strict=True):
         if not got.ok:
             return None
@@ -101,11 +102,13 @@ def _fixed_tolerance(student, probes) -> str | None:
             return None
         for p, d in diffs.items():
             if p in pairs:
-                hi = min(hi, d)
+                hi, listed = min(hi, d), True
             else:
-                lo = max(lo, d)
+                lo, omitted = max(lo, d), True
         atols.append(probe.kwargs.get("atol", 1e-6))
-    if not lo < hi or len(set(atols)) < 2 or all(lo <= a < hi for a in atols):
+    if not listed or not omitted or not lo < hi or len(set(atols)) < 2:
+        return None  # pairs of every head or none: no tolerance is seen
+    if all(lo <= a < hi for a in atols):
         return None
     tens = [10.0**k for k in range(-12, 3) if lo <= 10.0**k < hi]
     if lo == 0.0 and hi <= 1e-12:

@@ -134,8 +134,12 @@ def _by_behaviour(student, expected, probes) -> tuple[str, str] | None:
             f"Here, for d_model = {d_model} {bias} biases, it gives {seen}; torch's module "
             f"has {e.value[heads[0]]} for every head count."
         )
-        grows = all(a <= b for a, b in itertools.pairwise(values))
-        return ("counts-wide-heads" if grows else "counts-vary-with-heads"), words
+        steps = [b - a for a, b in itertools.pairwise(values)]
+        if all(x >= 0 for x in steps):  # grows: projections per head, rows d_model wide
+            if any(x % d_model for x in steps):
+                return None
+            return "counts-wide-heads", words
+        return "counts-vary-with-heads", words
     extra = []
     for g, e, p in zip(got, expected, probes, strict=True):
         d_model, right = p.args[0], e.value
