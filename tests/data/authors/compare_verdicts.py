@@ -37,6 +37,11 @@ ALIASES = {
     # set H's proposals, named by the classes they belong to (issue-20-heldout-h-fixes)
     "scale-fixed-dk": "scale-wrong-factor",
     "attention-self-mask": "attention-masks-positions",
+    "counts-shared-head-projections": "counts-vary-with-heads",
+    "counts-output-bias-always": "counts-bias-when-false",
+    "attention-expects-kt": "attention-operand-layout",
+    "pairs-fixed-tolerance": "pairs-ignores-atol",
+    "mha-shared-qk": "mha-weights-misassigned",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
