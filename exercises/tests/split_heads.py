@@ -143,5 +143,7 @@ def test_input_is_not_modified(split_heads):
     before = M.copy()
     split_heads(M, 2, 2)
     assert np.array_equal(M, before), (
-        f"split_heads changed its input M in place: it was {_show(before)}, afterwards {_show(M)}"
+        f"split_heads changed its input M in place: it was {_show(before)}, afterwards "
+        f"{_show(M)}. Do not modify the array you were given (assigning to M.shape reshapes the "
+        "caller's array itself): take a reshaped view or a new array instead."
     )

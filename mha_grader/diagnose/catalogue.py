@@ -769,6 +769,18 @@ _ENTRIES = [
         "for their exponentials.",
     ),
     Misconception(
+        "split-modifies-input",
+        "split_heads",
+        "Your split_heads changes the array it was given in place (for instance assigning to "
+        "M.shape, which reshapes the caller's array itself): its result is right, but the "
+        "caller's M is not what it was.",
+        "The caller still owns M and uses it again (multi_head_attention splits the same "
+        "projection's columns, a test compares it); a function that returns its result must "
+        "leave its input alone.",
+        "do not modify the array you were given: take a reshaped view or a new array of it "
+        "instead of setting its shape.",
+    ),
+    Misconception(
         "mha-modifies-input",
         "multi_head_attention",
         "Your multi_head_attention changes an array it was given (X or a weight matrix) in "
@@ -930,6 +942,7 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-modifies-input",
     "softmax-modifies-input",
     "mha-modifies-input",
+    "split-modifies-input",
     "counts-vary-with-heads",
     "counts-bias-when-false",
     "pairs-ignores-atol",

@@ -80,6 +80,7 @@ def inline_text(ids: tuple[str, ...]) -> str:
 # A function that changed an array it was given in place (its proxy saw it): the id it gets.
 MODIFIES = {
     "softmax": "softmax-modifies-input",
+    "split_heads": "split-modifies-input",
     "attention": "attention-modifies-input",
     "multi_head_attention": "mha-modifies-input",
 }

@@ -1183,6 +1183,20 @@ def softmax__exp_out_in_place(x, axis=-1):
     return x
 
 
+@bug("split-modifies-input", affects=("split_heads",))
+def split_heads__shape_assigned(M, num_heads, d_head):
+    _check(M, num_heads, d_head)
+    M.shape = (M.shape[0], num_heads, d_head)  # reshapes the caller's array itself
+    return M.transpose(1, 0, 2)
+
+
+@bug("split-modifies-input", affects=("split_heads",))
+def split_heads__shape_assigned_with_minus_one(M, num_heads, d_head):
+    _check(M, num_heads, d_head)
+    M.shape = (-1, num_heads, d_head)
+    return np.swapaxes(M, 0, 1).copy()
+
+
 @bug("mha-modifies-input", affects=("multi_head_attention",))
 def multi_head_attention__query_weights_scaled_in_place(X, Wq, Wk, Wv, Wo, num_heads):
     d_head = _check_heads(X, num_heads)
