@@ -1,6 +1,7 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
 tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
-heldout_e/, heldout_f/ and heldout_g/, no longer held out once their results were read).
+heldout_e/, heldout_f/, heldout_g/ and heldout_h/, no longer held out once their results were
+read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -11,7 +12,8 @@ corpus (tests/data/authors/heldout/, heldout_b/, heldout_c/) is never read here:
 does not tune. heldout_d/ was held out until its first results were read (FINDINGS_D.md); its
 open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from then; so is
 heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes), heldout_f/ (FINDINGS_F.md,
-issue-20-heldout-f-fixes) and heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes).
+issue-20-heldout-f-fixes), heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes) and heldout_h/
+(FINDINGS_H.md, issue-20-heldout-h-fixes).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ TUNING_PARTS = tuple(
         "heldout_e",
         "heldout_f",
         "heldout_g",
+        "heldout_h",
     )
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
@@ -51,6 +54,14 @@ PROPOSED = {
     # set G's proposals, named by the classes they belong to (issue-20-heldout-g-fixes)
     ("scale-deberta-factor", "attention"): "scale-wrong-factor",
     ("mha-sliding-window", "multi_head_attention"): "mha-masks-positions",
+    # set H's proposals, named by the classes they belong to (issue-20-heldout-h-fixes)
+    ("scale-fixed-dk", "attention"): "scale-wrong-factor",
+    ("attention-self-mask", "attention"): "attention-masks-positions",
+    ("counts-shared-head-projections", "parameter_counts"): "counts-vary-with-heads",
+    ("counts-output-bias-always", "parameter_counts"): "counts-bias-when-false",
+    ("attention-expects-kt", "attention"): "attention-operand-layout",
+    ("pairs-fixed-tolerance", "distinct_head_pairs"): "pairs-ignores-atol",
+    ("mha-shared-qk", "multi_head_attention"): "mha-weights-misassigned",
 }
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).
@@ -80,6 +91,10 @@ VERDICT_MISTAKES = {
     "its message, as the contract asks it to (FINDINGS_C.md: grading found it): "
     "counts-valueerror-unnamed, "
     "catalogued from set E",
+    ("llmsys_kt_minitorch", "multi_head_attention"): "right only with its own attention, which "
+    "takes K as already transposed (it hands attention Kᵀ): with a right attention answering its "
+    "calls it is wrong, and its results on large scores are read as its own unstable softmax "
+    "(FINDINGS_H.md: graded 6/9; open)",
 }
 
 

@@ -3,9 +3,11 @@ a cap on the scores of any size and kind, rotary embeddings of any fraction and 
 refused, any ValueError message without the head count (set E); a shared key and value head
 from either end, a multi-query count with or without biases, a bias on the scores by relative
 position of any slopes or table (set F, FINDINGS_F.md); a scale by any other factor, a mask of
-any pattern, inputs changed in place (set G, FINDINGS_G.md). Transformations outside a class (a
-temperature, ALiBi's biases by distance for a cap, a squashing that is not near the identity,
-positions added to X, a bias by absolute positions) are not given its name."""
+any pattern, inputs changed in place (set G, FINDINGS_G.md); weights in another's place, operands
+in another layout, an output tied to the queries' width, counts by how they behave, a tolerance
+of its own (set H, FINDINGS_H.md). Transformations outside a class (a temperature, ALiBi's
+biases by distance for a cap, a squashing that is not near the identity, positions added to X, a
+bias by absolute positions, a tolerance that follows atol) are not given its name."""
 
 import math
 
@@ -350,3 +352,137 @@ def test_an_input_changed_in_place_is_named_and_a_copy_is_not():
     d = diagnose("attention", reference_env(attention=in_place))
     assert d is not None and d.misconceptions == ("attention-modifies-input",), d and d.message
     assert diagnose("attention", reference_env(attention=on_a_copy)) is None
+
+
+# -- set H: weights misassigned, operand layouts, the output's width, counts by behaviour, a
+# tolerance of its own ---------------------------------------------------------------------
+
+
+def _mha_with(q_w, k_w, v_w, o_w):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        Ws = {"q": Wq, "k": Wk, "v": Wv, "o": Wo, "qT": Wq.T, "oT": Wo.T}
+        return ref.multi_head_attention(X, Ws[q_w], Ws[k_w], Ws[v_w], Ws[o_w], num_heads)
+
+    return mha
+
+
+MISASSIGNED = {
+    "values-from-wq": (("q", "k", "q", "o"), "Wq where Wv belongs"),
+    "queries-transposed": (("qT", "k", "v", "o"), "Wqᵀ where Wq belongs"),
+    "keys-from-wo-output-transposed": (("q", "o", "v", "oT"), "Wo where Wk belongs and Woᵀ"),
+}
+
+
+@pytest.mark.parametrize("name", MISASSIGNED)
+def test_any_weight_in_another_place_is_mha_weights_misassigned_with_the_substitution(name):
+    roles, words = MISASSIGNED[name]
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_mha_with(*roles)))
+    assert d is not None and d.misconceptions == ("mha-weights-misassigned",), d and d.message
+    assert words in d.message
+
+
+def test_keys_and_queries_swapped_keep_their_own_id():
+    d = diagnose(
+        "multi_head_attention", reference_env(multi_head_attention=_mha_with("k", "q", "v", "o"))
+    )
+    assert d is not None and d.misconceptions == ("mha-qk-swapped",), d and d.message
+
+
+def _attention_product(product):
+    def attention(Q, K, V):
+        w = ref.softmax(product(Q, K) / math.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, w
+
+    return attention
+
+
+def test_keys_taken_as_transposed_are_attention_operand_layout_with_the_product():
+    d = diagnose("attention", reference_env(attention=_attention_product(lambda Q, K: Q @ K)))
+    assert d is not None and d.misconceptions == ("attention-operand-layout",), d and d.message
+    assert "Q @ K, the K it was given used as if it were Kᵀ already" in d.message
+
+
+def test_another_product_is_attention_operand_layout_and_k_q_t_keeps_its_id():
+    kq = _attention_product(lambda Q, K: K @ Q)
+    d = diagnose("attention", reference_env(attention=kq))
+    assert d is not None and d.misconceptions == ("attention-operand-layout",), d and d.message
+    assert "scores as K Q" in d.message
+    kqt = _attention_product(lambda Q, K: K @ np.swapaxes(Q, -1, -2))
+    d = diagnose("attention", reference_env(attention=kqt))
+    assert d is not None and d.misconceptions == ("attention-scores-kq",), d and d.message
+
+
+def test_an_output_in_the_queries_shape_is_attention_output_query_width():
+    def attention(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+        out = np.empty(Q.shape)
+        out[...] = w @ V
+        return out, w
+
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("attention-output-query-width",), d and d.message
+    assert "raises wherever d_v != d_k" in d.message
+
+
+def _counts(f):
+    def parameter_counts(d_model, head_counts, bias=False):
+        head_counts = list(head_counts)
+        if any(d_model % h for h in head_counts):
+            raise ValueError(f"heads {[h for h in head_counts if d_model % h]}")
+        return {h: f(d_model, h, bias) for h in head_counts}
+
+    return parameter_counts
+
+
+COUNT_CLASSES = {
+    "fixed-width-32-per-head": (
+        lambda d, h, b: 4 * 32 * h * d + (4 * 32 * h if b else 0),
+        "counts-wide-heads",
+        "1 head: 1024, 2 heads: 2048",
+    ),
+    "split-matrices": (
+        lambda d, h, b: 4 * d * d // h + (4 * d if b else 0),
+        "counts-vary-with-heads",
+        "1 head: 256, 2 heads: 128",
+    ),
+    "two-biases-always": (
+        lambda d, h, b: 4 * d * d + (4 * d if b else 2 * d),
+        "counts-bias-when-false",
+        "2 * d_model more",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", COUNT_CLASSES)
+def test_counts_are_named_by_how_they_behave(name):
+    f, mid, words = COUNT_CLASSES[name]
+    d = diagnose("parameter_counts", reference_env(parameter_counts=_counts(f)))
+    assert d is not None and d.misconceptions == (mid,), d and d.message
+    assert words in d.message
+
+
+def _pairs(distinct):
+    def distinct_head_pairs(weights, atol=1e-6):
+        h = len(weights)
+        return [
+            (i, j)
+            for i in range(h)
+            for j in range(i + 1, h)
+            if distinct(np.max(np.abs(weights[i] - weights[j])), atol)
+        ]
+
+    return distinct_head_pairs
+
+
+def test_a_tolerance_of_its_own_is_pairs_ignores_atol_and_a_multiple_of_atol_is_not():
+    d = diagnose(
+        "distinct_head_pairs", reference_env(distinct_head_pairs=_pairs(lambda x, a: x > 1e-3))
+    )
+    assert d is not None and d.misconceptions == ("pairs-ignores-atol",), d and d.message
+    assert "anything from 1e-05 to 0.1 fits" in d.message
+    d = diagnose(
+        "distinct_head_pairs", reference_env(distinct_head_pairs=_pairs(lambda x, a: x > 10 * a))
+    )
+    assert d is not None and "pairs-ignores-atol" not in d.misconceptions, d.message

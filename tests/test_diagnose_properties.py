@@ -37,8 +37,9 @@ def _split_then_transpose(M, num_heads, d_head):
 def _mha_values_from_keys(X, Wq, Wk, Wv, Wo, num_heads):
     from solutions.multihead import attention
 
+    # values from Wq + Wk: no one matrix in another's place (mha-weights-misassigned, set H)
     d_head = X.shape[-1] // num_heads
-    heads = [split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wk)]
+    heads = [split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wq + Wk)]
     out, w = attention(*heads)
     return merge_heads(out) @ Wo, w
 

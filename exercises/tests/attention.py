@@ -69,6 +69,49 @@ def _call(attention, Q, K, V, what):
     return out, weights
 
 
+def _call_or_layout(attention, Q, K, V, what):
+    """``_call``, after ``_layout_hint``."""
+    _layout_hint(attention, Q, K, V, what)
+    return _call(attention, Q, K, V, what)
+
+
+def _layout_hint(attention, Q, K, V, what):
+    """Where attention raises, whether it runs with K given transposed, or with V as wide as Q:
+    the layout it expects, said (a shape it ties to another, seen, not guessed)."""
+    try:
+        attention(Q.copy(), K.copy(), V.copy())
+    except Exception as e:
+        wide = np.concatenate([V, np.zeros((*V.shape[:-1], Q.shape[-1] - V.shape[-1]))], -1)
+        for other, words in (
+            (
+                (Q, np.swapaxes(K, -1, -2), V),
+                "with K given transposed, shape (d_k, m), it runs: it takes K as already "
+                "transposed. The contract gives K as (m, d_k), one row per key: transpose it "
+                "inside attention (on its last two axes), not in the caller.",
+            ),
+            (
+                (Q, K, wide),
+                "with V as wide as Q (d_v == d_k) it runs: its output is tied to the queries' "
+                "width. The output is weights @ V, shape (n, d_v): make it from V, not in Q's "
+                "shape.",
+            ),
+            (
+                (Q, np.swapaxes(K, -1, -2), wide),
+                "with K given transposed, shape (d_k, m), and V as wide as Q it runs: it takes K "
+                "as already transposed and ties d_v to d_k. The contract gives K as (m, d_k), "
+                "one row per key (transpose it inside attention, on its last two axes), and V "
+                "of any width d_v.",
+            ),
+        ):
+            try:
+                attention(*(x.copy() for x in other))
+            except Exception:
+                continue
+            raise AssertionError(
+                f"for {what} attention raised {type(e).__name__}; {words}"
+            ) from None
+
+
 def _scale_or_mask(weights, scores, right):
     """A hint for weights that are the softmax of ``scores`` (the right ones, already divided
     by sqrt(d_k)) times another factor, or with keys given zero weight where ``right`` gives
@@ -109,7 +152,7 @@ def test_worked_values(attention):
     Q = np.array([[2 * np.log(3.0), 0.0, 0.0, 0.0]])
     K = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
     V = np.array([[4.0, 8.0], [0.0, 4.0]])
-    out, weights = _call(attention, Q, K, V, "one query, two keys, d_k = 4")
+    out, weights = _call_or_layout(attention, Q, K, V, "one query, two keys, d_k = 4")
     if not np.allclose(weights, [[0.25, 0.75]]):
         hint = ""
         if np.allclose(weights, [[0.1, 0.9]]):
@@ -138,7 +181,7 @@ def test_shapes_and_rows_sum_to_one(attention):
     rng = np.random.default_rng(1)
     Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
     what = "Q (3, 4), K (5, 4), V (5, 2)"
-    out, weights = _call(attention, Q, K, V, what)
+    out, weights = _call_or_layout(attention, Q, K, V, what)
     assert np.all(weights >= 0) and np.allclose(weights.sum(axis=-1), 1), (
         f"for {what} each query's weights over the 5 keys must be >= 0 and sum to 1; the rows "
         f"sum to {_show(weights.sum(axis=-1))}"
@@ -164,7 +207,7 @@ def test_leading_axes_are_independent(attention):
     what = "stacked heads: Q (2, 3, 4), K (2, 5, 4), V (2, 5, 2)"
     before = [A.copy() for A in (Q, K, V)]
     try:
-        out, weights = _call(attention, Q, K, V, what)
+        out, weights = _call_or_layout(attention, Q, K, V, what)
     except (ValueError, IndexError) as e:
         raise AssertionError(
             f"attention failed on {what} ({type(e).__name__}: {e}). On a 3-D array K.T reverses "
@@ -180,7 +223,7 @@ def test_leading_axes_are_independent(attention):
             "into it."
         )
     for h in range(2):
-        out_h, weights_h = _call(attention, Q[h], K[h], V[h], f"head {h} alone")
+        out_h, weights_h = _call_or_layout(attention, Q[h], K[h], V[h], f"head {h} alone")
         assert _close(weights[h], weights_h) and _close(out[h], out_h), (
             f"on {what} slice [{h}] of the result must equal attention(Q[{h}], K[{h}], V[{h}]): "
             "the leading axis is a batch of independent attentions. Name the axes from the end: "
@@ -188,7 +231,7 @@ def test_leading_axes_are_independent(attention):
             "root of Q.shape[-1], and take the softmax along axis=-1 (the keys)."
         )
     Q4, K4, V4 = (np.stack([A, A[::-1]]) for A in (Q, K, V))  # two leading axes: (2, 2, ...)
-    out4, _ = _call(attention, Q4, K4, V4, "two leading axes: Q (2, 2, 3, 4)")
+    out4, _ = _call_or_layout(attention, Q4, K4, V4, "two leading axes: Q (2, 2, 3, 4)")
     assert _close(out4[0], out), (
         "with two leading axes, Q (2, 2, 3, 4), each [i, j] slice must be an independent "
         "attention; the [0] half does not match the 3-D result"
@@ -201,7 +244,7 @@ def test_large_scores_stay_finite(attention):
     Q = np.array([[100.0, 0.0], [0.0, -100.0]])
     K = np.array([[100.0, 0.0], [-100.0, 0.0], [0.0, 100.0]])  # scores up to 1e4 / sqrt(2)
     V = np.eye(3)[:, :2]
-    out, weights = _call(attention, Q, K, V, "scores of about 7000 in magnitude")
+    out, weights = _call_or_layout(attention, Q, K, V, "scores of about 7000 in magnitude")
     assert np.all(np.isfinite(weights)) and np.all(np.isfinite(out)), (
         f"scores of about 7000 gave weights {_show(weights)}: exp overflows. Use a softmax that "
         "subtracts the row maximum first."
@@ -221,7 +264,7 @@ def test_square_worked_values(attention):
     Q = np.array([[s, 0.0], [0.0, 0.0]])
     K = np.array([[0.0, 0.0], [1.0, 0.0]])
     V = np.array([[1.0, 2.0], [3.0, 4.0]])
-    out, weights = _call(attention, Q, K, V, "Q, K and V all of shape (2, 2)")
+    out, weights = _call_or_layout(attention, Q, K, V, "Q, K and V all of shape (2, 2)")
     if not np.allclose(weights, [[0.25, 0.75], [0.5, 0.5]]):
         hint = ""
         if np.allclose(weights, [[0.5, 0.5], [0.5, 0.5]]):
@@ -251,14 +294,14 @@ def test_float32_inputs(attention):
     rng = np.random.default_rng(4)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
     what = "float32 Q (2, 3, 4), K (2, 5, 4), V (2, 5, 3)"
-    out32, weights32 = _call(attention, *(A.astype(np.float32) for A in (Q, K, V)), what)
+    out32, weights32 = _call_or_layout(attention, *(A.astype(np.float32) for A in (Q, K, V)), what)
     for label, A in (("out", out32), ("weights", weights32)):
         assert A.dtype in (np.float32, np.float64), (
             f"for {what} {label} may be float32 or float64; got {_show(A)}"
         )
     # The same numbers in float64, through your own attention: float32 keeps about 7 digits.
     Q, K, V = (A.astype(np.float32).astype(np.float64) for A in (Q, K, V))
-    out, weights = _call(attention, Q, K, V, "the same inputs in float64")
+    out, weights = _call_or_layout(attention, Q, K, V, "the same inputs in float64")
     assert _within_float32(weights32, weights) and _within_float32(out32, out), (
         f"for {what} the result should be what the same numbers give in float64, to float32 "
         f"precision; got weights {_show(weights32)} (float64: {_show(weights)})"
@@ -271,6 +314,7 @@ def test_inputs_are_not_modified(attention):
     rng = np.random.default_rng(3)
     Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
     before = [A.copy() for A in (Q, K, V)]
+    _layout_hint(attention, Q, K, V, "Q (3, 4), K (5, 4), V (5, 2)")
     attention(Q, K, V)
     for label, A, B in zip("QKV", (Q, K, V), before, strict=True):
         assert np.array_equal(A, B), (

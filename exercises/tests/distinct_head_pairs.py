@@ -65,6 +65,21 @@ def _check(distinct_head_pairs, weights, expected, what, **kwargs):
     raise AssertionError(f"for {what} expected {expected}, got {result}.{hint}")
 
 
+def _check_uses_atol(distinct_head_pairs, weights):
+    """Heads 1e-3 apart: listed with atol 1e-6 and 1e-4, not with 1e-2. The same pairs for all
+    three is a tolerance of the function's own, whatever atol says."""
+    try:
+        got = [repr(distinct_head_pairs(weights, atol=t)) for t in (1e-6, 1e-4, 1e-2)]
+    except Exception:
+        return  # what it raises is told by the checks that follow
+    assert len(set(got)) > 1, (
+        f"for two heads differing by 1e-3, distinct_head_pairs gives {got[0]} with atol=1e-6, "
+        "atol=1e-4 and atol=1e-2 alike: it should list (0, 1) for the first two and nothing for "
+        "the last. It ignores atol: compare np.max(np.abs(w[i] - w[j])) with the atol passed "
+        "in, not with a tolerance of your own."
+    )
+
+
 @test_case()
 @kinds("some heads copy others")
 def test_docstring_example(distinct_head_pairs):
@@ -91,6 +106,7 @@ def test_atol_decides_what_counts_as_equal(distinct_head_pairs):
     b = a.copy()
     b[0, 0] += 1e-3  # heads differ by 1e-3 in one entry
     weights = np.stack([a, b])
+    _check_uses_atol(distinct_head_pairs, weights)
     _check(distinct_head_pairs, weights, [(0, 1)], "heads differing by 1e-3 with the default atol")
     _check(distinct_head_pairs, weights, [], "heads differing by 1e-3 with atol=1e-2", atol=1e-2)
     c = a + 1e-9  # rounding-level noise everywhere: the same pattern

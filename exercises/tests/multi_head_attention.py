@@ -252,6 +252,21 @@ def test_each_head_sees_only_its_own_features(multi_head_attention):
         "changing Wv or Wo changed the attention weights: the weights depend only on the queries "
         "(X @ Wq) and keys (X @ Wk)."
     )
+    for label, i, role in (("Wk", 1, "the keys are X @ Wk"), ("Wv", 2, "the values are X @ Wv")):
+        Ws = [Wq, Wk, Wv, Wo]
+        Ws[i] = Ws[i] * -2.0 + 0.5
+        out4, weights4 = _call(multi_head_attention, X, Ws, 2, "X (3, 8) with 2 heads")
+        changed = weights4 if label == "Wk" else out4
+        before = (
+            weights
+            if label == "Wk"
+            else _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")[0]
+        )
+        assert not _close(changed, before), (
+            f"changing {label} left the {'weights' if label == 'Wk' else 'output'} unchanged: "
+            f"{label} is never used ({role}); is another matrix used in its place (Wq for the "
+            "keys as well, say)? Use each of Wq, Wk, Wv and Wo in its own place."
+        )
 
 
 @test_case()

@@ -37,6 +37,17 @@ def _check(parameter_counts, d_model, heads, bias, expected):
             )
         elif bias and all(result[h] == 4 * d_model * d_model for h in heads):
             hint = " That is the count without biases: is bias passed on to the module?"
+        elif (
+            not bias
+            and all(isinstance(result[h], int) for h in heads)
+            and len({result[h] - expected for h in heads}) == 1
+        ):
+            extra = result[heads[0]] - expected
+            if extra > 0 and extra % d_model == 0 and extra // d_model <= 4:
+                hint = (
+                    f" That is {extra // d_model} * d_model too many: biases counted although "
+                    "bias is False (the module then has none, out_proj's included)."
+                )
         raise AssertionError(
             f"{what} should be {expected} for every head count (4 matrices of {d_model} x "
             f"{d_model}{' plus 4 biases' if bias else ''}); got {result}.{hint}"

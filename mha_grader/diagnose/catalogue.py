@@ -455,9 +455,9 @@ _ENTRIES = [
     Misconception(
         "counts-wide-heads",
         "parameter_counts",
-        "Your parameter_counts gives every head full-width projections of its own (d_model x "
-        "d_model matrices per head), so the count grows with the number of heads: right for "
-        "one head only.",
+        "Your parameter_counts gives every head projections of its own (d_model x d_model "
+        "matrices per head, or of another width that does not shrink as heads are added), so "
+        "the count grows with the number of heads: right for one head count at most.",
         "Multi-head attention projects once at full width and hands each head a d_head-wide "
         "slice of that projection: the module holds four d_model x d_model matrices (and "
         "4 * d_model biases) whatever the number of heads.",
@@ -791,6 +791,84 @@ _ENTRIES = [
         "do not modify the arrays you were given: compute new arrays from them instead of "
         "writing into them.",
     ),
+    Misconception(
+        "counts-vary-with-heads",
+        "parameter_counts",
+        "Your parameter_counts gives a count that changes with the number of heads, and not "
+        "by growing with it: it falls as the heads grow, or goes up and down (as a layer whose "
+        "projections are d_head wide and shared by every head, 3 (d_model / h)^2 + d_model^2, "
+        "would have).",
+        "Multi-head attention projects Q, K and V once at full width before splitting them: "
+        "torch.nn.MultiheadAttention holds four d_model x d_model matrices (and 4 * d_model "
+        "biases with bias=True) whatever the number of heads; the heads cut the projections "
+        "into slices, they neither add nor remove parameters.",
+        "count 4 * d_model * d_model (+ 4 * d_model with bias) for every head count, or build "
+        "the module and count its parameters.",
+    ),
+    Misconception(
+        "counts-bias-when-false",
+        "parameter_counts",
+        "Your parameter_counts counts some biases with bias=False (one projection's bias "
+        "always, as ViT's always-biased output projection beside biases for q, k and v that "
+        "follow the flag), though it is right with bias=True.",
+        "With bias=False torch.nn.MultiheadAttention has no bias at all, the output "
+        "projection's included: it holds the four d_model x d_model matrices and nothing else.",
+        "add the 4 * d_model biases only when bias is True, every one of them, and none when it "
+        "is False.",
+    ),
+    Misconception(
+        "pairs-ignores-atol",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs ignores the atol it is given: it compares the heads with a "
+        "tolerance of its own (a fixed number, as minitorch's is_close with 1e-2, isclose's "
+        "defaults, or exact equality), so the pairs it lists do not change when atol does.",
+        "atol is the caller's choice of how far apart two heads' weights must be to count as "
+        "different patterns: heads closer than your constant but farther than atol are called "
+        "the same (or, for a constant below atol, the reverse).",
+        "compare with the atol passed in: a pair is distinct when the largest absolute "
+        "difference of the two heads' weights is above atol.",
+    ),
+    Misconception(
+        "attention-operand-layout",
+        "attention",
+        "Your attention takes an operand in another layout than the one it is given: it "
+        "computes the scores as another product of Q, K and their transposes than Q Kᵀ (Q @ K, "
+        "treating K as already transposed, as minitorch's self_attention(q, kT, v) expects), "
+        "or transposes another operand, which runs only where the shapes are square.",
+        "attention is given the keys as (..., m, d_k), one row per key, like the queries: each "
+        "score is the dot product of a query row with a key row, Q Kᵀ, which is (..., n, m) "
+        "whatever the sizes. A product of other layouts pairs features with positions, and "
+        "where the shapes happen to fit it gives other numbers.",
+        "take Q, K and V as the contract gives them and transpose K inside, on its last two "
+        "axes; if your caller hands you pre-transposed keys, change the caller.",
+    ),
+    Misconception(
+        "attention-output-query-width",
+        "attention",
+        "Your attention raises whenever the values are not as wide as the queries (d_v != d_k) "
+        "and is right where they are: it builds its output in the queries' shape "
+        "(zeros_like(Q), Chollet's zeros(shape=input_sequence.shape)) or otherwise ties "
+        "the output's width to d_k.",
+        "The output is the weights times V: one row per query, each as wide as a row of V, "
+        "(..., n, d_v). The values' width need not be the queries' (cross-attention, or a "
+        "value projection of another size).",
+        "make the output from the values: weights @ V, or an array of shape Q.shape[:-1] + "
+        "(V.shape[-1],).",
+    ),
+    Misconception(
+        "mha-weights-misassigned",
+        "multi_head_attention",
+        "Your multi_head_attention uses one of the four weight matrices where another belongs, "
+        "or transposed: its results are those of the right layer with some of Wq, Wk, Wv and "
+        "Wo replaced (Reformer's shared query-key projection, X @ Wq for the keys as well, "
+        "never using Wk, is one such).",
+        "Each matrix has one role: the queries are X @ Wq, the keys X @ Wk, the values X @ Wv, "
+        "and the merged heads are projected by Wo, each used as given (x @ W, no transpose). "
+        "With another matrix in a role the heads compare or mix other vectors than the layer "
+        "torch builds from the same weights.",
+        "use each matrix in its own place: Q = X @ Wq, K = X @ Wk, V = X @ Wv, and merge_heads("
+        "...) @ Wo, with no transpose and no matrix used twice.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -865,5 +943,11 @@ ADDED_IDS: tuple[str, ...] = (
     "softmax-modifies-input",
     "mha-modifies-input",
     "split-modifies-input",
+    "counts-vary-with-heads",
+    "counts-bias-when-false",
+    "pairs-ignores-atol",
+    "attention-operand-layout",
+    "attention-output-query-width",
+    "mha-weights-misassigned",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

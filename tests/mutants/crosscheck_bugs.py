@@ -365,3 +365,26 @@ def cross_check__inline_pipeline_merge_reshape(mha, X):
 def cross_check__inline_pipeline_split_reshape(mha, X):
     out, w = _inline_pipeline(mha, X, merge_transposed=True, split_transposed=False)
     return _report(out, w, *_torch_side(mha, X), mha.in_proj_weight.dtype)
+
+
+# --- the eighth authors' set, seen (tests/data/authors/heldout_h/): adapter-no-detach where only
+# a conversion that returns the parameter itself keeps its grad (tests/test_diagnose_classes.py)
+
+
+@bug("adapter-no-detach")
+def weights_from_torch__reformer_double_no_detach(mha):
+    _check_module(mha)
+    d = mha.embed_dim
+    with torch.no_grad():  # does not detach a parameter that already exists
+        w_q, w_k, w_v = mha.in_proj_weight.double().split(d)  # float64: the parameter itself
+        w_o = mha.out_proj.weight.double()
+    return tuple(w.t().contiguous().numpy() for w in (w_q, w_k, w_v, w_o))
+
+
+@bug("adapter-no-detach")
+def weights_from_torch__float_without_detach(mha):
+    _check_module(mha)
+    d = mha.embed_dim
+    with torch.no_grad():  # .float() of a float32 weight is the parameter itself: still tracked
+        w, o = mha.in_proj_weight.float(), mha.out_proj.weight.float()
+    return tuple(b.T.numpy().astype(np.float64) for b in (w[:d], w[d : 2 * d], w[2 * d :], o))

@@ -1236,7 +1236,7 @@ def attention__returns_scores(Q, K, V):
     return softmax(scores, axis=-1) @ V, scores
 
 
-@bug()
+@bug("mha-weights-misassigned")  # outside the catalogue until the eighth authors' set
 def multi_head_attention__keys_from_wq(X, Wq, Wk, Wv, Wo, num_heads):
     d_head = _check_heads(X, num_heads)
     Qh, Kh, Vh = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wq, Wv))
@@ -1318,3 +1318,171 @@ def merge_heads__hstack_loop(H):
 def softmax__off_by_one_denominator(x, axis=-1):
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / (np.sum(e, axis=axis, keepdims=True) + 1.0)
+
+
+# --- the eighth authors' set, seen (tests/data/authors/heldout_h/): counts read by how they
+# behave, a tolerance of its own, keys taken as transposed, weights misassigned (each class
+# beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("counts-vary-with-heads", affects=("parameter_counts",))
+def parameter_counts__shared_head_projections(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"embed size {d_model} not divisible by heads {h}")
+        head_dim = d_model // h  # values/keys/queries: Linear(head_dim, head_dim) for all heads
+        counts[h] = 3 * head_dim * head_dim + d_model * d_model + (d_model if bias else 0)
+    return counts
+
+
+@bug("counts-vary-with-heads", affects=("parameter_counts",))
+def parameter_counts__per_head_biases_only(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"{h} heads do not divide d_model={d_model}")
+        counts[h] = 4 * d_model * d_model // h  # "each head has its own slice of the weights"
+        counts[h] += 4 * d_model if bias else 0
+    return counts
+
+
+@bug("counts-wide-heads", affects=("parameter_counts",))
+def parameter_counts__global_head_width_64(d_model, head_counts, bias=False):
+    d_k = d_v = 64  # a module-level head width, as graykode's nlp-tutorial has
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"{h} heads do not divide d_model={d_model}")
+        counts[h] = 3 * d_model * d_k * h + h * d_v * d_model
+        counts[h] += (3 * d_k * h + d_model) if bias else 0
+    return counts
+
+
+@bug("counts-bias-when-false", affects=("parameter_counts",))
+def parameter_counts__vit_output_bias_always(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"hidden size {d_model} is not a multiple of {h} heads")
+        qkv = 3 * (d_model * d_model + (d_model if bias else 0))  # qkv_bias follows the flag
+        counts[h] = qkv + d_model * d_model + d_model  # the output dense always has its bias
+    return counts
+
+
+@bug("counts-bias-when-false", affects=("parameter_counts",))
+def parameter_counts__in_proj_bias_always(d_model, head_counts, bias=False):
+    counts = {}
+    for h in list(head_counts):
+        if d_model % h:
+            raise ValueError(f"num_heads {h} must divide d_model {d_model}")
+        counts[h] = 4 * d_model * d_model + 3 * d_model + (d_model if bias else 0)
+    return counts
+
+
+@bug("pairs-ignores-atol", affects=("distinct_head_pairs",))
+def distinct_head_pairs__minitorch_is_close(weights, atol=1e-6):
+    def is_close(x, y):  # minitorch.operators.is_close: a fixed 1e-2
+        return abs(x - y) < 1e-2
+
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not all(
+            is_close(a, b) for a, b in zip(weights[i].ravel(), weights[j].ravel(), strict=True)
+        )
+    ]
+
+
+@bug("pairs-ignores-atol", affects=("distinct_head_pairs",))
+def distinct_head_pairs__exact_equality(weights, atol=1e-6):
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not np.array_equal(weights[i], weights[j])
+    ]
+
+
+@bug("pairs-ignores-atol", affects=("distinct_head_pairs",))
+def distinct_head_pairs__isclose_defaults(weights, atol=1e-6):
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if not np.isclose(weights[i], weights[j], rtol=0).all()  # np.isclose's atol, 1e-8
+    ]
+
+
+@bug("attention-operand-layout")
+def attention__llmsys_expects_kt(Q, K, V):
+    *_, q_dim = Q.shape
+    *_, k_dim, _ = K.shape  # minitorch's self_attention(q, kT, v): K taken as Kᵀ
+    assert q_dim == k_dim == V.shape[-1]
+    weights = softmax(Q @ K / math.sqrt(q_dim), axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-operand-layout")
+def attention__keys_pre_transposed_matmul(Q, K, V):
+    weights = softmax(np.matmul(Q, K) / np.sqrt(Q.shape[-1]), axis=-1)  # "K is (d_k, m)"
+    return np.matmul(weights, V), weights
+
+
+@bug("attention-operand-layout")
+def attention__queries_transposed(Q, K, V):
+    weights = softmax(np.swapaxes(Q, -1, -2) @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
+    return weights @ V, weights
+
+
+@bug("attention-expected-rank", "attention-output-query-width")
+def attention__chollet_token_loops(Q, K, V):
+    if Q.ndim != 2:
+        raise ValueError("one sequence at a time")
+    output = np.zeros(shape=Q.shape)  # Chollet: the output in the input's shape
+    for i, pivot in enumerate(Q):
+        scores = np.array([np.dot(pivot, k) for k in K]) / np.sqrt(Q.shape[1])
+        scores = softmax(scores)
+        new = np.zeros(shape=pivot.shape)
+        for j, v in enumerate(V):
+            new += v * scores[j]
+        output[i] = new
+    return output, softmax(Q @ K.T / np.sqrt(Q.shape[1]), axis=-1)
+
+
+@bug("attention-output-query-width", affects=("attention",))  # d_v == d_k in every head
+def attention__out_zeros_like_q(Q, K, V):
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    out = np.zeros_like(Q)
+    out[...] = weights @ V  # broadcasts only when d_v == d_k
+    return out, weights
+
+
+@bug("mha-weights-misassigned", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__reformer_shared_qk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q = split_heads(X @ Wq, num_heads, d_head)  # query_key: one projection for both
+    k = q / np.sqrt(np.mean(q**2, axis=-1, keepdims=True) + 1e-6)  # length-normalised keys
+    v = split_heads(X @ Wv, num_heads, d_head)
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-weights-misassigned", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__values_from_wk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wk))  # Wk twice
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-weights-misassigned", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__output_transposed(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo.T, w  # "nn.Linear stores (out, in)"

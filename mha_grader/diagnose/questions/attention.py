@@ -59,19 +59,26 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         fit = None if found is not None else _scores_fit(given, probes)
         if fit is not None:  # any other scale, any mask: the classes beyond their examples
             found = fit_ids(fit), mut.attention_ref, False
+        layout = None if found is not None else _layout(given, probes)
+        if layout is not None:  # an operand taken in another layout: the product it computed
+            found = ("attention-operand-layout",), layout[0], False
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
                 return _refuses(s, refused, wrong, made.called)
+            bound = _width_bound(s, given, expected, probes)
+            if bound is not None:
+                return _bound(s, bound, wrong, made.called)
         if found is not None:
             ids, mutant, inline = found
             if right and wrong:
-                return with_fit(s.compensated("attention", ids, wrong), fit, probes)
+                found = s.compensated("attention", ids, wrong)
+                return _said(with_fit(found, fit, probes), layout)
             if wrong:
                 found = s.with_callees("attention", ids, wrong)
-                return with_fit(_with_ranks(s, found, given, mutant), fit, probes)
+                return _said(with_fit(_with_ranks(s, found, given, mutant), fit, probes), layout)
             found = s.in_function("attention", ids, inline=inline, called=made.called)
-            return with_fit(_with_ranks(s, found, given, mutant), fit, probes)
+            return _said(with_fit(_with_ranks(s, found, given, mutant), fit, probes), layout)
     if all(not o.ok for o in student):
         return s.raised("attention", student, probes, made.called)
 
@@ -95,6 +102,120 @@ def _scores_fit(given, probes) -> fitted.ScoreFit | None:
         Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]) for Q, K, _ in (p.args for p in probes)
     ]
     return fitted.scores_fit(given, scores, lambda i, w: (w @ probes[i].args[2], w))
+
+
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
+# The operands attention may take in another layout: (name, how it is made from Q, K, V).
+_LEFT = (("Q", lambda Q, K: Q), ("Qᵀ", lambda Q, K: _t(Q)), ("K", lambda Q, K: K))
+_LEFT += (("Kᵀ", lambda Q, K: _t(K)),)
+_RIGHT = (("Kᵀ", lambda Q, K: _t(K)), ("K", lambda Q, K: K), ("Q", lambda Q, K: Q))
+_RIGHT += (("Qᵀ", lambda Q, K: _t(Q)),)
+_VALUES = (("V", lambda V: V), ("Vᵀ", lambda V: _t(V)))
+# the right one, and those the catalogue names by their own ids (scores-kq, transpose-v)
+_NAMED = {("Q", "Kᵀ", "V"), ("K", "Qᵀ", "V"), ("Q", "Kᵀ", "Vᵀ")}
+
+
+def _layout_candidate(left, right, values):
+    def attention(Q, K, V):
+        scores = left[1](Q, K) @ right[1](Q, K) / math.sqrt(Q.shape[-1])
+        weights = ref.softmax(scores, axis=-1)
+        return weights @ values[1](V), weights
+
+    attention.__name__ = attention.__qualname__ = f"_layout_{left[0]}{right[0]}{values[0]}"
+    return attention
+
+
+def _layout(given, probes) -> tuple[Callable, str] | None:
+    """``given`` as attention with its operands in another layout: the scores as a product of
+    Q, K or their transposes other than Q Kᵀ (K taken as already transposed: Q @ K), or
+    weights times Vᵀ, raising where that product's shapes do not fit (the probes with square
+    keys are where it runs). (the candidate, the words of the product), or None."""
+    for left, right, values in itertools.product(_LEFT, _RIGHT, _VALUES):
+        key = (left[0], right[0], values[0])
+        if key in _NAMED:
+            continue
+        f = _layout_candidate(left, right, values)
+        if matches(given, trusted(("layout", key), f, probes)):
+            product = f"{left[0]} {right[0]}"
+            if key[:2] == ("Q", "K"):
+                product = "Q @ K, the K it was given used as if it were Kᵀ already"
+            words = f" Here it computes the scores as {product}"
+            if values[0] == "Vᵀ":
+                words += " and the output as weights times Vᵀ"
+            words += (
+                ", instead of Q Kᵀ and weights times V: on our inputs it runs only where the "
+                "shapes are square, and raises elsewhere."
+            )
+            return f, words
+    return None
+
+
+def _said(found: Diagnosis, layout) -> Diagnosis:
+    """``found`` with the product ``layout`` computed said after its id's message."""
+    if layout is None:
+        return found
+    did = CATALOGUE["attention-operand-layout"].did
+    message = found.message.replace(did, did + layout[1], 1)
+    roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
+    return named(found.misconceptions, found.blame, message, found.question, roots)
+
+
+def _width_probes() -> tuple[pr.Probe, ...]:
+    """For each rank, n != m != d_k, with d_v equal to d_k and not."""
+    r = np.random.default_rng(41)
+    out = []
+    for lead in ((), (2,), (2, 3)):
+        for d_v in (3, 5):
+            Q, K = r.standard_normal((*lead, 4, 3)), r.standard_normal((*lead, 6, 3))
+            out.append(pr.Probe((Q, K, r.standard_normal((*lead, 6, d_v)))))
+    return tuple(out)
+
+
+def _width_bound(s: DiagnosisSession, given, expected, probes) -> tuple[list[int], bool] | None:
+    """(the ranks it refuses, whether it refuses values of another width than the queries'),
+    when on our inputs and on inputs that change one of these at a time it is right or raises,
+    and raises exactly where its rank is refused or d_v != d_k, the width being one cause."""
+    extra = _width_probes()
+    made = s.calls_made("attention", extra, {"softmax": ref.softmax})
+    want = trusted(("ref", "attention", "width"), mut.attention_ref, extra)
+    every = list(zip((*probes, *extra), (*given, *made.given), (*expected, *want), strict=True))
+    if any(got.ok and not matches([got], [e]) for _, got, e in every):
+        return None
+    refused = set()
+    for rank in {p.args[0].ndim for p, _, _ in every}:
+        at = [got for p, got, _ in every if p.args[0].ndim == rank]
+        if all(not got.ok for got in at):
+            refused.add(rank)
+    for p, got, _ in every:
+        Q, _, V = p.args
+        raises = Q.ndim in refused or V.shape[-1] != Q.shape[-1]
+        if raises == got.ok:
+            return None
+    width = any(not got.ok and p.args[0].ndim not in refused for p, got, _ in every)
+    return (sorted(refused), True) if width else None
+
+
+def _bound(s: DiagnosisSession, bound, wrong, called) -> Diagnosis:
+    """attention-output-query-width (and attention-expected-rank for ranks it refuses), with
+    what it was seen to refuse."""
+    refused, _ = bound
+    ids = (("attention-expected-rank",) if refused else ()) + ("attention-output-query-width",)
+    ids = tuple(i for i in CATALOGUE if i in ids)
+    if wrong:
+        found = s.with_callees("attention", ids, wrong)
+    else:
+        found = s.in_function("attention", ids, inline=False, called=called)
+    did = CATALOGUE["attention-output-query-width"].did
+    ranks = " and ".join(f"{r}-D" for r in refused)
+    text = " On our inputs it raises wherever d_v != d_k" + (
+        f", and for every {ranks} input," if refused else ","
+    )
+    text += " and is right everywhere else."
+    message = found.message.replace(did, did + text, 1)
+    return named(found.misconceptions, found.blame, message, found.question)
 
 
 def fit_ids(fit: fitted.ScoreFit, mask_id: str = "attention-masks-positions") -> tuple[str, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,7 +13,7 @@ from .. import mutants as mut
 from .. import probes as pr
 from ..compare import Outcome
 from ..explain import first_difference
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 
 if TYPE_CHECKING:
@@ -34,6 +35,12 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
                 same_pairs(got, e) for got, e in zip(student, trusted((f,), f, probes), strict=True)
             ):
                 return s.in_function(qid, (mid,), inline=False)
+
+    fixed = _fixed_tolerance(student, probes)
+    if fixed is not None:  # the same pairs whatever atol is: a tolerance of its own
+        found = s.in_function(qid, ("pairs-ignores-atol",), inline=False)
+        head, hint, tail = found.message.partition(" Hint: ")
+        return named(found.misconceptions, qid, f"{head} {fixed}{hint}{tail}", qid)
 
     def describe(got, want, probe):
         try:
@@ -70,3 +77,48 @@ def same_pairs(got: Outcome, e: Outcome) -> bool:
         return [pair(p) for p in got.value] == e.value
     except Exception:
         return False
+
+
+def _fixed_tolerance(student, probes) -> str | None:
+    """The words for a student whose pairs are, on every probe, the pairs that differ by more
+    than one tolerance ``t`` of its own, the same ``t`` whatever atol the probe passed (and
+    not that atol on some probe): None when no single ``t`` gives them all."""
+    lo, hi = 0.0, math.inf  # the student's pairs are those with max |difference| > t, lo <= t < hi
+    atols = []
+    listed = omitted = False
+    for probe, got in zip(probes, student, strict=True):
+        if not got.ok:
+            return None
+        try:
+            pairs = [pair(p) for p in got.value]
+        except Exception:
+            return None
+        w = np.asarray(probe.args[0], dtype=np.float64)
+        h = len(w)
+        diffs = {
+            (i, j): float(np.max(np.abs(w[i] - w[j]))) for i in range(h) for j in range(i + 1, h)
+        }
+        if set(pairs) - set(diffs) or pairs != sorted(set(pairs)):
+            return None
+        for p, d in diffs.items():
+            if p in pairs:
+                hi, listed = min(hi, d), True
+            else:
+                lo, omitted = max(lo, d), True
+        atols.append(probe.kwargs.get("atol", 1e-6))
+    if not listed or not omitted or not lo < hi or len(set(atols)) < 2:
+        return None  # pairs of every head or none: no tolerance is seen
+    if all(lo <= a < hi for a in atols):
+        return None
+    tens = [10.0**k for k in range(-12, 3) if lo <= 10.0**k < hi]
+    if lo == 0.0 and hi <= 1e-12:
+        fit = "0 (any difference at all)"
+    elif tens:
+        fit = f"{tens[-1]:g}" if len(tens) == 1 else f"anything from {tens[0]:g} to {tens[-1]:g}"
+    else:
+        fit = f"between {lo:.3g} and {hi:.3g}"
+    said = " and with ".join(f"{a:g}" for a in sorted(set(atols)))
+    return (
+        f"Here, with atol {said}, its pairs are those that differ by more than one tolerance "
+        f"of its own, the same for every atol: on our inputs {fit} fits."
+    )

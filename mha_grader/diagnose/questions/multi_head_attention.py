@@ -19,9 +19,10 @@ from ... import errors
 from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
+from ..catalogue import CATALOGUE
 from ..compare import matches, same
 from ..explain import array_diff, first_difference
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 from ._refusal import add_missing_refusal
 from .attention import fit_ids, with_fit
@@ -90,6 +91,9 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         fit = None if found is not None else _scores_fit(given, probes)
         if fit is not None:  # any other scale, any mask: the classes beyond their examples
             found = fit_ids(fit, "mha-masks-positions"), ("attention" if fit.scaled else None)
+        swap = None if found is not None else _misassigned(given, probes)
+        if swap is not None:  # weights used in another one's place: the substitution seen
+            found = ("mha-weights-misassigned",), None
         unstable = [c for c in made.called if _overflows(s, c)]
         if found is None and unstable:
             # two mistakes at once: one of its own (a causal mask it passes on), read from its
@@ -102,13 +106,15 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         if found is not None:
             ids, callee = by_calls(*found, made.called)
             if right and wrong:
-                return with_fit(s.compensated(qid, ids, wrong), fit, probes, "d_head")
+                found = s.compensated(qid, ids, wrong)
+                return _swap_said(with_fit(found, fit, probes, "d_head"), swap)
             if wrong:
-                return with_fit(s.with_callees(qid, ids, wrong), fit, probes, "d_head")
+                found = s.with_callees(qid, ids, wrong)
+                return _swap_said(with_fit(found, fit, probes, "d_head"), swap)
             found = s.in_function(
                 qid, ids, inline=callee is not None, called=made.called, callee=callee
             )
-            return with_fit(found, fit, probes, "d_head")
+            return _swap_said(with_fit(found, fit, probes, "d_head"), swap)
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes, made.called)
 
@@ -261,3 +267,121 @@ def _properties(s: DiagnosisSession, got, want, probe) -> list[str]:
             if ignored:
                 found.append(f"its out: {ignored}")
     return found
+
+
+# -- weights misassigned: the output is the reference's with some of Wq, Wk, Wv, Wo replaced by
+# another of them or transposed (searched on the diagnosis' own input) ----------------------
+
+_ROLES = ("Wq", "Wk", "Wv", "Wo")
+
+
+def _sources() -> list[tuple[str, int, bool]]:
+    return [(f"{n}ᵀ" if t else n, i, t) for i, n in enumerate(_ROLES) for t in (False, True)]
+
+
+def _assignments():
+    """Every assignment of the four weights, one or two of them another (or transposed)."""
+    right = [(n, i, False) for i, n in enumerate(_ROLES)]
+    for k in (1, 2):
+        for slots in itertools.combinations(range(4), k):
+            choices = [[c for c in _sources() if c != right[j]] for j in slots]
+            for picked in itertools.product(*choices):
+                a = list(right)
+                for j, c in zip(slots, picked, strict=True):
+                    a[j] = c
+                yield tuple(a)
+
+
+def _weights(args, a):
+    Ws = args[1:5]
+    return [Ws[i].T if t else Ws[i] for _, i, t in a]
+
+
+def _with_weights(a):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        Wq2, Wk2, Wv2, Wo2 = _weights((X, Wq, Wk, Wv, Wo), a)
+        return ref.multi_head_attention(X, Wq2, Wk2, Wv2, Wo2, num_heads)
+
+    return mha
+
+
+def _scaled_keys(given, probes, a) -> bool:
+    """``given`` as the reference with the weights ``a``, each key vector of each head rescaled
+    by a positive factor of its own (keys normalised to a length, as Reformer's shared
+    query-key attention does), fitted on the moderate probes: every key's factor read from the
+    weights' log-ratios, then the output checked."""
+    seen = 0
+    for probe, got in zip(probes, given, strict=True):
+        if probe.large:
+            continue
+        if not got.ok or not isinstance(got.value, tuple | list) or len(got.value) != 2:
+            return False
+        X, *_, h = probe.args
+        Wq, Wk, Wv, Wo = _weights(probe.args, a)
+        d_head = X.shape[-1] // h
+        Qh, Kh, Vh = (ref.split_heads(X @ W, h, d_head) for W in (Wq, Wk, Wv))
+        w = np.asarray(got.value[1], dtype=np.float64)
+        if w.shape != (h, X.shape[0], X.shape[0]) or not (w > 0).all():
+            return False
+        L = np.log(w) * math.sqrt(d_head)
+        scaled = np.empty_like(Kh)
+        for head in range(h):
+            G = Qh[head] @ Kh[head].T  # (n, m): the scores before each key's factor
+            n, m = G.shape
+            rows, rhs = [], []
+            for j in range(1, m):  # c_j G_ij - c_0 G_i0 = L_ij - L_i0
+                for i in range(n):
+                    row = np.zeros(m)
+                    row[j], row[0] = G[i, j], -G[i, 0]
+                    rows.append(row)
+                    rhs.append(L[head, i, j] - L[head, i, 0])
+            c, *_ = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)
+            if not (c > 1e-6).all():
+                return False
+            scaled[head] = Kh[head] * c[:, None]
+        weights = ref.softmax(Qh @ np.swapaxes(scaled, -1, -2) / math.sqrt(d_head), axis=-1)
+        out = ref.merge_heads(weights @ Vh) @ Wo
+        if not (same(got.value[1], weights) and same(got.value[0], out)):
+            return False
+        seen += 1
+    return seen > 0
+
+
+def _misassigned(given, probes) -> str | None:
+    """The words for ``given`` as the reference with some weights in another one's place (or
+    transposed): exactly, or with the keys rescaled one by one. None when no assignment of one
+    or two of them gives it."""
+    right = [(n, i, False) for i, n in enumerate(_ROLES)]
+    for a in _assignments():
+        key = ("mha-assignment", a)
+        if matches(given, trusted(key, _with_weights(a), probes)):
+            return _swap_words(a, right, "")
+    for a in _assignments():
+        if a[1][0] == "Wk" or a[0] != right[0] or a[2:] != tuple(right[2:]):
+            continue  # rescaled keys: only another matrix for the keys
+        if _scaled_keys(given, probes, a):
+            return _swap_words(
+                a, right, ", each key vector also rescaled by a factor of its own (normalised)"
+            )
+    return None
+
+
+def _swap_words(a, right, extra: str) -> str:
+    said = [
+        f"{got[0]} where {want[0]} belongs"
+        for got, want in zip(a, right, strict=True)
+        if got != want
+    ]
+    return f" Here its results are those of the right layer with {' and '.join(said)}{extra}."
+
+
+def _swap_said(found: Diagnosis, swap: str | None) -> Diagnosis:
+    if swap is None:
+        return found
+    did = CATALOGUE["mha-weights-misassigned"].did
+    if did in found.message:
+        message = found.message.replace(did, did + swap, 1)
+    else:
+        message = f"{found.message}{swap}"
+    roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
+    return named(found.misconceptions, found.blame, message, found.question, roots)

@@ -12,7 +12,7 @@ from .. import probes as pr
 from ..catalogue import CATALOGUE
 from ..compare import as_array, matches, same, same_array
 from ..explain import array_diff, first_difference
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 from ._refusal import add_missing_refusal
 from .cross_check import no_detach
@@ -42,6 +42,18 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         return None
     if no_detach(student):  # .numpy() on the module's parameters themselves
         return s.in_function(qid, ("adapter-no-detach",), inline=False)
+    some = _no_detach_some(student, expected, probes)
+    if some is not None:  # the same, on the modules where a conversion returned the parameter
+        found = s.in_function(qid, ("adapter-no-detach",), inline=False)
+        here = (
+            f"Here it raises only on the {some} modules, and is right on the others: a "
+            "conversion to the dtype a tensor already has (.double() or .to(torch.float64) of "
+            "a float64 weight, .float() of a float32 one) returns that tensor itself, which "
+            "still requires grad; only a conversion that copies loses it."
+        )
+        head, hint, tail = found.message.partition(" Hint: ")
+        text = f"{head} {here}{hint}{tail}"
+        return named(found.misconceptions, found.blame, text, found.question)
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes)
     for mid in LAYOUTS:  # a layout of in_proj_weight that is not torch's, in any dtype
@@ -76,6 +88,25 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your weights_from_torch does not reproduce the module's weights: {text}.")
+
+
+def _no_detach_some(student, expected, probes) -> str | None:
+    """The dtype of the modules on which, and only on which, the student raised torch's
+    RuntimeError for a tensor that requires grad (right on every other module), or None."""
+    raised = [no_detach([o]) for o in student]
+    if not any(raised) or all(raised):
+        return None
+    if not all(
+        r or (o.ok and same(o.value, e.value))
+        for r, o, e in zip(raised, student, expected, strict=True)
+    ):
+        return None
+    dtypes = {
+        str(p.args[0].in_proj_weight.dtype).removeprefix("torch.")
+        for p, r in zip(probes, raised, strict=True)
+        if r
+    }
+    return " and ".join(sorted(dtypes))
 
 
 # Mistakes of the adapter read from its values by their mutants (the others, by which torch

@@ -6,7 +6,7 @@ Usage (from the worktree root, after grading):
     for d in tests/data/authors/*/*/; do mha-check "$d" > CHECK/$(basename "$d").txt; done
     python tests/data/authors/compare_verdicts.py tuning OUT_T CHECK > table.md
 (the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b, tuning_c,
-heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g).
+heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g, heldout_h).
 
 Prints a Markdown table (one row per submission and function) and the disagreements by class.
 """
@@ -34,6 +34,14 @@ ALIASES = {
     # set G's proposals, named by the classes they belong to (issue-20-heldout-g-fixes)
     "scale-deberta-factor": "scale-wrong-factor",
     "mha-sliding-window": "mha-masks-positions",
+    # set H's proposals, named by the classes they belong to (issue-20-heldout-h-fixes)
+    "scale-fixed-dk": "scale-wrong-factor",
+    "attention-self-mask": "attention-masks-positions",
+    "counts-shared-head-projections": "counts-vary-with-heads",
+    "counts-output-bias-always": "counts-bias-when-false",
+    "attention-expects-kt": "attention-operand-layout",
+    "pairs-fixed-tolerance": "pairs-ignores-atol",
+    "mha-shared-qk": "mha-weights-misassigned",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
