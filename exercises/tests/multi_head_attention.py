@@ -121,7 +121,7 @@ def test_worked_values_one_head(multi_head_attention):
     Wq = np.array([[t, 0.0], [0.0, 0.0]])  # Q = [[t, 0], [0, 0]]
     Wk = np.array([[0.0, 0.0], [1.0, 0.0]])  # K = [[0, 0], [1, 0]]
     Wv = np.array([[1.0, 0.0], [0.0, 2.0]])  # V = [[1, 0], [0, 2]]
-    Wo = np.array([[0.0, 1.0], [1.0, 0.0]])  # swaps the two output features
+    Wo = np.array([[1.0, 1.0], [0.0, 1.0]])  # adds feature 0 to feature 1 (not symmetric)
     out, weights = _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 1, "a 1-head example")
     if not np.allclose(weights, [[[0.25, 0.75], [0.5, 0.5]]]):
         hint = ""
@@ -135,13 +135,15 @@ def test_worked_values_one_head(multi_head_attention):
             "Q K^T / sqrt(2) are [[0, log 3], [0, 0]], so the weights should be "
             f"[[1/4, 3/4], [1/2, 1/2]]; got {_show(weights)}.{hint}"
         )
-    if not np.allclose(out, [[1.5, 0.25], [1.0, 0.5]]):
+    if not np.allclose(out, [[0.25, 1.75], [0.5, 1.5]]):
         hint = ""
         if np.allclose(out, [[0.25, 1.5], [0.5, 1.0]]):
             hint = " That is the result before the output projection: multiply by Wo at the end."
+        elif np.allclose(out, [[1.75, 1.5], [1.5, 1.0]]):
+            hint = " That is multiplying by Wo transposed: project with merged @ Wo, as given."
         raise AssertionError(
-            "weights @ V = [[1/4, 3/2], [1/2, 1]], and Wo swaps the two features, so out should "
-            f"be [[3/2, 1/4], [1, 1/2]]; got {_show(out)}.{hint}"
+            "weights @ V = [[1/4, 3/2], [1/2, 1]], and Wo = [[1, 1], [0, 1]] adds feature 0 to "
+            f"feature 1, so out should be [[1/4, 7/4], [1/2, 3/2]]; got {_show(out)}.{hint}"
         )
 
 
