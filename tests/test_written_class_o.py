@@ -26,3 +26,46 @@ _REPORTED_Q2 = (
 def test_disbelief_after_a_reported_view_earns_it_nothing(doubt):
     share, _, _ = _graded("q2", f"{_REPORTED_Q2} {doubt}")
     assert share <= 0.25
+
+
+def _recognised(output: str) -> str:
+    return next((line for line in output.split("\n") if line.startswith("Recognised")), "")
+
+
+_WHY = "why the number of heads does not change the count"
+_FINDING = "what you found when you compared the two counts"
+
+
+def test_the_head_count_not_changing_the_count_is_the_finding_not_its_reason():
+    share, _, output = _graded(
+        "q2",
+        "I counted with 2 and with 4 heads at d_model = 8 and both gave 256, so the number of "
+        "heads does not affect the parameter count.",
+    )
+    assert _FINDING in _recognised(output) and _WHY not in _recognised(output)
+    assert share == 0.5
+
+
+def test_the_reason_still_counts_when_the_head_count_leaves_the_shapes_alone():
+    _, _, output = _graded(
+        "q2",
+        "Both gave 256. The number of heads does not change the shape of any of the four matrices.",
+    )
+    assert _WHY in _recognised(output)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        "With d_model = 32 I got 4096 parameters with one head and 4096 with two heads.",
+        "At d_model = 12: 576 for 1 head and also 576 for 3 heads.",
+    ],
+)
+def test_one_count_given_for_two_head_counts_is_the_finding(counts):
+    _, _, output = _graded("q2", counts)
+    assert _FINDING in _recognised(output)
+
+
+def test_two_different_counts_for_two_head_counts_are_no_finding_of_equality():
+    _, _, output = _graded("q2", "I got 4096 parameters with one head and 8192 with two heads.")
+    assert _FINDING not in _recognised(output)

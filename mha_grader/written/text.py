@@ -117,6 +117,13 @@ _MATH: list[tuple[str, str]] = [
     # a variable's name for a count: "n_softmax", "num_softmaxes", "softmax_count"
     (r"\b(?:n|num|nb|no)_(?!heads?\b)([a-z]+)\b", r"number of \1"),
     (r"\b(?!heads?_)([a-z]+)_count\b", r"number of \1"),
+    # one count given for two head counts ("1024 parameters with 1 head and 1024 with 2 heads",
+    # a student's own d_model): the same count, as "256 for both" is
+    (
+        r"\b(\d{2,})\b((?:\s+[a-z_]+){0,2}?\s+(?:with|for|at|using)\s+(?:1|one|a single)\s+"
+        r"heads?,?\s+and\s+(?:also\s+)?)\1\b",
+        r"\1\2the same count \1",
+    ),
     # a change noted as "= h (was 1)": from 1 to h
     (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
     # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
