@@ -69,3 +69,15 @@ def test_one_count_given_for_two_head_counts_is_the_finding(counts):
 def test_two_different_counts_for_two_head_counts_are_no_finding_of_equality():
     _, _, output = _graded("q2", "I got 4096 parameters with one head and 8192 with two heads.")
     assert _FINDING not in _recognised(output)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "None of the four weight matrices depends on the head count.",
+        "Wq is 8 x 8 and Wo is 8 x 8 either way.",
+    ],
+)
+def test_weights_that_do_not_depend_on_the_head_count_are_the_reason(reason):
+    _, _, output = _graded("q2", f"Two heads and one head both gave 256. {reason}")
+    assert _WHY in _recognised(output)
