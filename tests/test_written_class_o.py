@@ -81,3 +81,20 @@ def test_two_different_counts_for_two_head_counts_are_no_finding_of_equality():
 def test_weights_that_do_not_depend_on_the_head_count_are_the_reason(reason):
     _, _, output = _graded("q2", f"Two heads and one head both gave 256. {reason}")
     assert _WHY in _recognised(output)
+
+
+_ROWS = (
+    "For the first token, head 0 gave tokens 1 and 2 about 0.3 and 0.7 (in that order), whereas "
+    "head 1 placed all of its weight on token 3."
+)
+
+
+@pytest.mark.parametrize("reply", ["They do not.", "They don't.", "They did not."])
+def test_an_elliptic_reply_answers_the_question_no(reply):
+    share, flagged, _ = _graded("q3", f"{reply} {_ROWS}")
+    assert share == 1.0 and not flagged
+
+
+def test_an_elliptic_yes_answers_the_question_yes():
+    _, _, output = _graded("q3", "They do. Both heads put everything on token 3.")
+    assert "goes against" in output
