@@ -69,7 +69,8 @@ PRONOUNS = frozenset("it they he she that this there we you i so".split())
 BE = r"(?:is|are|was|were|be|been|s|m|am|would be|will be)"
 ADV = (
     r"(?:(?:completely|totally|simply|just|plainly|clearly|obviously|of course|certainly|"
-    r"absolutely|definitely|actually|really|quite|entirely|fully|wholly|utterly|so|very|all|100 %) )*"
+    r"absolutely|definitely|actually|really|quite|entirely|fully|wholly|utterly|so|very|all|"
+    r"100 %) )*"
 )
 NEG_VERDICT = (
     r"(?:false|wrong|untrue|incorrect|not true|not correct|not right|not the case|not so|"
