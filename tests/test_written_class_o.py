@@ -98,3 +98,22 @@ def test_an_elliptic_reply_answers_the_question_no(reply):
 def test_an_elliptic_yes_answers_the_question_yes():
     _, _, output = _graded("q3", "They do. Both heads put everything on token 3.")
     assert "goes against" in output
+
+
+_SPACE = "the size of the space each head works in"
+
+
+@pytest.mark.parametrize(
+    "width",
+    ["only 8 of the 32 dimensions", "16 out of 64 features", "2 of its 8 dimensions"],
+)
+def test_a_part_of_the_width_in_numbers_is_the_smaller_space(width):
+    _, _, output = _graded(
+        "q4", f"Each head runs a softmax of its own, and its scores use {width}."
+    )
+    assert _SPACE in _recognised(output)
+
+
+def test_all_of_the_width_in_numbers_is_no_smaller_space():
+    _, _, output = _graded("q4", "Each head runs a softmax of its own over 8 of the 8 dimensions.")
+    assert _SPACE not in _recognised(output)

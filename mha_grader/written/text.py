@@ -408,12 +408,27 @@ def _cue_spelling(match: re.Match[str]) -> str:
     return word if found == lower else found
 
 
+# a part of the width given in numbers ("over only 4 of the 16 dimensions", "16 out of 64
+# features"): a fraction of the features, as "d_model/num_heads" is
+_PART_OF_WIDTH = re.compile(
+    r"\b(\d+) (?:out )?of (?:all )?(?:the |its |their )?(\d+) (dimensions?|features?)\b",
+    re.IGNORECASE,
+)
+
+
+def _part_of_width(match: re.Match[str]) -> str:
+    part, whole, unit = match.groups()
+    if not 0 < int(part) < int(whole):
+        return match.group(0)
+    return f"{part} {unit} (a fraction of the features)"
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
-    return text
+    return _PART_OF_WIDTH.sub(_part_of_width, text)
 
 
 # A note's "label: value" line whose value is a bare yes or no ("own matrices per head: none")
