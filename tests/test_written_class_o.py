@@ -117,3 +117,33 @@ def test_a_part_of_the_width_in_numbers_is_the_smaller_space(width):
 def test_all_of_the_width_in_numbers_is_no_smaller_space():
     _, _, output = _graded("q4", "Each head runs a softmax of its own over 8 of the 8 dimensions.")
     assert _SPACE not in _recognised(output)
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q4",
+            "Each head has its own softmax now, over d_model/num_heads features, and that softmax "
+            "runs along the queries, axis 0, so each key's column adds up to 1.",
+        ),
+        (
+            "q3",
+            "No, they differ: head 0 looks at tokens 2 and 3, head 1 at token 4, because each "
+            "head's softmax runs across the queries.",
+        ),
+    ],
+)
+def test_a_softmax_over_the_queries_is_charged_wherever_it_appears(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert "which axis each softmax normalises over" in output
+    assert flagged or share <= 0.5
+
+
+def test_a_softmax_over_the_keys_for_each_query_is_no_charge():
+    share, flagged, output = _graded(
+        "q4",
+        "Each head has its own softmax now, over d_model/num_heads features; for every query it "
+        "normalises the scores over the keys, so each row adds up to 1.",
+    )
+    assert share == 1.0 and not flagged and "axis" not in output
