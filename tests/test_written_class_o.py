@@ -147,3 +147,13 @@ def test_a_softmax_over_the_keys_for_each_query_is_no_charge():
         "normalises the scores over the keys, so each row adds up to 1.",
     )
     assert share == 1.0 and not flagged and "axis" not in output
+
+
+@pytest.mark.parametrize("other_case", ["Were that not the case", "Were it not so", "Failing that"])
+def test_the_case_without_a_requirement_in_words_reads_as_otherwise(other_case):
+    share, flagged, _ = _graded(
+        "q5",
+        f"d_model is required to be a whole multiple of num_heads. {other_case}, the features "
+        "could not be divided into num_heads slices of equal size d_model/num_heads.",
+    )
+    assert share == 1.0 and not flagged

@@ -389,6 +389,13 @@ def _hypothetical_colon(words: list[str], at: int, marks: _Marks) -> bool:
 
 # "with any other head count", "for a different d_model", "with another split": the case other
 # than the one the student requires (the phrase's words, after "with"/"for")
+# the case without what was just said, in words: "were this not the case", "if that were not so"
+_NOT_THE_CASE = tuple(
+    tuple(f"{opening} {this} {verb} not {case}".split())
+    for opening, verb in (("were", ""), ("if", "were"), ("if", "was"), ("if", "is"))
+    for this in ("this", "that", "it")
+    for case in ("the case", "so", "true")
+) + (("failing", "that"), ("failing", "this"))
 _OTHER_CASE = (["any", "other"], ["another"], ["a", "different"], ["any", "different"])
 
 
@@ -464,6 +471,16 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             for j in _scope_forward(words, i + 3, conclusion_ends=True):
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
+            continue
+        phrase = next((p for p in _NOT_THE_CASE if words[i : i + len(p)] == list(p)), None)
+        if opens and phrase and words[i + len(phrase) : i + len(phrase) + 1] == [","]:
+            # "Were this not the case, the chunks would be unequal", "If that were not so, ...":
+            # the case without what was just said, as "otherwise" is
+            for j in range(i, i + len(phrase)):
+                marks.cue[j] = True
+            for j in _scope_forward(words, i + len(phrase) + 1, conclusion_ends=True):
+                marks.otherwise[j] = not marks.cue[j]
+            i += len(phrase) + 1
             continue
         other = _other_case(words, i)
         if opens and other and not marks.cue[i] and NECESSITY & set(words[:i]):
