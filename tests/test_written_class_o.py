@@ -157,3 +157,25 @@ def test_the_case_without_a_requirement_in_words_reads_as_otherwise(other_case):
         "could not be divided into num_heads slices of equal size d_model/num_heads.",
     )
     assert share == 1.0 and not flagged
+
+
+_CONSTRAINT = "the constraint itself"
+
+
+@pytest.mark.parametrize("opener", ["Because", "Since", "So that"])
+def test_a_why_question_answered_at_once_takes_its_premise_as_the_students(opener):
+    share, flagged, output = _graded(
+        "q5",
+        f"Why does num_heads have to divide d_model? {opener} every head then gets the same "
+        "d_model/num_heads features.",
+    )
+    assert _CONSTRAINT in _recognised(output) and share == 1.0 and not flagged
+
+
+def test_a_why_question_left_unanswered_or_hypothetical_claims_nothing():
+    for text in (
+        "Why does num_heads have to divide d_model?",
+        "Why would num_heads have to divide d_model? Because someone said so, I guess.",
+    ):
+        _, _, output = _graded("q5", text)
+        assert _CONSTRAINT not in _recognised(output)

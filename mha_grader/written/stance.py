@@ -1188,6 +1188,24 @@ def _bare_no(words: list[str]) -> int:
     return 0
 
 
+# a reason given at once after "why ...?": "Because ...", "So that ...", "Since ..."
+_REASON_OPENERS = frozenset("because since so as to cause cuz".split())
+# "why must / does / is X?" takes X for granted; "why would X?" only supposes it
+_WHY_FACTUAL = frozenset("must does do is are has have did was were can".split())
+
+
+def _why_answered(question: list[str], after: list[str]) -> bool:
+    """A "why" question whose answer, a reason, opens the next sentence."""
+    rest = [w for w in question if w not in OPENERS]
+    return (
+        len(rest) > 2
+        and rest[0] == "why"
+        and rest[1] in _WHY_FACTUAL
+        and bool(after)
+        and after[0] in _REASON_OPENERS
+    )
+
+
 # "not sure", "no idea": the student's doubt about their own answer (a hedge), not a "no"
 _UNSURE = frozenset("sure certain convinced confident positive clear idea clue know".split())
 
@@ -1211,6 +1229,11 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         asked = interrogative(words[k]) or bool(
             (after and after[0] in YES | NO) or (k + 1 < len(words) and _bare_no(words[k + 1]))
         )
+        if asked and _why_answered(words[k], after):
+            # "Why must d_model divide evenly? Because ...": the student asks why X and gives
+            # the reason at once, so X is theirs (what the question takes for granted)
+            asks.append(False)
+            continue
         asks.append(asked)
         if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
             marks[k].hedged = [True] * marks[k].n
