@@ -179,3 +179,23 @@ def test_a_why_question_left_unanswered_or_hypothetical_claims_nothing():
     ):
         _, _, output = _graded("q5", text)
         assert _CONSTRAINT not in _recognised(output)
+
+
+_AGREE = "whether the heads' patterns for the same token agree"
+
+
+@pytest.mark.parametrize("verb", ["printed", "showed", "prints"])
+def test_what_a_call_printed_is_its_value(verb):
+    _, _, output = _graded(
+        "q3", f"For my seed, np.allclose(w[0], w[1]) {verb} False, head 0 and head 1 split apart."
+    )
+    assert _AGREE in _recognised(output)
+
+
+def test_a_pasted_call_and_a_note_of_rows_are_no_keyword_list():
+    share, flagged, _ = _graded(
+        "q3",
+        "`np.allclose(attn[0], attn[1])` printed False. First token: head 0 `[0.5, 0.5, 0, 0]`, "
+        "head 1 `[0, 0, 0, 1]`.",
+    )
+    assert not flagged and share == 1.0

@@ -198,9 +198,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         ),
         # a call's value: "np.allclose(weights[0], weights[1]) -> False" says what allclose
         # returned (its arguments are no words of the claim); "... is False", "... was [256,
-        # 256]": a value after "is"/"was" too
+        # 256]": a value after "is"/"was" too; "... printed False", "... showed False" likewise
         (
             r"\b([a-z_][\w.]*)[ \t]*\([^()\n]*\)'?[ \t]*(?:->|=>|→|==|returns|returned|gives|gave"
+            r"|printed|prints|showed|shows|yielded|yields|outputs|output"
             r"|(?:is|was)(?=[ \t]*'?[ \t]*(?:true|false|none|-?\d|\[|\()))[ \t]*",
             r"\1 returned ",
         ),
