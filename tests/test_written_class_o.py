@@ -199,3 +199,21 @@ def test_a_pasted_call_and_a_note_of_rows_are_no_keyword_list():
         "head 1 `[0, 0, 0, 1]`.",
     )
     assert not flagged and share == 1.0
+
+
+@pytest.mark.parametrize("reply", ["None.", "Zero.", "None at all."])
+def test_a_notes_question_answered_with_none_is_answered_no(reply):
+    share, flagged, output = _graded(
+        "q1",
+        "One Wq, Wk and Wv of size d_model x d_model project X once, and their outputs are cut "
+        f"into num_heads equal slices, one per head. Separate weights for each head? {reply}",
+    )
+    assert share == 1.0 and not flagged and "goes against" not in output
+
+
+def test_none_opening_a_claim_is_no_reply():
+    share, _, output = _graded(
+        "q1",
+        "None of the heads shares anything: each head has its own Wq, Wk and Wv.",
+    )
+    assert "goes against" in output

@@ -1161,6 +1161,10 @@ BARE_NO = (
     ("not", "even", "close"),
     ("obviously", "not"),
     ("clearly", "not"),
+    # a note's question answered with a quantity of none: "Own matrices per head? None."
+    ("none",),
+    ("none", "at", "all"),
+    ("zero",),
 )
 
 
