@@ -1,6 +1,13 @@
 """Issue 21, set O seen: its misses handled as classes, in words of their own, not the labelled
 set's: the student's disbelief as a whole sentence ("I'm not convinced.", "I have my doubts.")
-or with a degree ("I'm not fully convinced; ...") disowns what they reported before it."""
+or with a degree ("I'm not fully convinced; ...") disowns what they reported before it; "the
+head count doesn't change the count" is the finding, not its reason; one count given for two
+head counts is the finding; weights nothing of which depends on the head count are the reason;
+"They do not." answers the question no; a part of the width in numbers ("4 of the 16
+dimensions") is the smaller space; a softmax over the queries is charged in every question;
+"Were this not the case, ..." is what would happen otherwise; "Why must X? Because ..." claims
+X; what a call printed is its value, and its arguments' commas make no keyword list; a note's
+question answered "None." is answered no."""
 
 from __future__ import annotations
 
