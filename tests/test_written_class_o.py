@@ -7,7 +7,8 @@ head counts is the finding; weights nothing of which depends on the head count a
 dimensions") is the smaller space; a softmax over the queries is charged in every question;
 "Were this not the case, ..." is what would happen otherwise; "Why must X? Because ..." claims
 X; what a call printed is its value, and its arguments' commas make no keyword list; a note's
-question answered "None." is answered no."""
+question answered "None." is answered no; denying that a claim holds only at some time ("a
+mistake to think they only differ after training") keeps the claim."""
 
 from __future__ import annotations
 
@@ -224,3 +225,25 @@ def test_none_opening_a_claim_is_no_reply():
         "None of the heads shares anything: each head has its own Wq, Wk and Wv.",
     )
     assert "goes against" in output
+
+
+_EVIDENCE = (
+    "Already with random weights token 0 went to tokens 1 and 2 in head 0, to token 3 in head 1."
+)
+
+
+@pytest.mark.parametrize(
+    "denial",
+    [
+        "It's a myth that the heads only differ once they are trained.",
+        "A classic mistake is to think the heads just differ after training.",
+    ],
+)
+def test_denying_that_a_claim_holds_only_at_some_time_keeps_the_claim(denial):
+    share, flagged, output = _graded("q3", f"{denial} {_EVIDENCE}")
+    assert share == 1.0 and not flagged and "goes against" not in output
+
+
+def test_denying_the_claim_itself_still_denies_it():
+    _, _, output = _graded("q3", "It's a myth that the heads differ after training.")
+    assert _AGREE not in _recognised(output)
