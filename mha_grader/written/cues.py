@@ -69,7 +69,8 @@ PRONOUNS = frozenset("it they he she that this there we you i so".split())
 BE = r"(?:is|are|was|were|be|been|s|m|am|would be|will be)"
 ADV = (
     r"(?:(?:completely|totally|simply|just|plainly|clearly|obviously|of course|certainly|"
-    r"absolutely|definitely|actually|really|quite|entirely|utterly|so|very|all|100 %) )*"
+    r"absolutely|definitely|actually|really|quite|entirely|fully|wholly|utterly|so|very|all|"
+    r"100 %) )*"
 )
 NEG_VERDICT = (
     r"(?:false|wrong|untrue|incorrect|not true|not correct|not right|not the case|not so|"
@@ -338,6 +339,14 @@ NEG_SENTENCE = re.compile(
     rf"dispute|deny)(?: (?:it|that|this|them|with (?:it|that|this|them)|strongly|completely))*$"
     rf"|^(?:(?:but|and) )?(?:they|these people|those people|the team) (?:are |were )?{ADV}"
     rf"(?:wrong|mistaken)$"
+    # the student's disbelief as a whole sentence: "I'm not (fully) convinced.", "Not persuaded.",
+    # "I'm sceptical.", "I have my doubts."
+    rf"|^(?:(?:but|and|well|honestly|still) )?(?:(?:i|we) (?:(?:m|am|are) )?)?not {ADV}"
+    rf"(?:convinced|persuaded|sold)(?: (?:though|at all|yet|by (?:it|that|this|them)))?$"
+    rf"|^(?:(?:but|and|well|honestly|still) )?(?:i|we) (?:m|am|are) {ADV}(?:sceptical|skeptical|"
+    rf"doubtful)(?: (?:though|about (?:it|that|this)))?$"
+    rf"|^(?:(?:but|and|well|honestly|still) )?(?:i|we) (?:have|ve got) (?:my|our|some|serious) "
+    rf"doubts(?: (?:though|about (?:it|that|this)))?$"
 )
 POS_SENTENCE = re.compile(
     rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT}$"

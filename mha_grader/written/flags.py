@@ -32,6 +32,16 @@ _KEYWORD_LABEL = re.compile(
 )
 KEYWORD_LABEL_BARE_SHARE = 0.5  # of a labelled list's items: bare enough to be keywords
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# a comma between a call's arguments, "allclose(weights[0], weights[1])": code, no break between
+# the items of a list (a vector's entries, "[0, 0, 0.424, 0.576, 0]", are still values apart)
+_CALL = re.compile(r"(?<=\w)\(([^()\n]*)\)")
+
+
+def _call_commas_out(text: str) -> str:
+    """The text with the commas between a call's arguments made spaces."""
+    return _CALL.sub(lambda m: "(" + m.group(1).replace(",", " ") + ")", text)
+
+
 _SYMBOLS = frozenset("q k v o x h n wq wk wv wo".split())
 # Verbs in the third person: a bare run of words with one of them is a terse sentence.
 AGREEING_VERBS = frozenset(
@@ -175,7 +185,7 @@ def is_keyword_list(text: str) -> bool:
         return False
     items: list[list[str]] = []
     noted: list[bool] = []  # the item is a note ("1 head: 256", "256 = 256"): a fact stated
-    for part in _ITEM_BREAK.split(text):
+    for part in _ITEM_BREAK.split(_call_commas_out(text)):
         item = words(part)
         if item and all(_NUMBER.fullmatch(w) for w in item):
             continue  # a vector's entries, "[0, 0, 0.424, 0.576, 0]": values, not keywords

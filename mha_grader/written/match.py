@@ -199,6 +199,8 @@ def _negated(
         if tokens[i].is_negator and i not in own and i not in positions and not stance.cue[i]
     )
     flip = stance.flips[positions[0]]
+    if flip % 2 and _only_when(tokens, positions):
+        flip -= 1  # "a mistake to think they only differ after training": the "only" is denied
     if any(tokens[i].is_break for i in positions):
         return (inside + flip) % 2 == 1  # the phrasing opens its own clause ("even though ...")
     start = stance.clause_start[positions[0]]
@@ -216,6 +218,23 @@ def _negated(
         elif not tok.is_filler:
             reach += 1
     return (inside + near + _fails_after(tokens, positions[-1], stance) + flip) % 2 == 1
+
+
+# what restricts a claim to a time or a case: "only ... after training", "only ... once trained"
+_ONLY = frozenset("only just".split())
+_WHEN = frozenset("after when once until during".split())
+
+
+def _only_when(tokens: tuple[Token, ...], positions: list[int]) -> bool:
+    """The claim is said to hold only at some time ("they only differ after training"): a
+    denial of the whole denies the restriction, not the claim."""
+    first, last = positions[0], positions[-1]
+    return (
+        first > 0
+        and tokens[first - 1].word in _ONLY
+        and last + 1 < len(tokens)
+        and tokens[last + 1].word in _WHEN
+    )
 
 
 def _fails_after(tokens: tuple[Token, ...], end: int, stance: Stances) -> int:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 from .copies import find_copies
+from .cues import AUXILIARIES
 from .match import Match, Status, all_matches, best, phrasing_matches, status_of, unclaimed
 from .rubric import Misconception, Rubric
 from .stance import Stances, read_stances
@@ -120,6 +121,8 @@ def _yes_no(sentences: list[Sentence]) -> str | None:
     """The answer's bare yes or no, when it opens with one ("No. ...", "Nope, ..."; not "No head
     has ...", where "no" belongs to the claim)."""
     first = next((s for s in sentences if not s.question and s.tokens), None)
+    if first is not None and (reply := _elliptic_reply([t.word for t in first.tokens])):
+        return reply
     if first is None or (
         len(first.tokens) > 1
         and not first.tokens[1].is_break
@@ -128,6 +131,19 @@ def _yes_no(sentences: list[Sentence]) -> str | None:
         return None
     word = first.tokens[0].word
     return "yes" if word in YES else "no" if word in NO else None
+
+
+ELLIPTIC_SUBJECTS = frozenset("they it both".split())
+
+
+def _elliptic_reply(words: list[str]) -> str | None:
+    """A sentence that only answers the question, its verb left out: "They do not." is no,
+    "It does." yes (a subject pronoun and an auxiliary, nothing else)."""
+    if len(words) not in (2, 3) or words[0] not in ELLIPTIC_SUBJECTS:
+        return None
+    if words[1] not in AUXILIARIES or (len(words) == 3 and words[2] not in ("not", "never")):
+        return None
+    return "no" if len(words) == 3 else "yes"
 
 
 COPY_MIN_WORDS = 4  # shorter sentences ("what did you find") are too common to call a copy

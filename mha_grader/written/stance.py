@@ -389,6 +389,13 @@ def _hypothetical_colon(words: list[str], at: int, marks: _Marks) -> bool:
 
 # "with any other head count", "for a different d_model", "with another split": the case other
 # than the one the student requires (the phrase's words, after "with"/"for")
+# the case without what was just said, in words: "were this not the case", "if that were not so"
+_NOT_THE_CASE = tuple(
+    tuple(f"{opening} {this} {verb} not {case}".split())
+    for opening, verb in (("were", ""), ("if", "were"), ("if", "was"), ("if", "is"))
+    for this in ("this", "that", "it")
+    for case in ("the case", "so", "true")
+) + (("failing", "that"), ("failing", "this"))
 _OTHER_CASE = (["any", "other"], ["another"], ["a", "different"], ["any", "different"])
 
 
@@ -464,6 +471,16 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             for j in _scope_forward(words, i + 3, conclusion_ends=True):
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
+            continue
+        phrase = next((p for p in _NOT_THE_CASE if words[i : i + len(p)] == list(p)), None)
+        if opens and phrase and words[i + len(phrase) : i + len(phrase) + 1] == [","]:
+            # "Were this not the case, the chunks would be unequal", "If that were not so, ...":
+            # the case without what was just said, as "otherwise" is
+            for j in range(i, i + len(phrase)):
+                marks.cue[j] = True
+            for j in _scope_forward(words, i + len(phrase) + 1, conclusion_ends=True):
+                marks.otherwise[j] = not marks.cue[j]
+            i += len(phrase) + 1
             continue
         other = _other_case(words, i)
         if opens and other and not marks.cue[i] and NECESSITY & set(words[:i]):
@@ -1144,6 +1161,10 @@ BARE_NO = (
     ("not", "even", "close"),
     ("obviously", "not"),
     ("clearly", "not"),
+    # a note's question answered with a quantity of none: "Own matrices per head? None."
+    ("none",),
+    ("none", "at", "all"),
+    ("zero",),
 )
 
 
@@ -1171,6 +1192,24 @@ def _bare_no(words: list[str]) -> int:
     return 0
 
 
+# a reason given at once after "why ...?": "Because ...", "So that ...", "Since ..."
+_REASON_OPENERS = frozenset("because since so as to cause cuz".split())
+# "why must / does / is X?" takes X for granted; "why would X?" only supposes it
+_WHY_FACTUAL = frozenset("must does do is are has have did was were can".split())
+
+
+def _why_answered(question: list[str], after: list[str]) -> bool:
+    """A "why" question whose answer, a reason, opens the next sentence."""
+    rest = [w for w in question if w not in OPENERS]
+    return (
+        len(rest) > 2
+        and rest[0] == "why"
+        and rest[1] in _WHY_FACTUAL
+        and bool(after)
+        and after[0] in _REASON_OPENERS
+    )
+
+
 # "not sure", "no idea": the student's doubt about their own answer (a hedge), not a "no"
 _UNSURE = frozenset("sure certain convinced confident positive clear idea clue know".split())
 
@@ -1194,6 +1233,11 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         asked = interrogative(words[k]) or bool(
             (after and after[0] in YES | NO) or (k + 1 < len(words) and _bare_no(words[k + 1]))
         )
+        if asked and _why_answered(words[k], after):
+            # "Why must d_model divide evenly? Because ...": the student asks why X and gives
+            # the reason at once, so X is theirs (what the question takes for granted)
+            asks.append(False)
+            continue
         asks.append(asked)
         if not asked:  # "I think it's the same, maybe?": a claim, made as a guess
             marks[k].hedged = [True] * marks[k].n

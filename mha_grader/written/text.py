@@ -117,6 +117,13 @@ _MATH: list[tuple[str, str]] = [
     # a variable's name for a count: "n_softmax", "num_softmaxes", "softmax_count"
     (r"\b(?:n|num|nb|no)_(?!heads?\b)([a-z]+)\b", r"number of \1"),
     (r"\b(?!heads?_)([a-z]+)_count\b", r"number of \1"),
+    # one count given for two head counts ("1024 parameters with 1 head and 1024 with 2 heads",
+    # a student's own d_model): the same count, as "256 for both" is
+    (
+        r"\b(\d{2,})\b((?:\s+[a-z_]+){0,2}?\s+(?:with|for|at|using)\s+(?:1|one|a single)\s+"
+        r"heads?,?\s+and\s+(?:also\s+)?)\1\b",
+        r"\1\2the same count \1",
+    ),
     # a change noted as "= h (was 1)": from 1 to h
     (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
     # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
@@ -191,9 +198,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         ),
         # a call's value: "np.allclose(weights[0], weights[1]) -> False" says what allclose
         # returned (its arguments are no words of the claim); "... is False", "... was [256,
-        # 256]": a value after "is"/"was" too
+        # 256]": a value after "is"/"was" too; "... printed False", "... showed False" likewise
         (
             r"\b([a-z_][\w.]*)[ \t]*\([^()\n]*\)'?[ \t]*(?:->|=>|→|==|returns|returned|gives|gave"
+            r"|printed|prints|showed|shows|yielded|yields|outputs|output"
             r"|(?:is|was)(?=[ \t]*'?[ \t]*(?:true|false|none|-?\d|\[|\()))[ \t]*",
             r"\1 returned ",
         ),
@@ -401,12 +409,27 @@ def _cue_spelling(match: re.Match[str]) -> str:
     return word if found == lower else found
 
 
+# a part of the width given in numbers ("over only 4 of the 16 dimensions", "16 out of 64
+# features"): a fraction of the features, as "d_model/num_heads" is
+_PART_OF_WIDTH = re.compile(
+    r"\b(\d+) (?:out )?of (?:all )?(?:the |its |their )?(\d+) (dimensions?|features?)\b",
+    re.IGNORECASE,
+)
+
+
+def _part_of_width(match: re.Match[str]) -> str:
+    part, whole, unit = match.groups()
+    if not 0 < int(part) < int(whole):
+        return match.group(0)
+    return f"{part} {unit} (a fraction of the features)"
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
-    return text
+    return _PART_OF_WIDTH.sub(_part_of_width, text)
 
 
 # A note's "label: value" line whose value is a bare yes or no ("own matrices per head: none")
