@@ -1,0 +1,75 @@
+"""Issue 21, set P seen: its misses handled as classes, in words of their own, not the labelled
+set's: the student declining to vouch for what came before ("I can't confirm it.", "I'd want
+to see it on more seeds before believing it") leaves it unclaimed; what "the rumour was" is
+hearsay, as what it "is"; a condition that a source is right ("if the slides are right, ...")
+makes what follows the source's, supposed, even in the indicative."""
+
+from __future__ import annotations
+
+import pytest
+from written_support import graded as _graded
+
+_Q2 = (
+    "Both layers have 256 parameters, the same count, because Wq, Wk, Wv and Wo keep their "
+    "d_model x d_model shape for every head count."
+)
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "I can't confirm it.",
+        "That's what my lab partner told me; I haven't verified that myself.",
+        "My notebook crashed, so I could not check it.",
+        "I would need to see it in my own run before believing it.",
+    ],
+)
+def test_declining_to_vouch_for_the_sentence_before_earns_it_nothing(refusal):
+    share, _, _ = _graded("q2", f"{_Q2} {refusal}")
+    assert share <= 0.25
+
+
+def test_declining_to_vouch_in_the_same_sentence_earns_it_nothing():
+    share, _, _ = _graded("q2", f"{_Q2[:-1]}, but I never managed to verify that.")
+    assert share <= 0.25
+
+
+def test_a_finding_the_student_checked_still_counts():
+    share, _, _ = _graded("q2", f"{_Q2} I checked it in my notebook.")
+    assert share == 1.0
+
+
+@pytest.mark.parametrize("was", ["is", "was"])
+def test_what_the_rumour_was_is_hearsay(was):
+    share, _, _ = _graded(
+        "q3",
+        f"The rumour around the lab {was} that for token 0 head 0 looked at tokens 2 and 3 "
+        "while head 1 looked at token 4.",
+    )
+    assert share <= 0.25
+
+
+_Q4 = (
+    "more heads mean more separate softmaxes, one per head, each over d_model/num_heads "
+    "dimensions instead of all of d_model."
+)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "If the lecture slides are right",
+        "If my classmates are correct",
+        "If the textbook is to be believed",
+        "If we trust the notes",
+    ],
+)
+def test_a_condition_that_a_source_is_right_supposes_what_follows(condition):
+    share, _, _ = _graded("q4", f"{condition}, {_Q4}")
+    assert share <= 0.25
+
+
+@pytest.mark.parametrize("condition", ["If my count is right", "If I'm right"])
+def test_a_condition_on_the_students_own_result_stays_their_claim(condition):
+    share, _, _ = _graded("q4", f"{condition}, {_Q4}")
+    assert share >= 0.75
