@@ -73,3 +73,25 @@ def test_a_condition_that_a_source_is_right_supposes_what_follows(condition):
 def test_a_condition_on_the_students_own_result_stays_their_claim(condition):
     share, _, _ = _graded("q4", f"{condition}, {_Q4}")
     assert share >= 0.75
+
+
+_CHALLENGE = (
+    "one head loses the ability to hold several attention patterns for one token at once, "
+    "because eight heads are eight independent softmaxes over smaller subspaces while a single "
+    "head must fit every relationship into one softmax."
+)
+
+
+@pytest.mark.parametrize("subject", ["My roommate Tariq says", "Our TA Marguerite says"])
+def test_a_person_named_after_their_role_reports_what_they_say(subject):
+    share, _, _ = _graded("challenge", f"{subject} {_CHALLENGE} I can't judge it.")
+    assert share <= 0.25
+
+
+@pytest.mark.parametrize(
+    "unsure",
+    ["I can't tell whether he's right.", "We don't know enough to judge if that is true."],
+)
+def test_not_knowing_whether_a_report_is_true_leaves_it_unclaimed(unsure):
+    share, _, _ = _graded("challenge", f"The lecture notes say that {_CHALLENGE} {unsure}")
+    assert share <= 0.25

@@ -740,7 +740,14 @@ def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, boo
                 return None
             continue
         # what follows the head up to the verb is its post-modifier ("next to me in lab")
-        if head + 1 < k and words[head + 1] not in POST_MODIFIERS and words[head + 1] != "next":
+        # (or the person's name after it: "my classmate Lena says", "our TA Marco claims")
+        named = head + 2 == k and _stem_in(w, SOURCES) and _name_like(words[head + 1])
+        if (
+            head + 1 < k
+            and words[head + 1] not in POST_MODIFIERS
+            and words[head + 1] != "next"
+            and not named
+        ):
             continue
         start = head
         if w not in SOURCE_PRONOUNS:
@@ -850,8 +857,13 @@ def _named(words: list[str], end: int) -> tuple[int, bool] | None:
     at = end - 1
     if at < 0 or (at > 0 and words[at - 1] not in _OPENS_SUBJECT):
         return None
-    w = words[at]
-    if (
+    return (at, False) if _name_like(words[at]) else None
+
+
+def _name_like(w: str) -> bool:
+    """Whether a bare word could be a person's name: none of the student's, the course's or
+    the layer's words, nor a verb or a function word."""
+    return not (
         not w.isalpha()
         or w in _NOT_NAMES
         or w in VERBS
@@ -862,9 +874,7 @@ def _named(words: list[str], end: int) -> tuple[int, bool] | None:
         or w in PRONOUNS
         or _stem_in(w, OWN_EVIDENCE)
         or _stem_in(w, COURSE_SOURCES)
-    ):
-        return None
-    return at, False
+    )
 
 
 _AS = ("as", "like")
@@ -1164,8 +1174,9 @@ def _no_vouch(words: list[list[str]], marks: list[_Marks], k: int) -> bool:
     if m is None:
         return False
     span = _Text(words[k]).token_span(m)
-    if not _take(marks[k], span):
-        return False
+    # (its words may have been read as another cue: "... to say if that's true" as a condition)
+    for i in span:
+        marks[k].cue[i] = True
     _apply(marks[k], range(span.start), "report")
     if k:
         _apply(marks[k - 1], range(marks[k - 1].n), "report")
