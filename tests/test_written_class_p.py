@@ -95,3 +95,27 @@ def test_a_person_named_after_their_role_reports_what_they_say(subject):
 def test_not_knowing_whether_a_report_is_true_leaves_it_unclaimed(unsure):
     share, _, _ = _graded("challenge", f"The lecture notes say that {_CHALLENGE} {unsure}")
     assert share <= 0.25
+
+
+@pytest.mark.parametrize(
+    "restated",
+    [
+        "parameter_counts raises a ValueError naming the offending head count when some h does "
+        "not divide d_model, because the features can't be split evenly.",
+        "multi_head_attention raises ValueError when d_model % num_heads != 0 (the heads must be "
+        "chunks of an equal size).",
+    ],
+)
+def test_a_docstrings_raises_entry_restated_as_a_sentence_is_copied(restated):
+    share, _, output = _graded("q5", restated)
+    assert share <= 0.25
+    assert "docstrings" in output
+
+
+def test_the_constraint_in_ones_own_words_is_not_a_copy_of_the_raises_entry():
+    share, _, _ = _graded(
+        "q5",
+        "num_heads has to divide d_model exactly, so that every head gets the same number of "
+        "features, d_model / num_heads of them.",
+    )
+    assert share == 1.0
