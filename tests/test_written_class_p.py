@@ -119,3 +119,56 @@ def test_the_constraint_in_ones_own_words_is_not_a_copy_of_the_raises_entry():
         "features, d_model / num_heads of them.",
     )
     assert share == 1.0
+
+
+def _rechecks(output: str) -> str:
+    return "\n".join(line for line in output.split("\n") if line.startswith("Re-check"))
+
+
+_AVERAGED = "how the heads' outputs are combined"
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q2",
+            "256 with one head and 256 with four. No weights are added because the four heads "
+            "are averaged into a single output instead of being concatenated.",
+        ),
+        (
+            "q1",
+            "There is one Wq, Wk and Wv for the whole layer and no matrices per head; Q, K and V "
+            "are cut into equal chunks, one per head, and at the end we average the heads' "
+            "outputs.",
+        ),
+        (
+            "challenge",
+            "Equal parameters are not equal capability. The eight heads are averaged together "
+            "at the end, yet each is an independent softmax over its own small subspace, so a "
+            "token keeps several patterns in one layer, which a single head cannot.",
+        ),
+    ],
+)
+def test_heads_averaged_instead_of_concatenated_is_charged_in_every_question(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert _AVERAGED in _rechecks(output)
+    assert share <= 0.5 or flagged
+
+
+def test_torch_averaging_the_returned_weights_over_heads_is_no_misconception():
+    _, _, output = _graded(
+        "q3",
+        "No. Head 0 puts token 0's weight on tokens 2 and 3, head 1 on token 4. Torch by default "
+        "averages the attention weights over the heads, so I passed average_attn_weights=False.",
+    )
+    assert _AVERAGED not in _rechecks(output)
+
+
+def test_an_equal_share_of_q_k_and_v_is_each_heads_chunk():
+    share, _, _ = _graded(
+        "q1",
+        "No head owns projection matrices: the single Wq, Wk and Wv give Q, K and V at full "
+        "d_model, and each head then takes an equal share of them.",
+    )
+    assert share == 1.0
