@@ -172,3 +172,12 @@ def test_an_equal_share_of_q_k_and_v_is_each_heads_chunk():
         "d_model, and each head then takes an equal share of them.",
     )
     assert share == 1.0
+
+
+@pytest.mark.parametrize("note", ["Nope. 1+2 vs 3.", "No: tokens 3, 4 versus 1 for token 0."])
+def test_a_pair_of_tokens_against_another_in_a_note_is_the_evidence(note):
+    assert _graded("q3", note)[0] == 1.0
+
+
+def test_two_heads_against_each_other_are_no_evidence():
+    assert _graded("q3", "No, heads 1 vs 2 differ.")[0] < 1.0
