@@ -181,3 +181,17 @@ def test_a_pair_of_tokens_against_another_in_a_note_is_the_evidence(note):
 
 def test_two_heads_against_each_other_are_no_evidence():
     assert _graded("q3", "No, heads 1 vs 2 differ.")[0] < 1.0
+
+
+_SOFTMAXES = "With {h} heads and d_model = 16 the layer runs {h} independent softmaxes instead of 1"
+
+
+def test_a_head_width_that_is_not_d_model_over_the_head_count_earns_no_width():
+    share, _, _ = _graded("q4", _SOFTMAXES.format(h=2) + ", each over d_head = 4 dimensions.")
+    assert share == 0.5
+
+
+@pytest.mark.parametrize(("heads", "width"), [(2, 8), (4, 4)])
+def test_a_head_width_that_fits_the_numbers_given_still_counts(heads, width):
+    text = _SOFTMAXES.format(h=heads) + f", each over d_head = {width} dimensions."
+    assert _graded("q4", text)[0] == 1.0
