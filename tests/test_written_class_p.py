@@ -195,3 +195,38 @@ def test_a_head_width_that_is_not_d_model_over_the_head_count_earns_no_width():
 def test_a_head_width_that_fits_the_numbers_given_still_counts(heads, width):
     text = _SOFTMAXES.format(h=heads) + f", each over d_head = {width} dimensions."
     assert _graded("q4", text)[0] == 1.0
+
+
+_CONTEXT = "which tokens each head can attend to"
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q4",
+            "One independent softmax per head, each over d_model/num_heads features instead of "
+            "d_model; on top of that every head gets a longer context, so it reaches further back.",
+        ),
+        (
+            "challenge",
+            "Equal parameters are not equal capability: eight independent softmaxes over small "
+            "subspaces let one token keep several patterns in one layer, where one head must "
+            "squeeze every relationship into one softmax; also each head has its own context "
+            "window.",
+        ),
+    ],
+)
+def test_a_context_of_its_own_per_head_is_charged_in_every_question(qid, text):
+    share, flagged, output = _graded(qid, text)
+    assert _CONTEXT in _rechecks(output)
+    assert share <= 0.5 or flagged
+
+
+def test_every_head_seeing_the_whole_sequence_is_no_misconception():
+    _, _, output = _graded(
+        "q4",
+        "One softmax per head instead of one in all, each over d_model/num_heads features; every "
+        "head still sees the same whole context window.",
+    )
+    assert _CONTEXT not in _rechecks(output)
