@@ -195,6 +195,8 @@ REMIX_SHARE = 0.8  # of the sentence's content words lying in such parts
 # into another token ("projects" -> project, "projected" -> projected; "cut into" -> split,
 # "cuts the" -> cut): compared as one word here
 _BAG_FOLD = {"projected": "project", "cut": "split", "after": "then", "befor": "then"}
+# a condition's connective: "raises a ValueError when X" is the docstring's "ValueError if X"
+_BAG_FOLD |= {"when": "if", "whenev": "if"}
 # the passive's participles and its agent: "the slice of features seen by each head" is "the
 # slice of features each head sees"
 _BAG_FOLD |= {"seen": "see", "given": "give", "taken": "take", "shown": "show", "done": "do"}

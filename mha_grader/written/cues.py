@@ -386,6 +386,29 @@ REPORT_TAIL = re.compile(
     rf" (?:[,;(—–-]|or so) (?:{QUANT} )?(?:{DET}?{PEOPLE}|{QUANT}|they) {MODAL}{SAY}$"
     rf"| ,? ?or so (?:[a-z_]+ ){{1,3}}{SAY}$"
 )
+# the student declining to vouch for what came before: "I can't confirm it.", "..., so I haven't
+# verified that", "I'd want to see it on more seeds before believing it", "not until I check it
+# myself": neither claimed nor denied (a report), whatever clauses come first in the sentence
+_VOUCH = (
+    r"(?:confirm|confirmed|verify|verified|check|checked|vouch for|back up|reproduce|reproduced|"
+    r"test|tested)"
+)
+NO_VOUCH = re.compile(
+    r"(?:^|(?<=[,;:]) |\b(?:but|and|so|yet) )(?:(?:but|and|so|yet) )?(?:i|we) "
+    r"(?:can not|could not|have not|had not|did not|do not|never|still have not|have never|"
+    r"was not able to|were not able to|am not able to|m not able to|(?:have )?not yet)"
+    r"(?: (?:really|actually|personally|yet|been able to|managed to|had time to|got to))* "
+    rf"{_VOUCH} (?:it|that|this|them|any of (?:it|this|that)"
+    r"|the claim|their claim|those numbers|the numbers)(?: (?:myself|ourselves|yet|though|"
+    r"either|for myself))*$"
+    # "I don't know enough to say if that's true", "I can't tell whether she's right"
+    r"|\b(?:i|we) (?:do not|did not|can not|could not) (?:really )?(?:know|tell|say|judge)"
+    r"(?: enough to (?:say|tell|judge))? (?:if|whether) (?:[a-z]+ ){1,3}?"
+    r"(?:(?:is|s|are|was|were) )?(?:true|right|correct|so)$"
+    r"|\b(?:i|we) (?:would|d|will|should)? ?(?:want|need|have) to (?:see|check|verify|confirm|"
+    r"reproduce|test) (?:it|that|this|them)(?: [a-z0-9_]+){0,6}? before (?:i |we )?(?:believing|"
+    r"believe|accepting|accept|buying|buy|trusting|trust) (?:it|that|this|them)$"
+)
 # "..., they didn't" / "We don't." after a condition: what it supposes is not so
 # "..., but now I see they don't" / "..., but in fact it isn't" after a view reported or given
 # up ("I used to think X"): the student's own short answer to it ("they do" keeps it)
@@ -478,7 +501,7 @@ HEARSAY = re.compile(
     r"|word (?:(?:around|in|on|at|among) (?:the |my |our )?[a-z]+ )?(?:is|has it)(?: that)?"
     r"|the story goes(?: that)?"
     r"|the (?:consensus|word|rumou?r|talk|gossip)(?: (?:on|in|at|among|around|online|out there)"
-    r"(?: (?:the|my|our))?(?: [a-z]+){0,2})? is(?: that)?"
+    r"(?: (?:the|my|our))?(?: [a-z]+){0,2})? (?:is|was)(?: that)?"
     r"|from what (?:i|we) (?:hear|heard|have heard|m told|am told|have been told|"
     r"(?:have )?read online|saw online)"
     r"|(?:or )?so (?:i|we) (?:hear|heard|am told|m told|have been told)$)\b"

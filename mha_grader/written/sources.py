@@ -62,7 +62,21 @@ def _python_text(code: str) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             parts.append(node.value)
+        if isinstance(node, ast.FunctionDef):
+            parts.extend(_raises(node))
     return "\n".join(p for p in parts if re.search(r"[A-Za-z]{3}", p))
+
+
+def _raises(node: ast.FunctionDef) -> list[str]:
+    """A docstring's "Raises:" entries as the sentences a student makes of them: "- ValueError
+    if X (Y)." under multi_head_attention's "Raises:" is "multi_head_attention raises ValueError
+    if X (Y)." (the entry as written is read too)."""
+    doc = ast.get_docstring(node) or ""
+    section = re.search(r"^Raises:\n((?:[ \t]*-.*\n?(?:[ \t]+[^-\s].*\n?)*)+)", doc, re.M)
+    if section is None:
+        return []
+    entries = re.split(r"^[ \t]*- ", section.group(1), flags=re.M)
+    return [f"{node.name} raises {' '.join(e.split())}" for e in entries if e.strip()]
 
 
 def _markdown_text(text: str) -> str:

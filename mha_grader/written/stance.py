@@ -91,6 +91,7 @@ from .cues import (
     NEG_TAIL,
     NEG_VERDICT,
     NO,
+    NO_VOUCH,
     NOBODY,
     NOT_SO,
     NOT_SOMEONE,
@@ -548,7 +549,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
             # (up to a conclusion the student draws: "..., so they must share one set")
             drawn = next((j for j in consequence if words[j] in CONCLUSIONS), consequence.stop)
             predicted = range(consequence.start, drawn)
-            if _predicts(words, predicted):
+            if _predicts(words, predicted) or _trusts_source(words, condition):
                 # "if heads look at different slices, their patterns should differ": what the
                 # supposition would lead to, a prediction, not a finding
                 for j in predicted:
@@ -576,6 +577,29 @@ _EXPECTED = frozenset("should would ought shouldn wouldn".split())
 # drawn from the supposition, which holds only if it does, so supposed like a prediction
 _REQUIRED = frozenset("must mustn".split())
 _REQUIRED_TO = frozenset("has have need needs".split())
+
+
+# a condition that a source is right: "if the module is right, ...", "if the slides are to be
+# believed, ...", "if we trust the notes, ..." (not the student's own: "if I'm right" hedges,
+# "if my count is right" rests on their own result)
+_TRUSTED = re.compile(
+    r"^(?!(?:i|we|it|this|that|so) )(?:[a-z_]+ ){1,5}(?:is|are|was|were|s) "
+    r"(?:(?:really|actually|indeed) )?(?:right|correct|accurate|true|trustworthy|reliable|"
+    r"to be (?:believed|trusted))$"
+    r"|^(?:we|you|one) (?:(?:really|can|do) )?(?:trust|trusts|believe|believes|take|takes) "
+    r"(?:the|my|our|your|his|her|their|what|whoever) (?:[a-z_]+ ){0,4}?(?:[a-z_]+)"
+    r"(?: at (?:its|their|his|her) word)?$"
+)
+
+
+def _trusts_source(words: list[str], condition: range) -> bool:
+    """Whether the condition is that someone else's account is right: what follows it is then
+    theirs, supposed, even in the indicative ("if the module is right, more heads give ...")."""
+    said = [words[j] for j in condition]
+    head = [w for w in said[1:3] if w != "own"][:1]
+    if said[:1] in (["my"], ["our"]) and head and _stem_in(head[0], OWN_EVIDENCE):
+        return False  # "if my count is right": the student's own result
+    return bool(said) and bool(_TRUSTED.match(" ".join(said)))
 
 
 def _predicts(words: list[str], span: range) -> bool:
@@ -716,7 +740,14 @@ def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, boo
                 return None
             continue
         # what follows the head up to the verb is its post-modifier ("next to me in lab")
-        if head + 1 < k and words[head + 1] not in POST_MODIFIERS and words[head + 1] != "next":
+        # (or the person's name after it: "my classmate Lena says", "our TA Marco claims")
+        named = head + 2 == k and _stem_in(w, SOURCES) and _name_like(words[head + 1])
+        if (
+            head + 1 < k
+            and words[head + 1] not in POST_MODIFIERS
+            and words[head + 1] != "next"
+            and not named
+        ):
             continue
         start = head
         if w not in SOURCE_PRONOUNS:
@@ -826,8 +857,13 @@ def _named(words: list[str], end: int) -> tuple[int, bool] | None:
     at = end - 1
     if at < 0 or (at > 0 and words[at - 1] not in _OPENS_SUBJECT):
         return None
-    w = words[at]
-    if (
+    return (at, False) if _name_like(words[at]) else None
+
+
+def _name_like(w: str) -> bool:
+    """Whether a bare word could be a person's name: none of the student's, the course's or
+    the layer's words, nor a verb or a function word."""
+    return not (
         not w.isalpha()
         or w in _NOT_NAMES
         or w in VERBS
@@ -838,9 +874,7 @@ def _named(words: list[str], end: int) -> tuple[int, bool] | None:
         or w in PRONOUNS
         or _stem_in(w, OWN_EVIDENCE)
         or _stem_in(w, COURSE_SOURCES)
-    ):
-        return None
-    return at, False
+    )
 
 
 _AS = ("as", "like")
@@ -1132,6 +1166,23 @@ def _asks(part: list[str]) -> bool:
     )
 
 
+def _no_vouch(words: list[list[str]], marks: list[_Marks], k: int) -> bool:
+    """ "That's what the notes say; I can't confirm it.", "I'd want to see it on more seeds
+    before believing it.": the student does not vouch for what came before, the clauses before
+    it and the sentence before, which are then neither claimed nor denied (whether it did)."""
+    m = NO_VOUCH.search(" ".join(words[k]))
+    if m is None:
+        return False
+    span = _Text(words[k]).token_span(m)
+    # (its words may have been read as another cue: "... to say if that's true" as a condition)
+    for i in span:
+        marks[k].cue[i] = True
+    _apply(marks[k], range(span.start), "report")
+    if k:
+        _apply(marks[k - 1], range(marks[k - 1].n), "report")
+    return True
+
+
 def verdict(words: list[str]) -> tuple[str, bool] | None:
     """("deny" or "endorse", whole) when the sentence judges the one before it: the whole
     sentence ("That is false.", "I never believed it.", "They're right.") or its opening
@@ -1244,6 +1295,7 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
     for k in range(len(sentences)):
         following = (marks[k + 1], words[k + 1]) if k + 1 < len(sentences) else None
         _contrary_to_fact(marks[k], words[k], following)
+    unvouched = [_no_vouch(words, marks, k) for k in range(len(sentences))]
     for k in range(1, len(sentences)):
         w = words[k]
         judged = verdict(w)
@@ -1266,6 +1318,8 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             judged = ("deny", len(w) == n)
             for i in range(n):
                 marks[k].cue[i] = True
+        if judged is None and unvouched[k]:
+            continue
         if judged is None:
             continue
         how, whole = judged

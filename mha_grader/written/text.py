@@ -424,12 +424,37 @@ def _part_of_width(match: re.Match[str]) -> str:
     return f"{part} {unit} (a fraction of the features)"
 
 
+# a head's width in numbers beside the layer's: "with 4 heads on d_model = 8, each works on
+# d_head = 4 dimensions" names d_head with a width that is not d_model / num_heads for any head
+# count the text gives: the number is the student's, the name d_head not earned (it reads "a
+# width of 4")
+_D_MODEL_IS = re.compile(r"\bd_model\s*(?:=|is|of)\s*(\d+)\b", re.IGNORECASE)
+_HEADS_ARE = re.compile(r"\b(\d+)\s+heads?\b|\bnum_heads\s*(?:=|is|of)\s*(\d+)\b", re.IGNORECASE)
+_D_HEAD_IS = re.compile(r"\bd_head\s*(?:=|is|of)\s*(\d+)\b", re.IGNORECASE)
+
+
+def _wrong_head_width(text: str) -> str:
+    models = {int(m) for m in _D_MODEL_IS.findall(text)}
+    heads = {int(a or b) for a, b in _HEADS_ARE.findall(text)} - {0}
+    if len(models) != 1 or not heads or not _D_HEAD_IS.search(text):
+        return text
+    (d_model,) = models
+
+    def reading(match: re.Match[str]) -> str:
+        width = int(match.group(1))
+        if any(width * h == d_model for h in heads):
+            return match.group(0)
+        return f"a width of {width}"
+
+    return _D_HEAD_IS.sub(reading, text)
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
-    return _PART_OF_WIDTH.sub(_part_of_width, text)
+    return _wrong_head_width(_PART_OF_WIDTH.sub(_part_of_width, text))
 
 
 # A note's "label: value" line whose value is a bare yes or no ("own matrices per head: none")
