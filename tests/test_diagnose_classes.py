@@ -486,3 +486,21 @@ def test_a_tolerance_of_its_own_is_pairs_ignores_atol_and_a_multiple_of_atol_is_
         "distinct_head_pairs", reference_env(distinct_head_pairs=_pairs(lambda x, a: x > 10 * a))
     )
     assert d is not None and "pairs-ignores-atol" not in d.misconceptions, d.message
+
+
+def test_weights_in_another_layout_are_attention_weights_layout_with_the_shapes():
+    def keys_first(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, np.swapaxes(w, -1, -2)  # the book's columns: (..., m, n)
+
+    d = diagnose("attention", reference_env(attention=keys_first))
+    assert d is not None and d.misconceptions == ("attention-weights-layout",), d and d.message
+    assert "returns weights of shape (2, 5, 4), where (2, 4, 5)" in d.message
+    assert "its output is right" in d.message
+
+    def heads_last(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, np.moveaxis(w, 0, -1) if w.ndim > 2 else w
+
+    d = diagnose("attention", reference_env(attention=heads_last))
+    assert d is not None and d.misconceptions == ("attention-weights-layout",), d and d.message

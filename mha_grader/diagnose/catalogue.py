@@ -856,6 +856,20 @@ _ENTRIES = [
         "(V.shape[-1],).",
     ),
     Misconception(
+        "attention-weights-layout",
+        "attention",
+        "Your attention returns its weights with their axes in another order than the "
+        "contract's (..., n, m): the right weights transposed, one column per query and one "
+        "row per key (the convention of a book that writes tokens as columns, softmax over "
+        "each column).",
+        "The contract's weights have one row per query and one column per key, the same "
+        "layout as the scores Q Kᵀ: row i is query i's distribution over the keys. Callers, "
+        "and torch's attn_output_weights, read them that way; transposed, each row mixes "
+        "the keys' weights for different queries.",
+        "hand back the weights as (..., n, m), queries on the second-to-last axis and keys on the "
+        "last; if you compute them keys-first, swap the last two axes before returning them.",
+    ),
+    Misconception(
         "mha-weights-misassigned",
         "multi_head_attention",
         "Your multi_head_attention uses one of the four weight matrices where another belongs, "
@@ -949,5 +963,6 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-operand-layout",
     "attention-output-query-width",
     "mha-weights-misassigned",
+    "attention-weights-layout",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

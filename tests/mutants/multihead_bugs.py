@@ -1486,3 +1486,18 @@ def multi_head_attention__output_transposed(X, Wq, Wk, Wv, Wo, num_heads):
     q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
     out, w = attention(q, k, v)
     return merge_heads(out) @ Wo.T, w  # "nn.Linear stores (out, in)"
+
+
+@bug("attention-weights-layout")
+def attention__weights_keys_first(Q, K, V):
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return weights @ V, np.swapaxes(weights, -1, -2)  # "one column per query", as the book
+
+
+@bug("attention-weights-layout")
+def attention__columns_throughout(Q, K, V):
+    q, k, v = (np.swapaxes(a, -1, -2) for a in (Q, K, V))  # tokens as columns
+    scores = np.swapaxes(k, -1, -2) @ q / math.sqrt(q.shape[-2])  # (..., m, n)
+    e = np.exp(scores - scores.max(axis=-2, keepdims=True))
+    weights = e / e.sum(axis=-2, keepdims=True)  # each column sums to 1
+    return np.swapaxes(v @ weights, -1, -2), weights
