@@ -201,9 +201,7 @@ def _weights_layout(given, expected, probes) -> str | None:
         f"returns weights of shape {tuple(w.shape)}, where {tuple(want.shape)} (..., queries, "
         "keys) is expected, holding the right weights with their axes in another order"
     )
-    text += (
-        "; its output is right." if out_right else "; its output is moved the same way."
-    )
+    text += "; its output is right." if out_right else "; its output is moved the same way."
     return text
 
 
