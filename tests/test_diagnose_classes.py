@@ -447,6 +447,16 @@ COUNT_CLASSES = {
         "counts-vary-with-heads",
         "1 head: 256, 2 heads: 128",
     ),
+    "extra-matrix-and-temperature": (
+        lambda d, h, b: 5 * d * d + 1 + (4 * d if b else 0),
+        "counts-extra-terms",
+        "plus (d_model^2 + 1), with bias=False and with bias=True",
+    ),
+    "layernorm-and-a-scale-per-head": (
+        lambda d, h, b: 4 * d * d + 2 * d + h + (4 * d if b else 0),
+        "counts-extra-terms",
+        "plus (2 * d_model + h)",
+    ),
     "two-biases-always": (
         lambda d, h, b: 4 * d * d + (4 * d if b else 2 * d),
         "counts-bias-when-false",

@@ -870,6 +870,19 @@ _ENTRIES = [
         "last; if you compute them keys-first, swap the last two axes before returning them.",
     ),
     Misconception(
+        "counts-extra-terms",
+        "parameter_counts",
+        "Your parameter_counts gives the module's count plus (or minus) a few terms of its "
+        "own: a LayerNorm's weight and bias, a parameter per head (as Swin V2's logit_scale), "
+        "a bias left out, each the same simple formula in d_model and the number of heads for "
+        "every input.",
+        "The question counts torch.nn.MultiheadAttention alone: four d_model x d_model "
+        "matrices, and 4 * d_model biases with bias=True, nothing per head. A LayerNorm, a "
+        "learned temperature or any other layer around attention is not part of it.",
+        "count only the four projections and, with bias=True, their four biases; leave out the "
+        "parameters of any layer your model puts around attention.",
+    ),
+    Misconception(
         "mha-weights-misassigned",
         "multi_head_attention",
         "Your multi_head_attention uses one of the four weight matrices where another belongs, "
@@ -964,5 +977,6 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-output-query-width",
     "mha-weights-misassigned",
     "attention-weights-layout",
+    "counts-extra-terms",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1501,3 +1501,25 @@ def attention__columns_throughout(Q, K, V):
     e = np.exp(scores - scores.max(axis=-2, keepdims=True))
     weights = e / e.sum(axis=-2, keepdims=True)  # each column sums to 1
     return np.swapaxes(v @ weights, -1, -2), weights
+
+
+@bug("counts-extra-terms")
+def parameter_counts__layernorm_counted(d_model, head_counts, bias=False):
+    counts = {}
+    for num_heads in head_counts:
+        if d_model % num_heads:
+            raise ValueError(f"{num_heads} heads do not divide d_model = {d_model}")
+        n = 2 * d_model  # the block's LayerNorm: weight and bias
+        counts[num_heads] = n + 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return counts
+
+
+@bug("counts-extra-terms")
+def parameter_counts__per_head_scale_no_key_bias(d_model, head_counts, bias=False):
+    counts = {}
+    for num_heads in head_counts:
+        if d_model % num_heads:
+            raise ValueError(f"{num_heads} heads do not divide d_model = {d_model}")
+        n = 4 * d_model * d_model + num_heads  # a learned temperature per head
+        counts[num_heads] = n + (3 * d_model if bias else 0)  # the key has no bias
+    return counts
