@@ -514,3 +514,37 @@ def test_weights_in_another_layout_are_attention_weights_layout_with_the_shapes(
 
     d = diagnose("attention", reference_env(attention=heads_last))
     assert d is not None and d.misconceptions == ("attention-weights-layout",), d and d.message
+
+
+INPUT_TRANSFORMS = {
+    "layernorm-eps-1e-12": (
+        lambda X: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + 1e-12),
+        "layer-normalised",
+    ),
+    "features-standardised": (
+        lambda X: (X - X.mean(0)) / X.std(0),
+        "each feature standardised over the tokens",
+    ),
+    "halved-by-width": (lambda X: X / math.sqrt(X.shape[-1]), "X divided by sqrt(d_model)"),
+}
+
+
+@pytest.mark.parametrize("name", INPUT_TRANSFORMS)
+def test_a_transform_of_x_before_projecting_is_mha_transforms_input_with_the_transform(name):
+    f, words = INPUT_TRANSFORMS[name]
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_mha(transform_x=f)))
+    assert d is not None and d.misconceptions == ("mha-transforms-input",), d and d.message
+    assert words in d.message
+
+
+def test_x_scaled_by_sqrt_d_model_keeps_its_own_id_and_positions_added_are_no_transform():
+    d = diagnose(
+        "multi_head_attention",
+        reference_env(multi_head_attention=_mha(transform_x=lambda X: X * math.sqrt(X.shape[-1]))),
+    )
+    assert d is not None and d.misconceptions == ("mha-scaled-input",), d and d.message
+    d = diagnose(
+        "multi_head_attention",
+        reference_env(multi_head_attention=_mha(transform_x=lambda X: X + 0.1)),
+    )
+    assert d is not None and "mha-transforms-input" not in d.misconceptions, d.message

@@ -883,6 +883,19 @@ _ENTRIES = [
         "parameters of any layer your model puts around attention.",
     ),
     Misconception(
+        "mha-transforms-input",
+        "multi_head_attention",
+        "Your multi_head_attention transforms X before the projections (a LayerNorm of each "
+        "token, as a pre-norm block or Perceiver's attention does, an RMSNorm, a "
+        "standardisation or a rescaling): its results are the right layer's on the "
+        "transformed X, not on X.",
+        "A normalisation in front of attention belongs to the block around it (the "
+        "Transformer layer's pre-norm), with weights of its own; multi-head attention itself "
+        "projects X exactly as it is given, and torch's module does nothing else to it.",
+        "project X itself with Wq, Wk and Wv, and leave any normalisation to the code that "
+        "calls multi_head_attention.",
+    ),
+    Misconception(
         "mha-weights-misassigned",
         "multi_head_attention",
         "Your multi_head_attention uses one of the four weight matrices where another belongs, "
@@ -978,5 +991,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-weights-misassigned",
     "attention-weights-layout",
     "counts-extra-terms",
+    "mha-transforms-input",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1523,3 +1523,22 @@ def parameter_counts__per_head_scale_no_key_bias(d_model, head_counts, bias=Fals
         n = 4 * d_model * d_model + num_heads  # a learned temperature per head
         counts[num_heads] = n + (3 * d_model if bias else 0)  # the key has no bias
     return counts
+
+
+@bug("mha-transforms-input")
+def multi_head_attention__pre_layernorm(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    mean, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+    x = (X - mean) / np.sqrt(var + 1e-5)  # the block's pre-norm, done here
+    q, k, v = (split_heads(x @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-transforms-input")
+def multi_head_attention__rms_normed_input(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    x = X / np.sqrt(np.mean(X**2, axis=-1, keepdims=True) + 1e-6)  # llama's RMSNorm, weight 1
+    q, k, v = (split_heads(x @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
