@@ -896,6 +896,20 @@ _ENTRIES = [
         "calls multi_head_attention.",
     ),
     Misconception(
+        "report-relative-difference",
+        "cross_check",
+        "Your cross_check reports a relative error where the largest absolute difference "
+        "belongs: output_max_abs_diff and weights_max_abs_diff are the differences divided by "
+        "the size of the results (as a course notebook's rel_error, 'should be less than "
+        "1e-5'), not the largest absolute difference of an entry.",
+        "The contract's report is absolute: the largest absolute difference between your "
+        "pipeline's output (and weights) and torch's, entry by entry. A relative error is "
+        "another number, smaller or larger by the size of the results, and a tolerance chosen "
+        "for one does not fit the other.",
+        "report the maximum over the entries of the absolute difference of the two arrays, "
+        "divided by nothing, and decide match from those two numbers.",
+    ),
+    Misconception(
         "mha-weights-misassigned",
         "multi_head_attention",
         "Your multi_head_attention uses one of the four weight matrices where another belongs, "
@@ -992,5 +1006,6 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-weights-layout",
     "counts-extra-terms",
     "mha-transforms-input",
+    "report-relative-difference",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)
