@@ -548,3 +548,20 @@ def test_x_scaled_by_sqrt_d_model_keeps_its_own_id_and_positions_added_are_no_tr
         reference_env(multi_head_attention=_mha(transform_x=lambda X: X + 0.1)),
     )
     assert d is not None and "mha-transforms-input" not in d.misconceptions, d.message
+
+
+def test_cosine_scores_times_a_factor_are_attention_cosine_scores_and_dot_products_are_not():
+    def cosine(factor):
+        def attention(Q, K, V):
+            q = Q / np.linalg.norm(Q, axis=-1, keepdims=True)
+            k = K / np.linalg.norm(K, axis=-1, keepdims=True)
+            w = ref.softmax(factor * q @ np.swapaxes(k, -1, -2), axis=-1)
+            return w @ V, w
+
+        return attention
+
+    d = diagnose("attention", reference_env(attention=cosine(4.0)))
+    assert d is not None and d.misconceptions == ("attention-cosine-scores",), d and d.message
+    assert "times a factor of 4 on every input" in d.message
+    d = diagnose("attention", reference_env(attention=_attention(lambda s: 3.0 * s)))
+    assert d is not None and d.misconceptions == ("scale-wrong-factor",), d and d.message

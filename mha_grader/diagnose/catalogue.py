@@ -910,6 +910,19 @@ _ENTRIES = [
         "divided by nothing, and decide match from those two numbers.",
     ),
     Misconception(
+        "attention-cosine-scores",
+        "attention",
+        "Your attention scores each query against each key by their cosine times a factor (Q "
+        "and K scaled to unit length first, as Swin Transformer V2's cosine attention with "
+        "its exp(logit_scale)), not by the scaled dot product.",
+        "Scaled dot-product attention compares the queries and keys as they are: their lengths "
+        "are part of the score, and the only factor is 1/sqrt(d_k). Cosine scores lie in "
+        "[-1, 1] whatever the vectors, so with a fixed factor every row of weights comes out "
+        "sharper or flatter than torch's, and on other inputs differently so.",
+        "compute the scores as Q Kᵀ / sqrt(d_k) from Q and K as they are given: no "
+        "normalisation of the rows and no learned or fixed temperature.",
+    ),
+    Misconception(
         "mha-weights-misassigned",
         "multi_head_attention",
         "Your multi_head_attention uses one of the four weight matrices where another belongs, "
@@ -1007,5 +1020,6 @@ ADDED_IDS: tuple[str, ...] = (
     "counts-extra-terms",
     "mha-transforms-input",
     "report-relative-difference",
+    "attention-cosine-scores",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1542,3 +1542,35 @@ def multi_head_attention__rms_normed_input(X, Wq, Wk, Wv, Wo, num_heads):
     q, k, v = (split_heads(x @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
     out, w = attention(q, k, v)
     return merge_heads(out) @ Wo, w
+
+
+@bug("attention-cosine-scores")
+def attention__swin_v2_cosine(Q, K, V):
+    def unit(a):
+        return a / np.maximum(np.sqrt(np.sum(a * a, axis=-1, keepdims=True)), 1e-12)
+
+    scores = unit(Q) @ np.swapaxes(unit(K), -1, -2) * np.exp(np.log(10.0))  # logit_scale
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-cosine-scores")
+def attention__cosine_temperature(Q, K, V):
+    q = Q / np.linalg.norm(Q, axis=-1, keepdims=True)
+    k = K / np.linalg.norm(K, axis=-1, keepdims=True)
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / 0.07, axis=-1)  # CLIP-style temperature
+    return weights @ V, weights
+
+
+@bug("pairs-relative-tolerance")
+def distinct_head_pairs__notebook_rel_error(weights, atol=1e-6):
+    def rel_error(x, y):  # the assignment's check, "should be less than 1e-5"
+        return np.max(np.abs(x - y)) / np.max(np.maximum(np.abs(x) + np.abs(y), 1e-10))
+
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if rel_error(weights[i], weights[j]) > atol
+    ]

@@ -66,6 +66,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if moved is not None:  # the right weights returned with their axes in another order
             found = ("attention-weights-layout",), mut.attention_ref, False
             layout = (None, moved, "attention-weights-layout")
+        cosine = None if found is not None else _cosine_fit(given, probes)
+        if cosine is not None:  # a softmax of the queries' and keys' cosines times a factor
+            found = ("attention-cosine-scores",), mut.attention_ref, False
+            layout = (None, cosine, "attention-cosine-scores")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -166,6 +170,31 @@ def _said(found: Diagnosis, layout) -> Diagnosis:
     message = found.message.replace(did, did + layout[1], 1)
     roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
     return named(found.misconceptions, found.blame, message, found.question, roots)
+
+
+def _unit(a):
+    return a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+
+
+def _cosine_fit(given, probes) -> str | None:
+    """The words for weights that are, on every probe, the softmax of the cosines of the
+    queries and keys (each row of Q and K scaled to unit length) times a factor fitted to the
+    weights (Swin V2's exp(logit_scale), a temperature), nothing masked; None otherwise."""
+    scores = [_unit(Q) @ _t(_unit(K)) for Q, K, _ in (p.args for p in probes)]
+    fit = fitted.scores_fit(given, scores, lambda i, w: (w @ probes[i].args[2], w))
+    if fit is None or fit.masked:
+        return None
+    read = fit.read or (True,) * len(fit.factors)
+    rs = [r for r, ok in zip(fit.factors, read, strict=True) if ok]
+    if max(rs) - min(rs) <= 1e-3 * max(abs(r) for r in rs):
+        factor = f"{float(np.mean(rs)):.3g} on every input"
+    else:
+        factor = f"between {min(rs):.3g} and {max(rs):.3g}, depending on the input"
+    return (
+        " On our inputs its weights are the softmax of the cosines of each query with each key "
+        f"(Q and K scaled to unit length, then Q Kᵀ) times a factor of {factor}, in place of "
+        "Q Kᵀ / sqrt(d_k)."
+    )
 
 
 def _weights_layout(given, expected, probes) -> str | None:
