@@ -101,8 +101,8 @@ def test_distinct_head_pairs_and_parameter_counts_get_plain_explanations():
     def pairs(weights, atol=1e-6):
         return [(i, j) for i, j in ref.distinct_head_pairs(weights, atol)] + [(1, 1)]
 
-    def counts(d_model, head_counts, bias=False):
-        return {h: 4 * d_model * d_model + h for h in head_counts}
+    def counts(d_model, head_counts, bias=False):  # (+ h alone is counts-extra-terms, set I)
+        return {h: 4 * d_model * d_model + h * h for h in head_counts}
 
     d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=pairs))
     assert d.misconception is None and "i >= j" in d.message

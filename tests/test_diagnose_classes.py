@@ -447,6 +447,16 @@ COUNT_CLASSES = {
         "counts-vary-with-heads",
         "1 head: 256, 2 heads: 128",
     ),
+    "extra-matrix-and-temperature": (
+        lambda d, h, b: 5 * d * d + 1 + (4 * d if b else 0),
+        "counts-extra-terms",
+        "plus (d_model^2 + 1), with bias=False and with bias=True",
+    ),
+    "layernorm-and-a-scale-per-head": (
+        lambda d, h, b: 4 * d * d + 2 * d + h + (4 * d if b else 0),
+        "counts-extra-terms",
+        "plus (2 * d_model + h)",
+    ),
     "two-biases-always": (
         lambda d, h, b: 4 * d * d + (4 * d if b else 2 * d),
         "counts-bias-when-false",
@@ -486,3 +496,72 @@ def test_a_tolerance_of_its_own_is_pairs_ignores_atol_and_a_multiple_of_atol_is_
         "distinct_head_pairs", reference_env(distinct_head_pairs=_pairs(lambda x, a: x > 10 * a))
     )
     assert d is not None and "pairs-ignores-atol" not in d.misconceptions, d.message
+
+
+def test_weights_in_another_layout_are_attention_weights_layout_with_the_shapes():
+    def keys_first(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, np.swapaxes(w, -1, -2)  # the book's columns: (..., m, n)
+
+    d = diagnose("attention", reference_env(attention=keys_first))
+    assert d is not None and d.misconceptions == ("attention-weights-layout",), d and d.message
+    assert "returns weights of shape (2, 5, 4), where (2, 4, 5)" in d.message
+    assert "its output is right" in d.message
+
+    def heads_last(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+        return w @ V, np.moveaxis(w, 0, -1) if w.ndim > 2 else w
+
+    d = diagnose("attention", reference_env(attention=heads_last))
+    assert d is not None and d.misconceptions == ("attention-weights-layout",), d and d.message
+
+
+INPUT_TRANSFORMS = {
+    "layernorm-eps-1e-12": (
+        lambda X: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + 1e-12),
+        "layer-normalised",
+    ),
+    "features-standardised": (
+        lambda X: (X - X.mean(0)) / X.std(0),
+        "each feature standardised over the tokens",
+    ),
+    "halved-by-width": (lambda X: X / math.sqrt(X.shape[-1]), "X divided by sqrt(d_model)"),
+}
+
+
+@pytest.mark.parametrize("name", INPUT_TRANSFORMS)
+def test_a_transform_of_x_before_projecting_is_mha_transforms_input_with_the_transform(name):
+    f, words = INPUT_TRANSFORMS[name]
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_mha(transform_x=f)))
+    assert d is not None and d.misconceptions == ("mha-transforms-input",), d and d.message
+    assert words in d.message
+
+
+def test_x_scaled_by_sqrt_d_model_keeps_its_own_id_and_positions_added_are_no_transform():
+    d = diagnose(
+        "multi_head_attention",
+        reference_env(multi_head_attention=_mha(transform_x=lambda X: X * math.sqrt(X.shape[-1]))),
+    )
+    assert d is not None and d.misconceptions == ("mha-scaled-input",), d and d.message
+    d = diagnose(
+        "multi_head_attention",
+        reference_env(multi_head_attention=_mha(transform_x=lambda X: X + 0.1)),
+    )
+    assert d is not None and "mha-transforms-input" not in d.misconceptions, d.message
+
+
+def test_cosine_scores_times_a_factor_are_attention_cosine_scores_and_dot_products_are_not():
+    def cosine(factor):
+        def attention(Q, K, V):
+            q = Q / np.linalg.norm(Q, axis=-1, keepdims=True)
+            k = K / np.linalg.norm(K, axis=-1, keepdims=True)
+            w = ref.softmax(factor * q @ np.swapaxes(k, -1, -2), axis=-1)
+            return w @ V, w
+
+        return attention
+
+    d = diagnose("attention", reference_env(attention=cosine(4.0)))
+    assert d is not None and d.misconceptions == ("attention-cosine-scores",), d and d.message
+    assert "times a factor of 4 on every input" in d.message
+    d = diagnose("attention", reference_env(attention=_attention(lambda s: 3.0 * s)))
+    assert d is not None and d.misconceptions == ("scale-wrong-factor",), d and d.message

@@ -20,14 +20,9 @@ def _ignores_v(Q, K, V):
     return w @ K, w
 
 
-def _weights_transposed(Q, K, V):
-    w = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
-    return w @ V, np.swapaxes(w, -1, -2)
-
-
-def _counts_extra_bias(d_model, head_counts, bias=False):  # one bias too many (outside §6;
-    # the output's alone, as it was here, is counts-bias-partial since the fourth authors' set)
-    return {h: 4 * d_model * d_model + (5 * d_model if bias else 0) for h in head_counts}
+def _counts_extra_bias(d_model, head_counts, bias=False):  # a term of no simple formula (one
+    # bias too many, 5 * d_model, is counts-extra-terms since the ninth authors' set)
+    return {h: 4 * d_model * d_model + (int(d_model**1.5) if bias else 0) for h in head_counts}
 
 
 def _split_then_transpose(M, num_heads, d_head):
@@ -49,7 +44,7 @@ def _mha_values_from_keys(X, Wq, Wk, Wv, Wo, num_heads):
     [
         ("attention", _scale_after_softmax, "its rows do not sum to 1 (they sum to less than 1)"),
         ("attention", _ignores_v, "its out is not its own weights times V"),
-        ("attention", _weights_transposed, "right result transposed"),
+        # (attention's weights transposed: attention-weights-layout since the ninth set)
         ("parameter_counts", _counts_extra_bias, "has 624 parameters whatever the number"),
         ("split_heads", _split_then_transpose, "right result transposed"),
         ("multi_head_attention", _mha_values_from_keys, "does not change when Wv changes"),

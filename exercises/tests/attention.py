@@ -63,6 +63,13 @@ def _call(attention, Q, K, V, what):
     assert isinstance(out, np.ndarray) and out.shape == want_out, (
         f"for {what} out must have shape (..., n, d_v) = {want_out}; got {_show(out)}"
     )
+    keys_first = (*lead, m, n)
+    if n != m and isinstance(weights, np.ndarray) and weights.shape == keys_first:
+        raise AssertionError(
+            f"for {what} weights must have shape (..., n, m) = {want_w}; yours are {keys_first}, "
+            "keys before queries (one column per query, as some books write it): hand them back "
+            "with one row per query, its weights over the keys along the last axis."
+        )
     assert isinstance(weights, np.ndarray) and weights.shape == want_w, (
         f"for {what} weights must have shape (..., n, m) = {want_w}; got {_show(weights)}"
     )

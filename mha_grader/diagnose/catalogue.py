@@ -856,6 +856,73 @@ _ENTRIES = [
         "(V.shape[-1],).",
     ),
     Misconception(
+        "attention-weights-layout",
+        "attention",
+        "Your attention returns its weights with their axes in another order than the "
+        "contract's (..., n, m): the right weights transposed, one column per query and one "
+        "row per key (the convention of a book that writes tokens as columns, softmax over "
+        "each column).",
+        "The contract's weights have one row per query and one column per key, the same "
+        "layout as the scores Q Kᵀ: row i is query i's distribution over the keys. Callers, "
+        "and torch's attn_output_weights, read them that way; transposed, each row mixes "
+        "the keys' weights for different queries.",
+        "hand back the weights as (..., n, m), queries on the second-to-last axis and keys on the "
+        "last; if you compute them keys-first, swap the last two axes before returning them.",
+    ),
+    Misconception(
+        "counts-extra-terms",
+        "parameter_counts",
+        "Your parameter_counts gives the module's count plus (or minus) a few terms of its "
+        "own: a LayerNorm's weight and bias, a parameter per head (as Swin V2's logit_scale), "
+        "a bias left out, each the same simple formula in d_model and the number of heads for "
+        "every input.",
+        "The question counts torch.nn.MultiheadAttention alone: four d_model x d_model "
+        "matrices, and 4 * d_model biases with bias=True, nothing per head. A LayerNorm, a "
+        "learned temperature or any other layer around attention is not part of it.",
+        "count only the four projections and, with bias=True, their four biases; leave out the "
+        "parameters of any layer your model puts around attention.",
+    ),
+    Misconception(
+        "mha-transforms-input",
+        "multi_head_attention",
+        "Your multi_head_attention transforms X before the projections (a LayerNorm of each "
+        "token, as a pre-norm block or Perceiver's attention does, an RMSNorm, a "
+        "standardisation or a rescaling): its results are the right layer's on the "
+        "transformed X, not on X.",
+        "A normalisation in front of attention belongs to the block around it (the "
+        "Transformer layer's pre-norm), with weights of its own; multi-head attention itself "
+        "projects X exactly as it is given, and torch's module does nothing else to it.",
+        "project X itself with Wq, Wk and Wv, and leave any normalisation to the code that "
+        "calls multi_head_attention.",
+    ),
+    Misconception(
+        "report-relative-difference",
+        "cross_check",
+        "Your cross_check reports a relative error where the largest absolute difference "
+        "belongs: output_max_abs_diff and weights_max_abs_diff are the differences divided by "
+        "the size of the results (as a course notebook's rel_error, 'should be less than "
+        "1e-5'), not the largest absolute difference of an entry.",
+        "The contract's report is absolute: the largest absolute difference between your "
+        "pipeline's output (and weights) and torch's, entry by entry. A relative error is "
+        "another number, smaller or larger by the size of the results, and a tolerance chosen "
+        "for one does not fit the other.",
+        "report the maximum over the entries of the absolute difference of the two arrays, "
+        "divided by nothing, and decide match from those two numbers.",
+    ),
+    Misconception(
+        "attention-cosine-scores",
+        "attention",
+        "Your attention scores each query against each key by their cosine times a factor (Q "
+        "and K scaled to unit length first, as Swin Transformer V2's cosine attention with "
+        "its exp(logit_scale)), not by the scaled dot product.",
+        "Scaled dot-product attention compares the queries and keys as they are: their lengths "
+        "are part of the score, and the only factor is 1/sqrt(d_k). Cosine scores lie in "
+        "[-1, 1] whatever the vectors, so with a fixed factor every row of weights comes out "
+        "sharper or flatter than torch's, and on other inputs differently so.",
+        "compute the scores as Q Kᵀ / sqrt(d_k) from Q and K as they are given: no "
+        "normalisation of the rows and no learned or fixed temperature.",
+    ),
+    Misconception(
         "mha-weights-misassigned",
         "multi_head_attention",
         "Your multi_head_attention uses one of the four weight matrices where another belongs, "
@@ -949,5 +1016,10 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-operand-layout",
     "attention-output-query-width",
     "mha-weights-misassigned",
+    "attention-weights-layout",
+    "counts-extra-terms",
+    "mha-transforms-input",
+    "report-relative-difference",
+    "attention-cosine-scores",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

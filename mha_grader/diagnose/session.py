@@ -294,13 +294,16 @@ class DiagnosisSession:
         probes: Sequence[pr.Probe],
         references: Mapping[str, Callable],
         answerable: tuple[str, ...] | None = None,
+        answers: Mapping[str, Callable] | None = None,
     ) -> CallsMade:
         """Which of its callees (``references``: name -> the reference) ``qid`` really calls on
         the probes, which of those calls went wrong, and its results with its calls of the
         ``answerable`` callees (all, by default) answered by the reference. A blame on a callee
         rests on this, never on a composition of our own: a function that never calls its
         callee is judged alone. A callee called on inputs the reference does not take (an
-        extra mask argument, a module) is not answered: its own results stand."""
+        extra mask argument, a module) is not answered: its own results stand. ``answers``:
+        other functions to answer the calls with (the calls are still judged against
+        ``references``)."""
         func = self.env.get(qid)
         names = tuple(references)
         if getattr(func, "observe", None) is None:  # no record can be had: judged alone
@@ -331,7 +334,7 @@ class DiagnosisSession:
         answered = tuple(n for n in allowed if n in called and n not in foreign)
         if not answered:
             return CallsMade(tuple(called), tuple(wrong), self.student(qid, probes))
-        answer = answering({n: references[n] for n in answered})
+        answer = answering({n: (answers or references)[n] for n in answered})
         given: list[Outcome] = []
         for p in probes:
             if self.spent > self.budget:

@@ -388,3 +388,32 @@ def weights_from_torch__float_without_detach(mha):
     with torch.no_grad():  # .float() of a float32 weight is the parameter itself: still tracked
         w, o = mha.in_proj_weight.float(), mha.out_proj.weight.float()
     return tuple(b.T.numpy().astype(np.float64) for b in (w[:d], w[d : 2 * d], w[2 * d :], o))
+
+
+def _torch_side(mha, X):
+    x = torch.tensor(X, dtype=mha.in_proj_weight.dtype)
+    x = x[None] if mha.batch_first else x[:, None]
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, average_attn_weights=False)
+    return (out_t[0] if mha.batch_first else out_t[:, 0]).double().numpy(), w_t[0].double().numpy()
+
+
+@bug("report-relative-difference")
+def cross_check__rel_error_notebook(mha, X):
+    out_t, w_t = _torch_side(mha, X)
+    out, weights = _ours(mha, X)
+
+    def rel_error(x, y):  # "should be less than 1e-5"
+        return float(np.max(np.abs(x - y)) / np.max(np.maximum(np.abs(x) + np.abs(y), 1e-10)))
+
+    o, w = rel_error(out, out_t), rel_error(weights, w_t)
+    return {"output_max_abs_diff": o, "weights_max_abs_diff": w, "match": max(o, w) < 1e-5}
+
+
+@bug("report-relative-difference")
+def cross_check__norm_ratio(mha, X):
+    out_t, w_t = _torch_side(mha, X)
+    out, weights = _ours(mha, X)
+    o = float(np.linalg.norm(out - out_t) / np.linalg.norm(out_t))
+    w = float(np.linalg.norm(weights - w_t) / np.linalg.norm(w_t))
+    return {"output_max_abs_diff": o, "weights_max_abs_diff": w, "match": max(o, w) < 1e-4}

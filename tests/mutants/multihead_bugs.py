@@ -1486,3 +1486,91 @@ def multi_head_attention__output_transposed(X, Wq, Wk, Wv, Wo, num_heads):
     q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
     out, w = attention(q, k, v)
     return merge_heads(out) @ Wo.T, w  # "nn.Linear stores (out, in)"
+
+
+@bug("attention-weights-layout")
+def attention__weights_keys_first(Q, K, V):
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1)
+    return weights @ V, np.swapaxes(weights, -1, -2)  # "one column per query", as the book
+
+
+@bug("attention-weights-layout")
+def attention__columns_throughout(Q, K, V):
+    q, k, v = (np.swapaxes(a, -1, -2) for a in (Q, K, V))  # tokens as columns
+    scores = np.swapaxes(k, -1, -2) @ q / math.sqrt(q.shape[-2])  # (..., m, n)
+    e = np.exp(scores - scores.max(axis=-2, keepdims=True))
+    weights = e / e.sum(axis=-2, keepdims=True)  # each column sums to 1
+    return np.swapaxes(v @ weights, -1, -2), weights
+
+
+@bug("counts-extra-terms")
+def parameter_counts__layernorm_counted(d_model, head_counts, bias=False):
+    counts = {}
+    for num_heads in head_counts:
+        if d_model % num_heads:
+            raise ValueError(f"{num_heads} heads do not divide d_model = {d_model}")
+        n = 2 * d_model  # the block's LayerNorm: weight and bias
+        counts[num_heads] = n + 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return counts
+
+
+@bug("counts-extra-terms")
+def parameter_counts__per_head_scale_no_key_bias(d_model, head_counts, bias=False):
+    counts = {}
+    for num_heads in head_counts:
+        if d_model % num_heads:
+            raise ValueError(f"{num_heads} heads do not divide d_model = {d_model}")
+        n = 4 * d_model * d_model + num_heads  # a learned temperature per head
+        counts[num_heads] = n + (3 * d_model if bias else 0)  # the key has no bias
+    return counts
+
+
+@bug("mha-transforms-input")
+def multi_head_attention__pre_layernorm(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    mean, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+    x = (X - mean) / np.sqrt(var + 1e-5)  # the block's pre-norm, done here
+    q, k, v = (split_heads(x @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-transforms-input")
+def multi_head_attention__rms_normed_input(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    x = X / np.sqrt(np.mean(X**2, axis=-1, keepdims=True) + 1e-6)  # llama's RMSNorm, weight 1
+    q, k, v = (split_heads(x @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("attention-cosine-scores")
+def attention__swin_v2_cosine(Q, K, V):
+    def unit(a):
+        return a / np.maximum(np.sqrt(np.sum(a * a, axis=-1, keepdims=True)), 1e-12)
+
+    scores = unit(Q) @ np.swapaxes(unit(K), -1, -2) * np.exp(np.log(10.0))  # logit_scale
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-cosine-scores")
+def attention__cosine_temperature(Q, K, V):
+    q = Q / np.linalg.norm(Q, axis=-1, keepdims=True)
+    k = K / np.linalg.norm(K, axis=-1, keepdims=True)
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / 0.07, axis=-1)  # CLIP-style temperature
+    return weights @ V, weights
+
+
+@bug("pairs-relative-tolerance")
+def distinct_head_pairs__notebook_rel_error(weights, atol=1e-6):
+    def rel_error(x, y):  # the assignment's check, "should be less than 1e-5"
+        return np.max(np.abs(x - y)) / np.max(np.maximum(np.abs(x) + np.abs(y), 1e-10))
+
+    h = len(weights)
+    return [
+        (i, j)
+        for i in range(h)
+        for j in range(i + 1, h)
+        if rel_error(weights[i], weights[j]) > atol
+    ]

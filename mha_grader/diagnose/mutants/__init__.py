@@ -34,7 +34,14 @@ from .mha import (
     rotary,
 )
 from .softmax import LARGE_ONLY, SOFTMAX, SOFTMAX_COMBINED
-from .torch_side import ADAPTER, CROSS_CHECK, cross_check_with, torch_blocks, torch_forward
+from .torch_side import (
+    ADAPTER,
+    CROSS_CHECK,
+    RELATIVE,
+    cross_check_with,
+    torch_blocks,
+    torch_forward,
+)
 
 __all__ = [
     "ADAPTER",
@@ -48,6 +55,7 @@ __all__ = [
     "LARGE_ONLY",
     "MERGE",
     "MHA",
+    "RELATIVE",
     "SOFTMAX",
     "SOFTMAX_COMBINED",
     "SPLIT",

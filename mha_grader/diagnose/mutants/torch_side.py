@@ -128,15 +128,56 @@ def cross_check_with(
     grad=False,
     dtype="",
     out32=False,
+    relative="",
 ):
     out_t, w_t = torch_forward(mha, X, layout, avg, grad, dtype)
     if out32:  # llama's output.float(): torch's results rounded to float32 before comparing
         out_t, w_t = (a.astype(np.float32).astype(np.float64) for a in (out_t, w_t))
     Ws = weights_from_torch(mha)
     out, weights = multi_head_attention(np.asarray(X, dtype=np.float64), *Ws, mha.num_heads)
+    if relative:  # a relative error reported where the largest absolute difference belongs
+        measure = RELATIVE[relative][1]
+        with np.errstate(all="ignore"):
+            out_diff = float(measure(np.asarray(out, dtype=np.float64), out_t))
+            w_diff = float(measure(np.asarray(weights, dtype=np.float64), w_t))
+        return {"output_max_abs_diff": out_diff, "weights_max_abs_diff": w_diff}
     out_diff = float(np.max(np.abs(np.asarray(out) - out_t)))
     w_diff = float(np.max(np.abs(np.asarray(weights) - w_t)))
     return {"output_max_abs_diff": out_diff, "weights_max_abs_diff": w_diff}
+
+
+def _top(x, y):
+    return np.max(np.abs(x - y))
+
+
+# Relative errors a cross_check may report in place of the largest absolute difference, x
+# ours, y torch's: (how it is said, the measure).
+RELATIVE: dict[str, tuple[str, object]] = {
+    "over-sum": (
+        "the largest difference divided by the largest |x| + |y| (a course notebook's rel_error)",
+        lambda x, y: _top(x, y) / np.max(np.maximum(np.abs(x) + np.abs(y), 1e-10)),
+    ),
+    "entrywise-sum": (
+        "the largest of |x - y| / (|x| + |y|) entry by entry (CS231n's rel_error)",
+        lambda x, y: np.max(np.abs(x - y) / np.maximum(1e-8, np.abs(x) + np.abs(y))),
+    ),
+    "over-torch": (
+        "the largest difference divided by the largest entry of torch's result",
+        lambda x, y: _top(x, y) / np.max(np.abs(y)),
+    ),
+    "over-ours": (
+        "the largest difference divided by the largest entry of your pipeline's result",
+        lambda x, y: _top(x, y) / np.max(np.abs(x)),
+    ),
+    "norm-torch": (
+        "the norm of the difference divided by the norm of torch's result",
+        lambda x, y: np.linalg.norm(x - y) / np.linalg.norm(y),
+    ),
+    "norm-sum": (
+        "the norm of the difference divided by the sum of the two norms",
+        lambda x, y: np.linalg.norm(x - y) / (np.linalg.norm(x) + np.linalg.norm(y)),
+    ),
+}
 
 
 CROSS_CHECK: dict[str, list[dict]] = {  # keyword arguments of cross_check_with

@@ -21,7 +21,7 @@ from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
 from ..catalogue import CATALOGUE
-from ..compare import matches, same
+from ..compare import as_array, matches, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis, named
 from ..trusted import trusted
@@ -62,6 +62,14 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         layout = None if found is not None else _layout(given, probes)
         if layout is not None:  # an operand taken in another layout: the product it computed
             found = ("attention-operand-layout",), layout[0], False
+        moved = None if found is not None else _weights_layout(given, expected, probes)
+        if moved is not None:  # the right weights returned with their axes in another order
+            found = ("attention-weights-layout",), mut.attention_ref, False
+            layout = (None, moved, "attention-weights-layout")
+        cosine = None if found is not None else _cosine_fit(given, probes)
+        if cosine is not None:  # a softmax of the queries' and keys' cosines times a factor
+            found = ("attention-cosine-scores",), mut.attention_ref, False
+            layout = (None, cosine, "attention-cosine-scores")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -154,13 +162,76 @@ def _layout(given, probes) -> tuple[Callable, str] | None:
 
 
 def _said(found: Diagnosis, layout) -> Diagnosis:
-    """``found`` with the product ``layout`` computed said after its id's message."""
+    """``found`` with the product ``layout`` computed (or the layout its weights were returned
+    in) said after its id's message."""
     if layout is None:
         return found
-    did = CATALOGUE["attention-operand-layout"].did
+    did = CATALOGUE[layout[2] if len(layout) > 2 else "attention-operand-layout"].did
     message = found.message.replace(did, did + layout[1], 1)
     roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
     return named(found.misconceptions, found.blame, message, found.question, roots)
+
+
+def _unit(a):
+    return a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+
+
+def _cosine_fit(given, probes) -> str | None:
+    """The words for weights that are, on every probe, the softmax of the cosines of the
+    queries and keys (each row of Q and K scaled to unit length) times a factor fitted to the
+    weights (Swin V2's exp(logit_scale), a temperature), nothing masked; None otherwise."""
+    scores = [_unit(Q) @ _t(_unit(K)) for Q, K, _ in (p.args for p in probes)]
+    fit = fitted.scores_fit(given, scores, lambda i, w: (w @ probes[i].args[2], w))
+    if fit is None or fit.masked:
+        return None
+    read = fit.read or (True,) * len(fit.factors)
+    rs = [r for r, ok in zip(fit.factors, read, strict=True) if ok]
+    if max(rs) - min(rs) <= 1e-3 * max(abs(r) for r in rs):
+        factor = f"{float(np.mean(rs)):.3g} on every input"
+    else:
+        factor = f"between {min(rs):.3g} and {max(rs):.3g}, depending on the input"
+    return (
+        " On our inputs its weights are the softmax of the cosines of each query with each key "
+        f"(Q and K scaled to unit length, then Q Kᵀ) times a factor of {factor}, in place of "
+        "Q Kᵀ / sqrt(d_k)."
+    )
+
+
+def _weights_layout(given, expected, probes) -> str | None:
+    """The words for weights that are, on every probe, the right weights with their axes in
+    another order (the keys before the queries: a book's one-column-per-token convention),
+    with the output right or moved the same way; None where they are not."""
+    seen = []
+    out_right = True
+    for got, want, p in zip(given, expected, probes, strict=True):
+        if not got.ok or not isinstance(got.value, tuple | list) or len(got.value) != 2:
+            return None
+        out, weights = got.value
+        w = as_array(weights)
+        if w is None:
+            return None
+        if same(w, want.value[1]):
+            if not same(out, want.value[0]):
+                return None
+            continue
+        if not properties.transposed(w, want.value[1]):
+            return None
+        if not same(out, want.value[0]):
+            if not properties.transposed(out, want.value[0]):
+                return None
+            out_right = False
+        seen.append((w, want.value[1], p))
+    if not seen:
+        return None
+    w, want, p = max(seen, key=lambda x: (x[0].shape != x[1].shape, x[0].ndim))
+    Q, K, _ = p.args
+    text = (
+        f" On our input with Q of shape {tuple(Q.shape)} and K of shape {tuple(K.shape)} it "
+        f"returns weights of shape {tuple(w.shape)}, where {tuple(want.shape)} (..., queries, "
+        "keys) is expected, holding the right weights with their axes in another order"
+    )
+    text += "; its output is right." if out_right else "; its output is moved the same way."
+    return text
 
 
 def _width_probes() -> tuple[pr.Probe, ...]:

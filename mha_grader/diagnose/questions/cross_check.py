@@ -7,6 +7,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from solutions import multihead as ref
 
 from ... import errors
@@ -55,7 +57,7 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     right = same_report(student, expected, probes) is True
     suspects = [n for n in CALLEES if s.wrong(n)]
     if right and not suspects:
-        return None
+        return _relative_named(s, qid, probes, None, right, [])
     # What it did with its callees, as recorded: its calls of multi_head_attention answered by
     # the reference; a module does not travel to be answered, so where it called a wrong
     # weights_from_torch, our pipeline takes the student's weights_from_torch too.
@@ -92,6 +94,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         found = _inline(s, given, probes, base, made.called)
         if found is not None:
             return found
+    found = _relative_named(s, qid, probes, base, right, wrong)
+    if found is not None:
+        return found
     if strict or same_report(student, expected, probes) == "strict":
         return s.in_function(qid, ("adapter-strict-tolerance",), inline=False)
     if all(not o.ok for o in student):
@@ -120,6 +125,56 @@ def _inline(s: DiagnosisSession, given, probes, base, called) -> Diagnosis | Non
                 "cross_check", ids, inline=True, called=called, callee="multi_head_attention"
             )
     return None
+
+
+def _skewed(X, Wq, Wk, Wv, Wo, num_heads):
+    """A pipeline that really differs from torch's module (its output moved and scaled, its
+    weights rolled along the keys, still rows of probabilities): what a report measures."""
+    out, weights = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+    return out * 1.5 + 0.25, np.roll(weights, 1, axis=-1)
+
+
+def _relative(s: DiagnosisSession, qid: str, probes, base) -> str | None:
+    """How the reported differences are a relative error (``mut.RELATIVE``): with its calls of
+    multi_head_attention answered by a pipeline that really differs from the module, what it
+    reports is not the largest absolute differences but one of these measures of them. None
+    where it never called multi_head_attention or no measure fits."""
+    made = s.calls_made(
+        qid,
+        probes,
+        references(),
+        answerable=("multi_head_attention",),
+        answers={**references(), "multi_head_attention": _skewed},
+    )
+    if "multi_head_attention" not in made.answered:
+        return None
+    over = {**(base or {}), "multi_head_attention": _skewed}
+    if same_report(made.given, run(check(over), probes), probes) is True:
+        return None  # the absolute differences: no relative error
+    for kind, (words, _) in mut.RELATIVE.items():
+        if same_report(made.given, run(check(over, relative=kind), probes), probes) is True:
+            return words
+    return None
+
+
+def _relative_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
+    """report-relative-difference with the measure seen, or None."""
+    relative = _relative(s, qid, probes, base)
+    if relative is None:
+        return None
+    mid = "report-relative-difference"
+    if right and wrong:
+        found = s.compensated(qid, (mid,), wrong)
+    elif wrong:
+        found = s.with_callees(qid, (mid,), wrong)
+    else:
+        found = s.in_function(qid, (mid,), inline=False)
+    did = CATALOGUE[mid].did
+    text = (
+        " Here, given a pipeline that really differs from the module, what it reports fits "
+        f"{relative}, on every module we tried."
+    )
+    return named(found.misconceptions, found.blame, found.message.replace(did, did + text, 1), qid)
 
 
 # multi_head_attention's mistakes that give the reference's values (a missing ValueError).

@@ -42,6 +42,13 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         head, hint, tail = found.message.partition(" Hint: ")
         return named(found.misconceptions, qid, f"{head} {fixed}{hint}{tail}", qid)
 
+    measure = _relative_measure(student, probes)
+    if measure is not None:  # a relative difference compared with atol: the measure told
+        found = s.in_function(qid, ("pairs-relative-tolerance",), inline=False)
+        head, hint, tail = found.message.partition(" Hint: ")
+        words = f"Here the pairs it lists are those whose {measure} is above atol."
+        return named(found.misconceptions, qid, f"{head} {words}{hint}{tail}", qid)
+
     def describe(got, want, probe):
         try:
             got_set = {pair(p) for p in got}
@@ -122,3 +129,24 @@ def _fixed_tolerance(student, probes) -> str | None:
         f"Here, with atol {said}, its pairs are those that differ by more than one tolerance "
         f"of its own, the same for every atol: on our inputs {fit} fits."
     )
+
+
+def _relative_measure(student, probes) -> str | None:
+    """The words for pairs that are, on every probe, those whose relative difference (one of
+    ``mut.RELATIVE``'s measures, x and y two heads' weights) is above atol; None otherwise."""
+    for kind, (words, measure) in mut.RELATIVE.items():
+
+        def pairs(weights, atol=1e-6, measure=measure):
+            w = np.asarray(weights, dtype=np.float64)
+            with np.errstate(all="ignore"):
+                return [
+                    (i, j)
+                    for i in range(len(w))
+                    for j in range(i + 1, len(w))
+                    if measure(w[i], w[j]) > atol
+                ]
+
+        want = trusted(("relative pairs", kind), pairs, probes)
+        if all(same_pairs(got, e) for got, e in zip(student, want, strict=True)):
+            return words.replace("the largest difference", "largest difference of the two heads")
+    return None

@@ -94,6 +94,9 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         swap = None if found is not None else _misassigned(given, probes)
         if swap is not None:  # weights used in another one's place: the substitution seen
             found = ("mha-weights-misassigned",), None
+        moved = None if found is not None else _transformed_input(given, probes)
+        if moved is not None:  # the right layer on a transform of X: the transform seen
+            found, swap = (("mha-transforms-input",), None), moved
         unstable = [c for c in made.called if _overflows(s, c)]
         if found is None and unstable:
             # two mistakes at once: one of its own (a causal mask it passes on), read from its
@@ -378,10 +381,83 @@ def _swap_words(a, right, extra: str) -> str:
 def _swap_said(found: Diagnosis, swap: str | None) -> Diagnosis:
     if swap is None:
         return found
-    did = CATALOGUE["mha-weights-misassigned"].did
+    mid = "mha-transforms-input" if "mha-transforms-input" in found.misconceptions else ""
+    did = CATALOGUE[mid or "mha-weights-misassigned"].did
     if did in found.message:
         message = found.message.replace(did, did + swap, 1)
     else:
         message = f"{found.message}{swap}"
     roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
     return named(found.misconceptions, found.blame, message, found.question, roots)
+
+
+def _rows(X, eps: float = 0.0):
+    mean = X.mean(axis=-1, keepdims=True)
+    return (X - mean) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)
+
+
+# The transforms of X tried before the projections: (words, the transform). A LayerNorm, an
+# RMSNorm, features standardised (each with the epsilons libraries use: on large scores the
+# epsilon shows), rows or features centred, rows of unit length, a scale by the width.
+_EPS = (1e-5, 1e-6, 1e-12, 0.0)
+
+
+def _rms(X, eps: float = 0.0):
+    return X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps)
+
+
+def _columns(X, eps: float = 0.0):
+    return (X - X.mean(axis=0)) / np.sqrt(X.var(axis=0) + eps)
+
+
+TRANSFORMS = (
+    *(
+        (
+            "each token's row layer-normalised (mean 0 and variance 1 over its features, as a "
+            "LayerNorm with its weight 1 and bias 0)",
+            partial(_rows, eps=e),
+        )
+        for e in _EPS
+    ),
+    *(
+        ("each token's row divided by its root mean square (an RMSNorm)", partial(_rms, eps=e))
+        for e in _EPS
+    ),
+    *(
+        (
+            "each feature standardised over the tokens (mean 0, variance 1 down each column, "
+            "as a BatchNorm)",
+            partial(_columns, eps=e),
+        )
+        for e in _EPS
+    ),
+    (
+        "each token's row centred (its mean over the features taken away)",
+        lambda X: X - X.mean(axis=-1, keepdims=True),
+    ),
+    (
+        "each token's row scaled to unit length",
+        lambda X: X / np.linalg.norm(X, axis=-1, keepdims=True),
+    ),
+    ("each feature centred over the tokens (the column means taken away)", lambda X: X - X.mean(0)),
+    ("X divided by sqrt(d_model)", lambda X: X / math.sqrt(X.shape[-1])),
+    ("X multiplied by d_model", lambda X: X * X.shape[-1]),
+    ("X divided by d_model", lambda X: X / X.shape[-1]),
+)
+
+
+def _transformed_input(given, probes) -> str | None:
+    """The words for results that are, on every probe, the right layer's on a transform of X
+    (``TRANSFORMS``: a LayerNorm, an RMSNorm, standardised or centred rows or features, a
+    scale by the width) instead of on X itself; None where no transform fits."""
+    for i, (words, f) in enumerate(TRANSFORMS):
+
+        def layer(X, *rest, f=f):
+            return pipeline()(f(np.asarray(X, dtype=np.float64)), *rest)
+
+        if matches(given, trusted(("transformed-input", i), layer, probes)):
+            return (
+                f" Here its results are the right layer's applied to {words}, not to X as it "
+                "was given."
+            )
+    return None

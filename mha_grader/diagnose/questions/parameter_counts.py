@@ -69,6 +69,8 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         if any(matches(student, trusted((f,), f, probes)) for f in fs):
             return s.in_function(qid, (mid,), inline=False)
     seen = _by_behaviour(student, expected, probes)
+    if seen is None:  # a difference by a simple formula, over more shapes than the probes'
+        seen = _extra_terms(s, qid, student, expected, probes)
     if seen is not None:  # the classes beyond their examples: what the counts were seen to do
         mid, words = seen
         found = s.in_function(qid, (mid,), inline=False)
@@ -164,3 +166,120 @@ def _by_behaviour(student, expected, probes) -> tuple[str, str] | None:
         f"for d_model = {d_model}: {which}), and is right with bias=True."
     )
     return "counts-bias-when-false", words
+
+
+def _extra_probes() -> tuple[pr.Probe, ...]:
+    """More widths and head counts, with and without biases: enough to tell a difference in
+    d_model^2, d_model, the head count and a constant apart."""
+    return (
+        pr.Probe((16, [1, 2, 4, 8, 16])),
+        pr.Probe((6, [1, 2, 3, 6])),
+        pr.Probe((16, [1, 4, 16]), {"bias": True}),
+        pr.Probe((6, [1, 2, 3, 6]), {"bias": True}),
+    )
+
+
+# The terms a difference is fitted in: (name, value for d_model and h).
+_TERMS = (
+    ("d_model^2", lambda d, h: d * d),
+    ("d_model", lambda d, h: d),
+    ("h", lambda d, h: h),
+    ("1", lambda d, h: 1),
+)
+
+
+def _formula(coef) -> str:
+    parts = []
+    order = sorted(range(len(_TERMS)), key=lambda i: coef[i] < 0)  # the positive terms first
+    for k, (name, _) in ((coef[i], _TERMS[i]) for i in order):
+        if k == 0:
+            continue
+        mag = abs(k)
+        term = str(mag) if name == "1" else (name if mag == 1 else f"{mag} * {name}")
+        parts.append(("- " if k < 0 else "+ ") + term)
+    if not parts:
+        return "0"
+    text = " ".join(parts)
+    return text[2:] if text.startswith("+ ") else "-" + text[1:]
+
+
+def _reading(coef, bias: bool) -> list[str]:
+    """What a difference of these terms would come from, where a common layer explains it."""
+    a2, a, b, c = coef
+    said = []
+    n = {1: "one", 2: "two", 3: "three", 4: "four"}
+    times = "d_model" if abs(a) == 1 else f"{abs(a)} * d_model"
+    if a == 2 and not bias:
+        said.append("2 * d_model more, as a LayerNorm's weight and bias would add")
+    elif a > 0:
+        said.append(f"{times} more: {n.get(a, a)} more d_model-wide vector{'s' if a != 1 else ''}")
+    elif a < 0 and bias and -a <= 4:
+        said.append(f"{times} fewer: {n[-a]} of the four biases left out")
+    elif a < 0:
+        said.append(f"{times} fewer")
+    if b > 0:
+        said.append(
+            f"{n.get(b, b)} more per head, as a parameter of every head's own (Swin V2's "
+            "logit_scale, one per head) would add"
+        )
+    elif b < 0:
+        said.append(f"{-b} fewer per head")
+    if a2:
+        said.append(f"{a2} * d_model^2: {'more' if a2 > 0 else 'fewer'} d_model x d_model matrices")
+    if c:
+        said.append(f"{c} as a constant")
+    return said
+
+
+def _extra_terms(s: DiagnosisSession, qid: str, student, expected, probes):
+    """counts-extra-terms: the student's counts minus the module's fit, with and without
+    biases each, a simple formula in d_model^2, d_model, the head count and a constant
+    (integers), over the probes and more shapes, not zero everywhere. With the difference
+    found and what it would come from."""
+    extra = _extra_probes()
+    every = (*probes, *extra)
+    got = [_counts_of(o) for o in (*student, *s.student(qid, extra))]
+    want = [*expected, *trusted(("ref", qid, "extra"), ref.parameter_counts, extra)]
+    fits = {}
+    for bias in (False, True):
+        rows, diffs = [], []
+        for g, e, p in zip(got, want, every, strict=True):
+            if bool(p.kwargs.get("bias")) != bias:
+                continue
+            if g is None or set(g) != set(e.value):
+                return None
+            d_model = p.args[0]
+            for h in g:
+                rows.append([f(d_model, h) for _, f in _TERMS])
+                diffs.append(g[h] - e.value[h])
+        A, y = np.array(rows, dtype=float), np.array(diffs, dtype=float)
+        coef = np.round(np.linalg.lstsq(A, y, rcond=None)[0]).astype(int)
+        if not np.array_equal(A @ coef, y):
+            return None
+        fits[bias] = tuple(int(k) for k in coef)
+    if not any(any(c) for c in fits.values()):
+        return None
+    off, on = fits[False], fits[True]
+    if off == on:
+        words = (
+            f"Here your counts are the module's {_plus(off)}, with bias=False and with bias=True"
+        )
+    else:
+        words = (
+            f"Here your counts are the module's {_plus(off)} with bias=False and "
+            f"{_plus(on)} with bias=True"
+        )
+    delta = tuple(b - a for a, b in zip(off, on, strict=True))
+    said = _reading(off, False) + [f"with bias=True also {r}" for r in _reading(delta, True)]
+    words += " (the difference fitted over several d_model and head counts)"
+    words += f": {'; '.join(said)}." if said else "."
+    return "counts-extra-terms", words
+
+
+def _plus(coef) -> str:
+    f = _formula(coef)
+    if f == "0":
+        return "exactly"
+    if sum(1 for k in coef if k) == 1:
+        return f"minus {f[1:]}" if f.startswith("-") else f"plus {f}"
+    return f"plus ({f})"

@@ -6,7 +6,7 @@ Usage (from the worktree root, after grading):
     for d in tests/data/authors/*/*/; do mha-check "$d" > CHECK/$(basename "$d").txt; done
     python tests/data/authors/compare_verdicts.py tuning OUT_T CHECK > table.md
 (the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b, tuning_c,
-heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g, heldout_h).
+heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g, heldout_h, heldout_i).
 
 Prints a Markdown table (one row per submission and function) and the disagreements by class.
 """
@@ -42,6 +42,12 @@ ALIASES = {
     "attention-expects-kt": "attention-operand-layout",
     "pairs-fixed-tolerance": "pairs-ignores-atol",
     "mha-shared-qk": "mha-weights-misassigned",
+    # set I's proposals, named by the classes they belong to (issue-20-heldout-i-fixes)
+    "attention-weights-transposed": "attention-weights-layout",
+    "mha-input-layernorm": "mha-transforms-input",
+    "counts-layernorm": "counts-extra-terms",
+    "counts-per-head-extra": "counts-extra-terms",
+    "adapter-relative-error": "report-relative-difference",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
