@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -215,11 +216,12 @@ def check(
     steady = alike(plain, observed.value)
     verdicts = [(c, *_verdict(qid, c, references)) for c in observed.calls]
     failed = next(((c, what) for c, v, what in verdicts if v == "failed"), None)
+    # Asked only where it decides something: a call of the composite, its callees answered.
+    right_given_right = partial(_given_right, composite, args, verify, expected, references, names)
     if isinstance(plain, StudentCodeError):
         if steady and failed is not None:
-            if _past_raises(case, qid, composite, args, verify, expected, callees, verdicts):
-                return
-            raise CouldNotCheck(qid, failed[0].name, failed[1])
+            _past_raises(case, qid, right_given_right, callees, verdicts, failed)
+            return
         raise plain
     try:
         verify(plain, expected)
@@ -230,20 +232,14 @@ def check(
         _random_callee(qid, observed, callees, references)
         raise AssertionError(unwatched(qid, names))
     if failed is not None and not passed:
-        if _past_raises(case, qid, composite, args, verify, expected, callees, verdicts):
-            return
-        raise CouldNotCheck(qid, failed[0].name, failed[1])
+        _past_raises(case, qid, right_given_right, callees, verdicts, failed)
+        return
     wrong = list(dict.fromkeys(c.name for c, v, _ in verdicts if v == "wrong"))
     if passed and not wrong:
         return
     if not passed and not observed.calls:
         raise failure  # it called none of its callees: its own result is judged alone
-    try:
-        right_given_right = composite.with_callees(args, {}, answering(references), names)
-        verify(right_given_right, expected)
-        ok = True
-    except (AssertionError, StudentCodeError):
-        ok = False
+    ok = right_given_right()
     if passed:
         if ok:
             return  # the callees' wrong values did not matter here
@@ -258,44 +254,58 @@ def check(
     case.carry(Carried(qid, tuple(wrong)))
 
 
-def _past_raises(
-    case: Case,
-    qid: str,
+def _given_right(
     composite: Callable,
     args: tuple,
     verify: Callable[[Any, Any], None],
     expected: Any,
-    callees: Mapping[str, tuple[Callable, Callable]],
-    verdicts: list,
+    references: Mapping[str, Callable],
+    names: tuple[str, ...],
 ) -> bool:
-    """Carry a case forward past callees that raised where the composite called them: when
-    every callee that failed there raised (not a stub, a hang or an unusable value), none
-    returned wrong values, the composite is right with its callee calls answered by the
-    reference, and each such callee raises on its own too, in a fresh worker, on the inputs
-    the composite gave it (an error that only comes after the composite ran is the
-    composite's doing). The callee's mistake is charged to the callee alone."""
-    failed = [c for c, v, _ in verdicts if v == "failed"]
-    if not failed or any(v == "wrong" for _, v, _ in verdicts):
-        return False
-    if not all(isinstance(c.error, StudentRaised) for c in failed):
-        return False
-    references = {name: ref for name, (_, ref) in callees.items()}
+    """Whether the composite is right with its callee calls answered by the reference."""
     try:
-        given = composite.with_callees(args, {}, answering(references), tuple(callees))
-        verify(given, expected)
+        verify(composite.with_callees(args, {}, answering(references), names), expected)
     except (AssertionError, StudentCodeError):
         return False
-    for c in failed:
-        call_args, kwargs, _ = contract_arguments(references[c.name], c.args, c.kwargs)
-        try:
-            callees[c.name][0].fresh(call_args, kwargs)
-        except StudentRaised:
-            continue
-        except StudentCodeError:
-            return False
-        return False  # it does not raise on its own: the composite's doing
-    case.carry(Carried(qid, tuple(dict.fromkeys(c.name for c in failed)), raised=True))
     return True
+
+
+def _past_raises(
+    case: Case,
+    qid: str,
+    right_given_right: Callable[[], bool],
+    callees: Mapping[str, tuple[Callable, Callable]],
+    verdicts: list,
+    failed: tuple[CalleeCall, str],
+) -> None:
+    """Carry a case forward past callees that raised where the composite called them, or raise
+    CouldNotCheck for the first callee that failed (``failed``). Carried when every callee that
+    failed there raised (not a stub, a hang or an unusable value), none returned wrong values,
+    the composite is right given right callees, and each such callee raises on its own too, in a
+    fresh worker, on the inputs the composite gave it (an error that only comes after the
+    composite ran is the composite's doing). The callee's mistake is charged to it alone."""
+    raised = [c for c, v, _ in verdicts if v == "failed"]
+    if (
+        any(v == "wrong" for _, v, _ in verdicts)
+        or not all(isinstance(c.error, StudentRaised) for c in raised)
+        or not right_given_right()
+        or not all(_raises_alone(c, *callees[c.name]) for c in raised)
+    ):
+        raise CouldNotCheck(qid, failed[0].name, failed[1])
+    case.carry(Carried(qid, tuple(dict.fromkeys(c.name for c in raised)), raised=True))
+
+
+def _raises_alone(call: CalleeCall, student: Callable, reference: Callable) -> bool:
+    """Whether the student's callee raises when called alone, in a fresh worker, on the inputs
+    the composite gave it (its contract's arguments only)."""
+    args, kwargs, _ = contract_arguments(reference, call.args, call.kwargs)
+    try:
+        student.fresh(args, kwargs)
+    except StudentRaised:
+        return True
+    except StudentCodeError:
+        return False
+    return False
 
 
 def _random_callee(
@@ -312,10 +322,7 @@ def _random_callee(
             continue
         student, reference = callees[call.name][0], references[call.name]
         args, kwargs, _ = contract_arguments(reference, call.args, call.kwargs)
-        alone = _fresh(student, args, kwargs)
-        if alone is not None and any(
-            not same(_fresh(student, args, kwargs), alone) for _ in range(RETRIES)
-        ):
+        if _varies(student, args, kwargs, _fresh(student, args, kwargs)):
             raise CouldNotCheck(qid, call.name, RANDOM.format(where=f"the inputs {qid} gives it"))
 
 
@@ -416,6 +423,15 @@ def _fresh(student: Callable, args: tuple, kwargs: dict) -> Any:
         return None
 
 
+def _varies(student: Callable, args: tuple, kwargs: dict, alone: Any) -> bool:
+    """Whether the student's callee, which gave ``alone`` called alone in a fresh worker, gives
+    other values on the same inputs when called again (random numbers: a dropout of p = 0.1
+    leaves a small array unchanged now and then, hence several tries)."""
+    return alone is not None and any(
+        not same(_fresh(student, args, kwargs), alone) for _ in range(RETRIES)
+    )
+
+
 def _own_value(qid: str, call: CalleeCall, student: Callable, reference: Callable) -> None:
     """Raise AssertionError unless the student's callee, called alone in a fresh worker on the
     inputs the composite gave it (its contract's arguments only: what the composite passes
@@ -426,9 +442,7 @@ def _own_value(qid: str, call: CalleeCall, student: Callable, reference: Callabl
     alone = _fresh(student, args, kwargs)
     if alone is not None and same(alone, call.value):
         return
-    if alone is not None and any(
-        not same(_fresh(student, args, kwargs), alone) for _ in range(RETRIES)
-    ):  # random: a dropout of p = 0.1 leaves a small array unchanged now and then
+    if _varies(student, args, kwargs, alone):
         raise CouldNotCheck(qid, call.name, RANDOM.format(where=f"the inputs {qid} gives it"))
     if extra:
         raise AssertionError(EXTRA.format(callee=call.name, qid=qid))
