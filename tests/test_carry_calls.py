@@ -313,3 +313,33 @@ def test_the_in_process_proxy_sees_the_calls_of_a_decorated_composite_as_the_wor
     Q, K, V = (r.standard_normal((3, 4)) for _ in range(3))
     observed = env["attention"].observe((Q, K, V), {}, ("softmax",))
     assert [c.name for c in observed.calls] == ["softmax"]
+
+
+RAISING_ADAPTER = '''
+
+_reference_adapter = weights_from_torch
+
+
+def weights_from_torch(mha):  # the bias check the wrong way round: raises for every module
+    if mha.in_proj_bias is None:
+        raise ValueError("only modules with biases are supported")
+    return _reference_adapter(mha)
+'''
+
+
+def test_in_the_sandbox_cross_check_keeps_its_points_past_an_adapter_that_raises(engine, tmp_path):
+    """The adapter's mistake charged once (contract §7): cross_check, right given a right
+    adapter, is carried past it; the module it hands the adapter crosses to the trusted side
+    only as a module seen, never rebuilt there."""
+    folder = tmp_path / "bias_check_inverted"
+    folder.mkdir()
+    for name in STUDENT_FILES:
+        text = (SOLUTIONS / name).read_text()
+        (folder / name).write_text(text + (RAISING_ADAPTER if name == "crosscheck.py" else ""))
+    grade = engine.grade(load_submission(folder))
+    assert grade.status == "ok"
+    scores = grade.scores()
+    assert scores["weights_from_torch"] < POINTS["weights_from_torch"] / 2
+    assert scores["cross_check"] == POINTS["cross_check"]
+    cc = [r for r in grade.results if r.question == "cross_check"]
+    assert all(Tag.CARRIED + "weights_from_torch" in r.tags for r in cc)

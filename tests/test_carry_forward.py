@@ -11,6 +11,8 @@ callees return; with the policy off every case is checked against the reference 
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -218,13 +220,75 @@ def test_cross_check_honest_about_a_wrong_adapter_keeps_its_points_only_when_car
     assert score(grade("cross_check", on=False, weights_from_torch=untransposed)) == 0
 
 
-def test_cross_check_whose_pipeline_raises_could_not_be_checked():
-    def raising(*a, **k):
+def test_cross_check_right_given_right_callees_keeps_its_points_past_a_callee_that_raises():
+    """Contract §7, as for any composite: the callee's mistake is charged to it alone."""
+
+    def raising_pipeline(*a, **k):
         raise RuntimeError("pipeline broken")
 
-    results = grade("cross_check", multi_head_attention=raising)
+    def raising_adapter(mha):  # a bias check the wrong way round: raises for every module
+        if mha.in_proj_bias is None:
+            raise ValueError("modules with biases are not supported")
+        return ref_cc.weights_from_torch(mha)
+
+    for callee, raising in (
+        ("multi_head_attention", raising_pipeline),
+        ("weights_from_torch", raising_adapter),
+    ):
+        results = grade("cross_check", **{callee: raising})
+        assert score(results) == POINTS["cross_check"], [r.output for r in results]
+        for r in results:
+            assert Tag.CARRIED + callee in r.tags
+            assert f"Carried forward: your {callee} raises" in r.output
+        assert score(grade("cross_check", on=False, **{callee: raising})) == 0
+
+
+def _cross_check_over(raising_mha, report_edit=None):
+    """The reference cross_check, calling ``raising_mha`` by the name multi_head_attention (as
+    a student's calls the student's own), its report changed by ``report_edit``."""
+    scope = {**vars(ref_cc), "multi_head_attention": raising_mha}
+    scope["_reference"] = types.FunctionType(ref_cc.cross_check.__code__, scope)
+    scope["_edit"] = report_edit or (lambda report: report)
+    exec("def cross_check(mha, X):\n    return _edit(_reference(mha, X))\n", scope)
+    return scope["cross_check"]
+
+
+def _raising_pipeline(*a, **k):
+    raise RuntimeError("pipeline broken")
+
+
+def test_cross_check_wrong_given_right_callees_earns_nothing_beside_a_callee_that_raises():
+    def inflated(report):  # its own mistake: a weights difference that is not the measured one
+        return {**report, "weights_max_abs_diff": report["weights_max_abs_diff"] + 0.5}
+
+    own_bug = _cross_check_over(_raising_pipeline, inflated)
+    results = grade("cross_check", multi_head_attention=_raising_pipeline, cross_check=own_bug)
     assert score(results) == 0
     assert all("your multi_head_attention raises" in r.output for r in results)
+    right = _cross_check_over(_raising_pipeline)
+    results = grade("cross_check", multi_head_attention=_raising_pipeline, cross_check=right)
+    assert score(results) == POINTS["cross_check"], [r.output for r in results]
+
+
+def test_cross_check_whose_callee_raises_only_after_cross_check_ran_is_charged():
+    """A callee that raises only inside cross_check (right alone, in a fresh worker) is
+    cross_check's doing: nothing carried."""
+    calls = []
+
+    def breaks_after_a_call(X, *weights):  # fine alone, raises once called before
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("state")
+        return ref.multi_head_attention(X, *weights)
+
+    env = reference_env(
+        multi_head_attention=breaks_after_a_call,
+        cross_check=_cross_check_over(breaks_after_a_call),
+    )
+    fresh = lambda args, kwargs: (calls.clear(), ref.multi_head_attention(*args, **kwargs))[1]  # noqa: E731
+    env["multi_head_attention"].fresh = fresh
+    results = hidden.run_question("cross_check", env, carry_forward=True)
+    assert score(results) == 0
 
 
 def test_cross_check_honest_about_a_pipeline_whose_weights_have_another_shape_is_carried():

@@ -115,3 +115,14 @@ def test_a_pickle_never_decodes():
     node = {"t": "nd", "i": 0, "dtype": "|O8", "shape": [1]}
     with pytest.raises(wire.WireError):
         wire.decode(_message(node, blob))
+
+
+def test_a_module_in_a_callee_frame_is_read_as_seen_and_never_rebuilt():
+    import torch
+
+    mha = torch.nn.MultiheadAttention(4, 2, bias=False)
+    frame = wire.encode({"seq": 1, "callee": "weights_from_torch", "args": [mha], "kwargs": {}})
+    with pytest.raises(wire.WireError):  # a worker's frame never carries a module otherwise
+        wire.decode(frame)
+    seen = wire.decode(frame, opaque_modules=True)
+    assert type(seen["args"][0]) is wire.ModuleSeen

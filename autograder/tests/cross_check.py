@@ -71,6 +71,7 @@ def _check(case, cross_check, multi_head_attention, weights_from_torch, *probes)
         weights_from_torch,
         probes,
         ref.multi_head_attention,
+        ref_cc.weights_from_torch,
     )
 
 

@@ -289,13 +289,13 @@ def _past_raises(
         any(v == "wrong" for _, v, _ in verdicts)
         or not all(isinstance(c.error, StudentRaised) for c in raised)
         or not right_given_right()
-        or not all(_raises_alone(c, *callees[c.name]) for c in raised)
+        or not all(raises_alone(c, *callees[c.name]) for c in raised)
     ):
         raise CouldNotCheck(qid, failed[0].name, failed[1])
     case.carry(Carried(qid, tuple(dict.fromkeys(c.name for c in raised)), raised=True))
 
 
-def _raises_alone(call: CalleeCall, student: Callable, reference: Callable) -> bool:
+def raises_alone(call: CalleeCall, student: Callable, reference: Callable) -> bool:
     """Whether the student's callee raises when called alone, in a fresh worker, on the inputs
     the composite gave it (its contract's arguments only)."""
     args, kwargs, _ = contract_arguments(reference, call.args, call.kwargs)

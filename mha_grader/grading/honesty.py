@@ -41,10 +41,10 @@ import numpy as np
 
 from mha_check.questions import CALLEES as QUESTION_CALLEES
 
-from ..calls import Observed, answering
+from ..calls import CalleeCall, Observed, answering
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
 from . import carry, checks
-from .context import Case
+from .context import Carried, Case
 
 KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
 # Differences below NOISE * scale are rounding for the module's dtype; above LARGE * scale the
@@ -113,6 +113,7 @@ class Pipeline:
     wrong: tuple[str, ...] = ()
     failed: tuple[str, str] | None = None  # (callee, what it did) when it could not run
     imported: bool = False  # the student's own multi_head_attention is in it
+    failure: StudentCodeError | None = None  # what the callee raised, when it raised
 
 
 @dataclasses.dataclass
@@ -126,6 +127,16 @@ class Pipelines:
     @property
     def failed(self) -> tuple[str, str] | None:
         return next((p.failed for p in self.own if p.failed), None)
+
+    @property
+    def failure(self) -> StudentCodeError | None:
+        return next((p.failure for p in self.own if p.failed), None)
+
+    @property
+    def raised(self) -> str | None:
+        """The callee whose failure here was a raise of the student's code, if it was."""
+        first = next((p for p in self.own if p.failed), None)
+        return first.failed[0] if first and isinstance(first.failure, StudentRaised) else None
 
 
 def _many(func, calls: list[tuple]) -> list:
@@ -185,7 +196,7 @@ def pipelines(
         d, h = p.mha.embed_dim, p.mha.num_heads
         if isinstance(Ws, StudentCodeError):
             what = carry.failure_words(Ws, "cross_check")
-            found[i].own.append(Pipeline(failed=("weights_from_torch", what)))
+            found[i].own.append(Pipeline(failed=("weights_from_torch", what), failure=Ws))
             continue
         mine = _usable_weights(Ws, d)
         if mine is None:
@@ -215,7 +226,7 @@ def _own(
     d, n = probe.mha.embed_dim, probe.X.shape[0]
     if isinstance(result, StudentCodeError):
         what = carry.failure_words(result, "cross_check")
-        return Pipeline(failed=("multi_head_attention", what), imported=True)
+        return Pipeline(failed=("multi_head_attention", what), imported=True, failure=result)
     pair = _usable_pair(result, n, d)
     if pair is None:
         what = "does not return an (n, d_model) float output and float weights for this module"
@@ -368,10 +379,12 @@ def check(
     weights_from_torch,
     probes: tuple[Probe, ...],
     reference: ReferenceMHA,
+    reference_adapter: Callable | None = None,
 ) -> None:
     """The modules of one case, in order (the one with a zero key last); ``reference`` is the
     reference multi_head_attention (run here, with the student's weights, for carried
-    pipelines)."""
+    pipelines), ``reference_adapter`` the reference weights_from_torch (what cross_check is
+    judged given, past a callee that raised: none, nothing is carried past a raise)."""
     own = pipelines(probes, weights_from_torch, multi_head_attention, reference)
 
     def unsteady(probe: Probe) -> bool:
@@ -386,6 +399,7 @@ def check(
 
     reports: list = []
     called: list[frozenset[str]] = []  # the callees cross_check really called, per module
+    past: list[CalleeCall] = []  # callee calls that raised, to be carried past if they may
     for probe, mine in zip(probes, own, strict=True):
         observed = _observe(cross_check, probe, case, unsteady)
         called.append(frozenset(c.name for c in observed.calls))
@@ -395,14 +409,22 @@ def check(
             reports.append(read_report(observed.value))
         except StudentCodeError as e:
             if not (probe.zero_key and isinstance(e, StudentRaised)):
-                _raised(case, e, mine, called[-1])
+                past.extend(_raised(case, e, mine, observed, probe, reference_adapter is not None))
             reports.append(e)
     carried: set[str] = set()
+    if past:
+        callees = {
+            "weights_from_torch": weights_from_torch,
+            "multi_head_attention": multi_head_attention,
+        }
+        references = {"weights_from_torch": reference_adapter, "multi_head_attention": reference}
+        _past_raises(cross_check, probes, past, callees, references)
+        carried.update(c.name for c in past)
     for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
         if isinstance(report, StudentRaised):
             continue
         carried.update(_judge(case, report, probe, mine, seen, unsteady))
-    measured = any(
+    measured = bool(past) or any(  # carried past a raise: right given right, zero key too
         p.zero_key and not isinstance(r, StudentRaised)
         for p, r in zip(probes, reports, strict=True)
     )
@@ -418,8 +440,11 @@ def check(
     _float64_kept(given, probes, reports, own, called)
     if case.carry_forward:
         _not_cancelled(given, probes, reports, own)
-    if carried:
-        carry.record(case, "cross_check", tuple(sorted(carried)))
+    raised = tuple(dict.fromkeys(c.name for c in past))
+    if raised:
+        case.carry(Carried("cross_check", raised, raised=True))
+    if carried - set(raised):
+        carry.record(case, "cross_check", tuple(sorted(carried - set(raised))))
 
 
 def _given_reference(cross_check, reference) -> Callable[[Probe], Any]:
@@ -508,18 +533,75 @@ def _not_cancelled(given, probes, reports, own: list[Pipelines]) -> None:
             raise AssertionError(carry.compensated("cross_check", ["multi_head_attention"]))
 
 
-def _raised(case: Case, e: StudentCodeError, own: Pipelines, called: frozenset[str]) -> None:
-    """cross_check failed on a module: its own failure, unless a callee it really called
-    (``called``) fails there too (then the case could not be checked). A cross_check that
-    failed before calling the callee is charged alone: nothing is said of a call not made."""
+def _raised(
+    case: Case,
+    e: StudentCodeError,
+    own: Pipelines,
+    observed: Observed,
+    probe: Probe,
+    may_carry: bool,
+) -> list[CalleeCall]:
+    """cross_check failed on a module: its own failure, unless a callee it really called fails
+    there too (``own``: the student's pipelines on the module). Then, where cross_check raised
+    as that callee did and every callee that failed there raised (not a stub, a hang or an
+    unusable value), the calls that raised are returned, to be carried past
+    (``_past_raises``); else the case could not be checked. A cross_check that failed before
+    calling the callee is charged alone: nothing is said of a call not made."""
+    called = {c.name for c in observed.calls}
     if (
-        own.failed is not None
-        and own.failed[0] in called
-        and case.carry_forward
-        and not isinstance(e, NotAttempted)
+        own.failed is None
+        or own.failed[0] not in called
+        or not case.carry_forward
+        or isinstance(e, NotAttempted)
     ):
-        raise carry.CouldNotCheck("cross_check", *own.failed)
-    raise e
+        raise e
+    raised = [c for c in observed.calls if c.error is not None]
+    if own.raised == "weights_from_torch":
+        # Its module is not plain data: the call is seen, not how it ended. It raised on this
+        # module in the student's own pipeline; whether it does alone is asked on it.
+        raised.append(CalleeCall("weights_from_torch", (probe.mha,), {}, error=own.failure))
+    if (
+        may_carry
+        and isinstance(e, StudentRaised)
+        and raised
+        and all(c.known and isinstance(c.error, StudentRaised) for c in raised)
+    ):
+        return raised
+    raise carry.CouldNotCheck("cross_check", *own.failed)
+
+
+def _past_raises(
+    cross_check,
+    probes: tuple[Probe, ...],
+    past: list[CalleeCall],
+    callees: dict[str, Callable],
+    references: dict[str, Callable],
+) -> None:
+    """Carry a case past callee calls that raised inside cross_check (contract §7, as for any
+    composite): when each raises on its own too, in a fresh worker, on the same inputs (an
+    error that only comes after cross_check ran is cross_check's doing), and cross_check, with
+    its calls of both callees answered by the references, reports every module of the case
+    honestly (the one with a zero key included: so it measures). Else the case could not be
+    checked (carry.CouldNotCheck for the first callee that raised)."""
+    first = past[0]
+    could_not = carry.CouldNotCheck(
+        "cross_check", first.name, carry.failure_words(first.error, "cross_check")
+    )
+    if not all(carry.raises_alone(c, callees[c.name], references[c.name]) for c in past):
+        raise could_not
+    for probe in probes:
+        # weights_from_torch answered with the reference weights of the case's module, whatever
+        # module it is handed (the trusted side sees a module passed to it, never rebuilds it)
+        answer = answering({**references, "weights_from_torch": lambda mha, Ws=probe.Ws: Ws})
+        try:
+            report = read_report(
+                cross_check.with_callees((probe.mha, probe.X), {}, answer, CALLEES)
+            )
+            if not _honest(report, probe.reference, probe):
+                raise could_not
+            _check_match(report, probe)
+        except (AssertionError, StudentCodeError):
+            raise could_not from None
 
 
 def _observe(cross_check, probe: Probe, case: Case, unsteady: Callable[[Probe], bool]) -> Observed:

@@ -135,10 +135,18 @@ def encode(obj: Any) -> bytes:
     return msg
 
 
+class ModuleSeen:
+    """A torch module the student's code passed to a callee the trusted side answers: seen,
+    never rebuilt (the trusted side builds no module from what a worker sends)."""
+
+    __slots__ = ()
+
+
 class _Decoder:
-    def __init__(self, blobs: list[bytes], allow_modules: bool):
+    def __init__(self, blobs: list[bytes], allow_modules: bool, opaque_modules: bool = False):
         self.blobs = blobs
         self.allow_modules = allow_modules
+        self.opaque_modules = opaque_modules
         self.nodes = 0
 
     def array(self, n: dict) -> np.ndarray:
@@ -198,6 +206,8 @@ class _Decoder:
             return a[()]
         if t == "mha" and self.allow_modules:
             return self.mha(n)
+        if t == "mha" and self.opaque_modules:
+            return ModuleSeen()
         if t == "once" and self.allow_modules and type(n.get("v")) is list:
             return (x for x in [self.node(x, depth + 1) for x in n["v"]])
         raise WireError(f"unexpected value kind {t!r}")
@@ -223,11 +233,16 @@ def _check_header(header: bytes, limit: int) -> None:
 
 
 def decode(
-    msg: bytes | memoryview, *, allow_modules: bool = False, max_header: int = MAX_BYTES
+    msg: bytes | memoryview,
+    *,
+    allow_modules: bool = False,
+    opaque_modules: bool = False,
+    max_header: int = MAX_BYTES,
 ) -> Any:
     """Parse a message made by ``encode``. The trusted side never passes allow_modules (modules
     and ``Once`` items: what only the trusted side sends), and passes
-    ``max_header=MAX_REPLY_HEADER`` for a worker's reply."""
+    ``max_header=MAX_REPLY_HEADER`` for a worker's reply; ``opaque_modules`` (for a callee
+    frame only) reads a module as ``ModuleSeen``."""
     if len(msg) > MAX_BYTES or len(msg) < 8 or bytes(msg[:4]) != MAGIC:
         raise WireError("not a message of this grader, or too large")
     (hlen,) = struct.unpack("<I", msg[4:8])
@@ -250,4 +265,4 @@ def decode(
         pos += s
     if pos != len(msg):
         raise WireError("message length does not match its header")
-    return _Decoder(blobs, allow_modules).node(tree, 0)
+    return _Decoder(blobs, allow_modules, opaque_modules).node(tree, 0)
