@@ -315,7 +315,7 @@ def test_the_in_process_proxy_sees_the_calls_of_a_decorated_composite_as_the_wor
     assert [c.name for c in observed.calls] == ["softmax"]
 
 
-RAISING_ADAPTER = '''
+RAISING_ADAPTER = """
 
 _reference_adapter = weights_from_torch
 
@@ -324,7 +324,7 @@ def weights_from_torch(mha):  # the bias check the wrong way round: raises for e
     if mha.in_proj_bias is None:
         raise ValueError("only modules with biases are supported")
     return _reference_adapter(mha)
-'''
+"""
 
 
 def test_in_the_sandbox_cross_check_keeps_its_points_past_an_adapter_that_raises(engine, tmp_path):
