@@ -143,11 +143,6 @@ def _module(text: str) -> dict:
     return space
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a case is carried to a callee whose mistake shows only on the input the "
-    "composite chose for it, and which loses nothing on its own cases: charged nowhere",
-)
 @pytest.mark.parametrize("how", list(ON_MARK))
 def test_a_composite_does_not_carry_its_mistake_to_a_callee_that_loses_nothing(
     engine, tmp_path, how
@@ -159,10 +154,11 @@ def test_a_composite_does_not_carry_its_mistake_to_a_callee_that_loses_nothing(
     with pytest.raises(ValueError) if how == "raises" else _nothing():
         out, _ = space["multi_head_attention"](X, Wq, Wk, Wv, Wo, 2)
         assert not np.allclose(out, ref.multi_head_attention(X, Wq, Wk, Wv, Wo, 2)[0])
-    scores, _ = graded(engine, submission(tmp_path, multihead=text), tmp_path / "out")
+    scores, feedback = graded(engine, submission(tmp_path, multihead=text), tmp_path / "out")
     assert scores["merge_heads"] == POINTS["merge_heads"]  # right on every unmarked input
-    # wrong (or raising) in every run of the student's, its mistake charged to no one
+    # wrong (or raising) in every run of the student's: charged where it shows
     assert scores["multi_head_attention"] < POINTS["multi_head_attention"] / 2
+    assert "your merge_heads goes wrong only on the inputs your multi_head_attention" in feedback
 
 
 class _nothing:

@@ -27,7 +27,7 @@ from ..outcomes import Grade, Status, TestResult
 from ..points import POINTS, POLICY, Policy
 from ..sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from ..sandbox.worker.linux import PR_SET_DUMPABLE, prctl
-from . import hidden, replies
+from . import carry, hidden, replies
 from .session import MODULES, SessionLog, WorkerSession
 from .submission import Submission
 
@@ -316,6 +316,7 @@ class Engine:
                     log.exception("the hidden tests of %s failed for %s", qid, grade.student)
                     grade.status = Status.GRADER_ERROR
                     results += _grader_failure((qid,))
+        carry.charge_uncharged(results, tuple(CODE_QUESTIONS))
         slog = session.log
         grade.output = slog.import_output
         if slog.import_output_truncated:
