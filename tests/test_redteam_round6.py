@@ -228,25 +228,30 @@ def _readings(qid: str, feedback: str) -> set:
     return {(int(c) - 256) // 1000 for c in counts}  # d_model = 8, no biases: 256
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the diagnosis runs in the worker that ran the hidden cases and tells numbers "
-    "fitted to what the student's code returns there",
-)
+CONSTANT = {  # the kept number, and a constant in its place (a control: a number is told)
+    "attention's scale": ("r = _SEEN[2] if len(_SEEN) > 2 else 1.0", "r = 0.613"),
+    "parameter_counts' counts": ("k = _SEEN[1] if len(_SEEN) > 1 else 1", "k = 7"),
+}
+
+
 @pytest.mark.parametrize("what", list(KEEPS))
 def test_a_diagnosis_never_tells_a_number_kept_from_a_hidden_input(engine, tmp_path, what):
     qid = "attention" if what.startswith("attention") else "parameter_counts"
+    kept, constant = CONSTANT[what]
+    assert kept in KEEPS[what]
+    control = reference("multihead") + KEEPS[what].replace(kept, constant)
+    _, feedback = graded(engine, submission(tmp_path, "control", multihead=control), tmp_path / "c")
+    assert _readings(qid, feedback) == {0.613 if qid == "attention" else 7}  # a number is told
     text = reference("multihead") + KEEPS[what]
     scores, feedback = graded(engine, submission(tmp_path, multihead=text), tmp_path / "out")
     assert scores[qid] == 0
     read = _readings(qid, feedback)
-    assert read  # the diagnosis does tell a number...
     hidden_values = _hidden_inputs(qid)
     if qid == "attention":
         leaked = [v for v in hidden_values if float(f"{v:.3g}") in read]
     else:
         leaked = [v for v in hidden_values if v in read]
-    assert leaked == []  # ... never one the student's code kept from a hidden input
+    assert leaked == []  # never one the student's code kept from a hidden input
 
 
 # -- a copy past the similarity report ---------------------------------------------------------

@@ -225,8 +225,8 @@ class Engine:
                     "loaded (see above).",
                 )
         _settle_process()
-        if diagnosis is None:
-            diagnosis = DiagnosisSession(env)
+        if diagnosis is None:  # in workers no hidden input reaches
+            diagnosis = DiagnosisSession(session.diagnosis_env())
         results = self.run_question(qid, env)
         # a failing case gets the diagnosis: the misconception's tag and what it means
         return explain_failures(qid, results, diagnosis)
@@ -298,9 +298,9 @@ class Engine:
             grade.status = Status.GRADER_ERROR
             return _grader_failure(tuple(CODE_QUESTIONS)), None
         with session:
-            env = session.env()
             self._public_calls(session)
-            diagnosis = DiagnosisSession(env)  # shared by the questions: calls made once
+            # shared by the questions (calls made once), in workers no hidden input reaches
+            diagnosis = DiagnosisSession(session.diagnosis_env())
             for qid in CODE_QUESTIONS:
                 try:
                     own = session.env(qid)  # its callees as it meets them
