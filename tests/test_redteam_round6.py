@@ -403,11 +403,6 @@ def test_text_in_a_links_title_or_address_earns_nothing():
 # -- review decisions and the queue ---------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the judged hash is 16 hex digits (64 bits): a birthday search of about 2^32 "
-    "hashes, offline, gives two files that one decision holds on",
-)
 def test_a_judged_hash_is_too_wide_for_a_birthday_search():
     files = {n: reference(n[:-3]) for n in ("multihead.py", "crosscheck.py")}
     files["answers.md"] = ANSWERS
@@ -415,6 +410,32 @@ def test_a_judged_hash_is_too_wide_for_a_birthday_search():
     for qid in ("softmax", "cross_check", "q1"):
         digits = hashes[qid].split(":")[-1]
         assert len(digits) * 4 >= 128, (qid, hashes[qid])
+
+
+def test_a_decision_judged_under_a_16_digit_hash_holds_once_then_on_the_whole_hash(tmp_path):
+    from review_helpers import code_files, make_grade, seal
+
+    from mha_grader.review import apply as reviewed
+
+    out = tmp_path / "out"
+    plain = code_files()
+    seal(out, make_grade("fay", share={"softmax": 0.5, "q1": 0.5}), files=plain)
+    whole = OutputFolder(out).read_seal("fay").hashes
+    store = decisions.load(out)
+    for qid, cut in (("softmax", whole["softmax"][: 3 + 16]), ("q1", whole["q1"][:16])):
+        store.decisions[("fay", qid)] = decisions.Decision(
+            3.0, cut, "tess", decisions.utc_now(), 0.0
+        )
+    store.decisions[("fay", "split_heads")] = decisions.Decision(  # another file's cut hash
+        3.0, "v2:" + "0" * 16, "tess", decisions.utc_now(), 0.0
+    )
+    decisions.save(out, store)
+    settled = reviewed.settle(out, OutputFolder(out).read_grades())
+    assert sorted(settled.carried) == [("fay", "q1"), ("fay", "softmax")]
+    assert settled.dropped == [("fay", "split_heads")]
+    after = decisions.load(out)
+    assert after.decisions[("fay", "softmax")].judged == whole["softmax"]
+    assert after.decisions[("fay", "q1")].judged == whole["q1"]
 
 
 # The Trojan Source paper's "early return", in a softmax: a person whose terminal reorders
