@@ -485,11 +485,6 @@ def mha_check(folder: Path) -> int:
     return run.returncode
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the sandbox's uid has no entry in a user database (none is mounted): the "
-    "file loads on a laptop and fails its import in grading",
-)
 def test_a_file_that_looks_up_its_user_loads_in_the_local_check_and_in_grading(engine, tmp_path):
     text = reference("multihead").replace("import numpy as np\n", "import numpy as np\n" + LOOKS_UP)
     folder = submission(tmp_path, multihead=text)
