@@ -301,11 +301,6 @@ def _listed(files: dict[str, dict[str, str]], a: str, b: str) -> bool:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: code split into many small functions shares no k-gram with the original "
-    "once every statement is a call",
-)
 def test_a_copy_split_into_small_functions_is_listed():
     from test_similarity import INDEPENDENT, folder
 
