@@ -1,32 +1,34 @@
 """Red team, round six: routes a student could hand in that the first five rounds' suites do not
 take, each built as a submission (the reference files plus the trick) and graded, checked,
-compared or reviewed for real.
+compared or reviewed for real. Measured first (11 of 14 routes open), then each met by a wall:
 
 - Error carried forward to a callee that loses nothing: multi_head_attention hands merge_heads
   its heads with a mark in the last bits of one number (invisible to any comparison), and
   merge_heads, a pure function of its input, goes wrong (or raises) on marked input only. The
-  composite is wrong (or raises) in every run of the student's; it is "right given right
-  callees", the callee gives the same value alone in a fresh worker on the same input, so the
-  case is carried: 9/9 for multi_head_attention, 4/4 for merge_heads, whose own hidden cases
-  never carry the mark. "One bug charged once" charged it nowhere.
-- A hidden input read back out of a diagnosis: the diagnosis runs in the worker that ran the
-  hidden cases, and tells numbers fitted to what the student's code returns (a wrong scale "the
-  scores times 0.847 / sqrt(d_k)", the counts seen "1 head: 10256"). A function that keeps a
-  hidden input it was given and returns it on the probes has it printed in its feedback.
+  composite is wrong (or raises) in every run of the student's; it was "right given right
+  callees", the callee gave the same value alone in a fresh worker, so the case was carried:
+  9/9 and 4/4, the mistake charged nowhere. Now a case is carried only to a callee that loses
+  something of its own (``carry.charge_uncharged``).
+- A hidden input read back out of a diagnosis: the diagnosis ran in the worker that ran the
+  hidden cases and tells numbers fitted to what the student's code returns (a wrong scale "the
+  scores times 0.847 / sqrt(d_k)", the counts seen "1 head: 10256"): a function that kept a
+  hidden input had it printed in its feedback. Now the diagnosis runs in workers no hidden input
+  reaches (``WorkerSession.diagnosis_env``).
 - A copy past the similarity report: the reference with every statement moved into a small
-  function of its own (no k-gram of the original survives the calls in between).
+  function of its own (no k-gram of the original survived the calls in between). Now a file's
+  small functions are also compared written in place (``similarity.inlined_code``).
 - The written grader reading other words than a person sees: a wrong claim written with soft
-  hyphens inside its words, or with Cyrillic letters that look Latin, is read by a person as
-  written and by the grader as no claim: the right answer around it keeps full marks and no
-  flag. And an answer that offers the right constraint as one of several alternatives ("either
-  d_model divisible by num_heads, or the other way round, or equal") is given the constraint.
+  hyphens inside its words, or with Cyrillic letters that look Latin, was no claim to the
+  grader: full marks and no flag (now ``language.as_seen``). The right constraint offered beside
+  its reverse ("d_model divisible by num_heads, or num_heads divisible by d_model") read the
+  reverse as "otherwise" and earned 4/4 (now an "or" opening a requirement is an alternative).
 - A review decision keyed to a 64-bit hash: two files with one judged hash cost about 2^32
-  hashes (a birthday search, offline: the rule is in the source), so a decision can be made to
-  stick to code it did not judge.
+  hashes (a birthday search, offline: the rule is in the source). Now the whole SHA-256.
 - The review queue printing Unicode's bidirectional controls as they are (Trojan Source): a
-  line can show the person other code than what Python runs.
+  line could show the person other code than what Python runs. Now shown as code points.
 - mha-check passing what grading fails: a file that looks up its user in the user database
-  (``pwd.getpwuid(os.getuid())``) loads on a laptop; the sandbox's uid has no entry.
+  (``pwd.getpwuid(os.getuid())``) loaded on a laptop; the sandbox's uid had no entry (34/82,
+  import-error). Now the worker's uid is ``student`` there too.
 - Walls that held: files written to the worker's /tmp and folder are bounded (a tmpfs of its
   own); code run through a full-width ``ｅｘｅｃ`` is listed as code built at run time; text in
   a link's title or address earns nothing.
