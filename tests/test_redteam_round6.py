@@ -163,6 +163,25 @@ def test_a_composite_does_not_carry_its_mistake_to_a_callee_that_loses_nothing(
     assert "your merge_heads goes wrong only on the inputs your multi_head_attention" in feedback
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: a carry asks that the callee lose something of its own, not that it lose for "
+    "this mistake: a merge_heads that gives up one case on purpose (float32 heads) keeps the "
+    "marked input's mistake charged nowhere (1 point for 9); charging the callee with each "
+    "case carried to it would close it, and changes every carried grade",
+)
+def test_a_callee_that_gives_up_a_case_of_its_own_does_not_buy_a_composites_carry(engine, tmp_path):
+    text = reference("multihead") + MARK.format(on_mark="pass").replace(
+        "    if _is_marked(H):\n        pass",
+        "    if _is_marked(H) or H.dtype == np.float32:  # wrong on float32 heads too\n"
+        "        H = H[::-1]",
+    )
+    assert "H.dtype == np.float32" in text
+    scores, _ = graded(engine, submission(tmp_path, multihead=text), tmp_path / "out")
+    assert scores["merge_heads"] < POINTS["merge_heads"]  # the case it gave up
+    assert scores["multi_head_attention"] < POINTS["multi_head_attention"] / 2
+
+
 class _nothing:
     def __enter__(self):
         return self
