@@ -6,7 +6,9 @@ importing anything large.
 
 from __future__ import annotations
 
+import grp  # (imported with this module, in the zygote: nothing is loaded after containment)
 import os
+import pwd
 import resource
 import signal
 
@@ -73,9 +75,6 @@ def _name_own_user(home: str) -> None:
     namespaces there is no /etc at all), so a top-level ``pwd.getpwuid(os.getuid())`` or
     ``os.getlogin()``, which loads on the student's laptop and in mha-check, would fail the
     file's import. Every other uid and name is asked of the database as before."""
-    import grp
-    import pwd
-
     uid, gid = os.getuid(), os.getgid()
     me = pwd.struct_passwd((WORKER_USER, "x", uid, gid, WORKER_USER, home, "/bin/sh"))
     group = grp.struct_group((WORKER_USER, "x", gid, [WORKER_USER]))
