@@ -35,6 +35,11 @@ from its own, and computes otherwise then, is not excused by them.
 - A composite whose result is right only because a callee's mistake cancels one of its own
   (right with the student's callees, wrong with right ones) is charged: the two bugs hide each
   other, and fixing the callee would break it.
+- A case carried to a callee that loses nothing of its own (every one of its cases passed, none
+  carried further) is charged after all (``charge_uncharged``, once every question is graded):
+  the callee's mistake shows only on the inputs the composite chose for it (a composite can
+  hand it an input marked, in bits no comparison sees, for it to go wrong on), so carrying it
+  would charge it nowhere. It is charged where it shows, to the composite.
 
 Every check takes the hidden case's ``Case`` (``context.Case``): the policy it is graded under,
 and where what it carried forward is noted for the runner (``hidden``).
@@ -51,6 +56,7 @@ import numpy as np
 
 from ..calls import KEPT_BETWEEN_CALLS, CalleeCall, Observed, answering, contract_arguments
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
+from ..outcomes import Tag, TestResult
 from .context import Carried, Case
 
 
@@ -470,3 +476,47 @@ def compensated(qid: str, wrong: list[str]) -> str:
     return COMPENSATED.format(
         qid=qid, who=who, verb="is" if len(wrong) == 1 else "are", callees=" and ".join(wrong)
     )
+
+
+UNCHARGED = (
+    "your {qid} is right given right {callees} here, but your {who} {verb} wrong only on the "
+    "inputs your {qid} gives {them}: {it} {passes} every case of {its} own, so carried forward "
+    "the mistake would be charged nowhere. It is charged here, where it shows: check what {qid} "
+    "passes to {callees}, and what {callees} {does} with such inputs."
+)
+
+
+def uncharged(qid: str, callees: list[str]) -> str:
+    """What a case carried to callees that lose nothing of their own is told."""
+    one = len(callees) == 1
+    return UNCHARGED.format(
+        qid=qid,
+        callees=" and ".join(callees),
+        who=" and ".join(callees),
+        verb="goes" if one else "go",
+        them="it" if one else "them",
+        it="it" if one else "they",
+        passes="passes" if one else "pass",
+        its="its" if one else "their",
+        does="does" if one else "do",
+    )
+
+
+def charge_uncharged(results: list[TestResult], order: tuple[str, ...]) -> None:
+    """Charge, where it shows, every case carried forward to a callee that loses nothing of its
+    own: a callee every one of whose cases passed with nothing carried. ``results`` are one
+    submission's code results, ``order`` the questions callees first (contract order); a case
+    charged here makes its question one that loses something, for the composites after it."""
+    charged: dict[str, bool] = {}
+    for qid in order:
+        own = [r for r in results if r.question == qid]
+        for r in own:
+            carried = [t.removeprefix(Tag.CARRIED) for t in r.tags if t.startswith(Tag.CARRIED)]
+            free = [c for c in dict.fromkeys(carried) if not charged.get(c, True)]
+            if r.passed and free:
+                r.score = 0.0
+                r.tags = [t for t in r.tags if not t.startswith(Tag.CARRIED)]
+                r.output = uncharged(qid, free)
+        charged[qid] = bool(own) and any(
+            not r.passed or any(t.startswith(Tag.CARRIED) for t in r.tags) for r in own
+        )

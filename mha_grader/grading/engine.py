@@ -27,7 +27,7 @@ from ..outcomes import Grade, Status, TestResult
 from ..points import POINTS, POLICY, Policy
 from ..sandbox import LayerInfo, Limits, SandboxError, Zygote, required_layer, start_zygote
 from ..sandbox.worker.linux import PR_SET_DUMPABLE, prctl
-from . import hidden, replies
+from . import carry, hidden, replies
 from .session import MODULES, SessionLog, WorkerSession
 from .submission import Submission
 
@@ -225,8 +225,8 @@ class Engine:
                     "loaded (see above).",
                 )
         _settle_process()
-        if diagnosis is None:
-            diagnosis = DiagnosisSession(env)
+        if diagnosis is None:  # in workers no hidden input reaches
+            diagnosis = DiagnosisSession(session.diagnosis_env())
         results = self.run_question(qid, env)
         # a failing case gets the diagnosis: the misconception's tag and what it means
         return explain_failures(qid, results, diagnosis)
@@ -298,9 +298,9 @@ class Engine:
             grade.status = Status.GRADER_ERROR
             return _grader_failure(tuple(CODE_QUESTIONS)), None
         with session:
-            env = session.env()
             self._public_calls(session)
-            diagnosis = DiagnosisSession(env)  # shared by the questions: calls made once
+            # shared by the questions (calls made once), in workers no hidden input reaches
+            diagnosis = DiagnosisSession(session.diagnosis_env())
             for qid in CODE_QUESTIONS:
                 try:
                     own = session.env(qid)  # its callees as it meets them
@@ -316,6 +316,7 @@ class Engine:
                     log.exception("the hidden tests of %s failed for %s", qid, grade.student)
                     grade.status = Status.GRADER_ERROR
                     results += _grader_failure((qid,))
+        carry.charge_uncharged(results, tuple(CODE_QUESTIONS))
         slog = session.log
         grade.output = slog.import_output
         if slog.import_output_truncated:

@@ -126,6 +126,7 @@ class WorkerSession:
         self._started = False
         self._clean: WorkerSession | None = None  # for ``fresh`` calls, started when needed
         self._numpy: WorkerSession | None = None  # for the NumPy questions, started when needed
+        self._diagnosis: WorkerSession | None = None  # for the diagnosis (``diagnosis_env``)
         self._inputs_sent = False  # a call has carried the grader's inputs to a worker
         self.last_calls: list[CalleeCall] = []  # of the latest observed call
         self.last_complete = True
@@ -186,10 +187,10 @@ class WorkerSession:
 
     def close(self) -> None:
         """Kill the worker and its process tree (the zygote finishes that in the background)."""
-        for sub in (self._clean, self._numpy):
+        for sub in (self._clean, self._numpy, self._diagnosis):
             if sub is not None:
                 sub.close()
-        self._clean = self._numpy = None
+        self._clean = self._numpy = self._diagnosis = None
         if self._worker is not None:
             try:
                 self._worker.retire(wait=False)
@@ -675,6 +676,18 @@ class WorkerSession:
                     public=True,
                     numpy=record.get("numpy", ""),
                 )
+
+    def diagnosis_env(self) -> dict[str, Callable]:
+        """``env()`` of a session of the same files whose workers never meet a hidden input (its
+        own, started at its first call, its NumPy questions' too): the diagnosis calls the
+        student's code there, on the grader's probes alone, so that a number a diagnosis tells
+        (a scale or counts fitted to what the code returned) cannot carry anything the code kept
+        from a hidden case. Its time, log and record of skipped functions are this session's."""
+        if self._diagnosis is None:
+            self._diagnosis = WorkerSession(
+                self.zygote, self.files, self.limits, self.broken, self.kind, parent=self
+            )
+        return self._diagnosis.env()
 
     def proxy(self, module: str, func: str) -> Callable:
         return _Proxy(self.routed(module, func), module, func)

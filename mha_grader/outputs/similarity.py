@@ -21,7 +21,10 @@ file that builds code at run time (``exec``, ``eval``, ``compile``, ``__import__
 ``importlib``, a blob decoded with ``base64``, ``zlib``, ``codecs``, type hints evaluated by
 ``typing.get_type_hints``, a string type hint that is not a type...: ``runtime_reasons``)
 is listed for a person whatever it is similar to, and the code it holds as text, where simple
-folding and decoding reach it (``built_code``), is compared with the rest of the file.
+folding and decoding reach it (``built_code``), is compared with the rest of the file. A file
+that calls small functions of its own (a function that only names values and returns one) is
+also compared with each call written in place (``inlined_code``): code split into many small
+functions, one statement each, shares no k-gram with the code it was split from.
 
 Four things are listed, each a reason to read, never evidence of copying on its own:
 
@@ -924,6 +927,142 @@ def kgram_hashes(text: str, k: int = K) -> np.ndarray:
     return h.view(np.int64)
 
 
+_INLINED_HEADER = (
+    "\n\n# ---- this file with its small functions written in place of their calls, as the "
+    "grader also compares it ----\n"
+)
+_CONTRACT_NAMES = frozenset(
+    {"softmax", "split_heads", "merge_heads", "attention", "multi_head_attention"}
+    | {"distinct_head_pairs", "parameter_counts", "weights_from_torch", "cross_check"}
+)
+INLINE_PASSES = 4  # helpers calling helpers: inlined this many levels deep
+_TOP_DEF = re.compile(r"^def[ \t]+(\w+)", re.MULTILINE)
+
+
+def _small_function(node: ast.stmt) -> tuple[list[str], list[ast.stmt], ast.expr] | None:
+    """A top-level function that only names values and returns one (no default, no control
+    flow, no decorator), as (its parameters, its assignments, the returned expression); None
+    for any other statement. A contract function is never one: it is what is graded."""
+    if not isinstance(node, ast.FunctionDef) or node.name in _CONTRACT_NAMES:
+        return None
+    a = node.args
+    if node.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+        return None
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        return None
+    steps = body[:-1]
+    if not all(
+        isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) for t in st.targets)
+        for st in steps
+    ):
+        return None
+    inner = ast.Module(body=body, type_ignores=[])
+    for n in ast.walk(inner):
+        if isinstance(n, ast.Lambda | ast.Yield | ast.YieldFrom | ast.Await | ast.NamedExpr):
+            return None
+        if isinstance(n, ast.Name) and n.id == node.name:
+            return None  # recursive
+    return [x.arg for x in a.args], steps, body[-1].value
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, values: dict[str, ast.expr]):
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.values:
+            return copy.deepcopy(self.values[node.id])
+        return node
+
+
+def _plain_call(node: ast.AST, helpers: dict) -> tuple[str, list[ast.expr]] | None:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in helpers
+        and not node.keywords
+        and not any(isinstance(x, ast.Starred) for x in node.args)
+        and len(node.args) == len(helpers[node.func.id][0])
+    ):
+        return node.func.id, node.args
+    return None
+
+
+class _Inline(ast.NodeTransformer):
+    """Calls of small functions written in place: a function that only returns an expression,
+    wherever it is called; one that names values first, where its call is a statement's whole
+    value (``x = f(a)``, ``return f(a)``)."""
+
+    def __init__(self, helpers: dict):
+        self.helpers = helpers
+        self.done = 0
+
+    def _expand(self, name: str, args: list[ast.expr]) -> tuple[list[ast.stmt], ast.expr]:
+        params, steps, value = self.helpers[name]
+        sub = _Substitute(dict(zip(params, args, strict=True)))
+        self.done += 1
+        return [sub.visit(copy.deepcopy(st)) for st in steps], sub.visit(copy.deepcopy(value))
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        call = _plain_call(node, self.helpers)
+        if call is None or self.helpers[call[0]][1]:
+            return node
+        return self._expand(*call)[1]
+
+    def _statement(self, node: ast.Assign | ast.Return) -> object:
+        call = _plain_call(node.value, self.helpers)
+        if call is None or not self.helpers[call[0]][1]:
+            return self.generic_visit(node)
+        for arg in call[1]:
+            self.visit(arg)
+        steps, value = self._expand(*call)
+        node.value = value
+        return [*steps, node]
+
+    visit_Assign = visit_Return = _statement
+
+
+def inlined_code(source: str) -> str | None:
+    """``source`` with the calls of its small functions (``_small_function``) written in place
+    and the functions left out, as ``ast.unparse`` writes it; None when it has none called, or
+    does not parse. Code split into many small functions, one statement each, shares no k-gram
+    with the code it was split from: compared this way too, it does."""
+    if all(name in _CONTRACT_NAMES for name in _TOP_DEF.findall(source)):
+        return None  # no function of its own at the top level: nothing to parse
+    tree = _parse(source)
+    if tree is None:
+        return None
+    changed = False
+    for _ in range(INLINE_PASSES):
+        helpers = {n.name: f for n in tree.body if (f := _small_function(n)) is not None}
+        if not helpers:
+            break
+        inline = _Inline(helpers)
+        tree.body = [
+            inline.visit(n) if not (isinstance(n, ast.FunctionDef) and n.name in helpers) else n
+            for n in tree.body
+        ]
+        if not inline.done:
+            break
+        changed = True
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        tree.body = [
+            n
+            for n in tree.body
+            if not (isinstance(n, ast.FunctionDef) and n.name in helpers and n.name not in used)
+        ]
+    if not changed:
+        return None
+    try:
+        return ast.unparse(ast.fix_missing_locations(tree))
+    except (ValueError, RecursionError):
+        return None
+
+
 @dataclass
 class Fingerprint:
     """One file's fingerprints, with the attributes of copydetect's CodeFingerprint that its
@@ -1018,6 +1157,10 @@ def fingerprint(code: str, filename: str, boilerplate: np.ndarray | None = None)
     if source != code.replace("\r\n", "\n").replace("\r", "\n"):
         reasons.insert(0, "a coding declaration (Python reads other text than the file shows)")
     shown = source
+    inlined = inlined_code(source) if len(source) <= MAX_REDUCED else None
+    if inlined is not None:
+        shown += _INLINED_HEADER + inlined
+        reduced = _reduce(shown)
     if reasons:
         pieces, complete = built_code(source)
         if not complete:

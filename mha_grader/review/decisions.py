@@ -56,12 +56,32 @@ CODE_RULE = "v2:"  # a code question's hash starts with this: made over the toke
 EARLIER = "@v1"  # in a seal, question + EARLIER: the earlier rule's hash, where it is safe
 
 
+SHORT = 16  # hex digits an earlier grader kept of a judged hash (64 bits: see ``_digest``)
+
+
 def _digest(*parts: str | None) -> str:
+    """A whole SHA-256 of ``parts``: the rule is in the source, so with 64 bits (16 hex digits,
+    as an earlier grader kept) a birthday search of about 2^32 hashes, offline, finds two files
+    that one decision would hold on."""
     h = hashlib.sha256()
     for part in parts:
         h.update(b"\1missing" if part is None else part.encode("utf-8", "replace"))
         h.update(b"\0")
-    return h.hexdigest()[:16]
+    return h.hexdigest()
+
+
+def _same(have: str | None, judged: str) -> bool:
+    """Whether the hash ``have`` is the hash ``judged``: equal, or, where one of them was cut to
+    ``SHORT`` digits by an earlier grader (a decision, or a seal, written then), made under the
+    same rule and agreeing on those digits (``apply.settle`` then keys the decision to the
+    whole hash)."""
+    if have is None:
+        return False
+    if have == judged:
+        return True
+    rule_a, _, a = have.rpartition(":")
+    rule_b, _, b = judged.rpartition(":")
+    return rule_a == rule_b and min(len(a), len(b)) == SHORT and a[:SHORT] == b[:SHORT]
 
 
 _SKIPPED = {tokenize.COMMENT, tokenize.NL}
@@ -188,12 +208,13 @@ def judged(files: Mapping[str, str]) -> dict:
 
 def holds(judged: str, hashes: Mapping[str, str], qid: str) -> bool:
     """Whether a decision that judged ``judged`` holds on what has these hashes (a seal's):
-    the same hash; or, for a decision on code made under the earlier rule, that rule's hash of
-    code it cannot have misread (``judged``)."""
-    if hashes.get(qid) == judged:
+    the same hash (``_same``: one cut to 16 digits by an earlier grader agrees on those); or,
+    for a decision on code made under the earlier rule, that rule's hash of code it cannot
+    have misread (``judged``)."""
+    if _same(hashes.get(qid), judged):
         return True
     earlier = hashes.get(qid + EARLIER)
-    return qid in CODE_QUESTIONS and not judged.startswith(CODE_RULE) and earlier == judged
+    return qid in CODE_QUESTIONS and not judged.startswith(CODE_RULE) and _same(earlier, judged)
 
 
 # -- the store -------------------------------------------------------------------------------

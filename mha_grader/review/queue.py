@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -57,8 +58,16 @@ _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x08\x0b-\x1f\x7f-\x
 
 
 def plain(text: str) -> str:
-    """Student text safe for a terminal: no escapes, no control characters but newline/tab."""
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    """Student text safe for a terminal: no escapes, no control characters but newline/tab,
+    and every invisible format character (Unicode's Cf: the bidirectional controls that let a
+    line show other code than Python runs, as in Trojan Source; zero-width characters; soft
+    hyphens) shown as its code point, ``⟨U+2067⟩``."""
+    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if text.isascii():
+        return text
+    return "".join(
+        f"\u27e8U+{ord(c):04X}\u27e9" if unicodedata.category(c) == "Cf" else c for c in text
+    )
 
 
 # -- what each question asks --------------------------------------------------------------------

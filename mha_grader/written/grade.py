@@ -11,7 +11,7 @@ from mha_check.questions import WRITTEN_QUESTIONS
 from ..outcomes import Tag, TestResult
 from ..points import POINTS
 from .flags import OTHER_LANGUAGE, flags_for
-from .language import other_language
+from .language import as_seen, other_language
 from .match import Status
 from .reading import Reading, read_concepts
 from .rubric import Rubric, load_rubrics
@@ -33,6 +33,10 @@ _UNKNOWING = re.compile(
     # (not "no idea why": the student knows the finding, not its reason)
     r"(?! (?:why|how|what|whether|if))",
     re.IGNORECASE,
+)
+LOOKALIKES = (
+    "Some words mix in letters of another alphabet that look like Latin ones (a Cyrillic 'а' "
+    "for an 'a'): they were read as they look; a teacher will read this answer."
 )
 _HEADINGS = {q: f"## {q.upper()}" for q in WRITTEN_QUESTIONS} | {"challenge": "## Challenge"}
 
@@ -120,6 +124,7 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
         )
     if not text.strip():
         return _result(qid, 0, f"{qid}: not attempted yet (only the placeholder line is there).")
+    text, lookalikes = as_seen(text)  # read as a person reads it
     if other_language(text):
         # the phrasings are English: a teacher reads it; half the points stand until then
         flag = OTHER_LANGUAGE
@@ -145,6 +150,9 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
         share = min([share, *(f.cap for f in flags)])
         lines.extend(f.message for f in dict.fromkeys(flags))
     reasons = [f.message for f in flags if f.review]
+    if lookalikes:
+        lines.append(LOOKALIKES)
+        reasons.append(LOOKALIKES)
     return _result(
         qid, share * POINTS[qid], "\n".join(lines), reason=reasons[-1] if reasons else None
     )

@@ -12,6 +12,7 @@ answer in symbols is English enough. Words that are common in both English and a
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .text import FUNCTION_WORDS
 
@@ -84,3 +85,56 @@ def other_language(text: str) -> bool:
     foreign = sum(w in _FOREIGN for w in words)
     english = sum(w in _ENGLISH for w in words)
     return foreign >= MIN_FOREIGN_WORDS and foreign > english
+
+
+# -- what a person sees --------------------------------------------------------------------
+
+# Letters of other scripts that look like a Latin letter in common fonts (Unicode's confusables,
+# the Cyrillic and Greek ones), and the Latin letter a reader takes each for.
+LOOKALIKES = str.maketrans(
+    "аеорсхуіјѕԁһԛԝӏАВЕКМНОРСТХУІЈЅαοριυνκχτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcxyijsdhqwlABEKMHOPCTXYIJSaopiuvkxtABEZHIKMNOPTYX",
+)
+_LOOKS_LATIN = frozenset("аеорсхуіјѕԁһԛԝӏАВЕКМНОРСТХУІЈЅαοριυνκχτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")
+# Characters no reader sees that are not format characters (Cf): the combining grapheme joiner,
+# variation selectors, fillers that render as nothing.
+_UNSEEN = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0]")
+
+
+def _seen_char(ch: str) -> str:
+    """A character as a reader takes it: a format character (a soft hyphen, a zero-width space,
+    a bidirectional control) or a combining mark is nothing; a letter written in another style
+    of a Latin one (full width, mathematical bold or italic) is that letter."""
+    kind = unicodedata.category(ch)
+    if kind in ("Cf", "Mn", "Me"):
+        return ""
+    if kind in ("Lu", "Ll") and ("\uff21" <= ch <= "\uff5a" or "\U0001d400" <= ch <= "\U0001d7ff"):
+        plain = unicodedata.normalize("NFKC", ch)  # (not "ℕ", a set's name in notation)
+        if plain != ch and plain.isascii() and plain.isalpha():
+            return plain
+    return ch
+
+
+def _seen_word(word: str) -> str:
+    """A word whose letters are all Latin or look Latin, some of them of another script, read as
+    the Latin word it looks like; any other word as written (a Greek letter standing alone is a
+    symbol, a Greek or Russian word is a word)."""
+    if not any(c in _LOOKS_LATIN for c in word):
+        return word
+    if len(word) == 1 and not "\u0400" <= word <= "\u052f":
+        return word  # a Greek letter standing alone: a symbol (a Cyrillic "а" is the word "a")
+    if all(c in _LOOKS_LATIN or (c.isascii() and c.isalpha()) for c in word):
+        return word.translate(LOOKALIKES)
+    return word
+
+
+def as_seen(text: str) -> tuple[str, bool]:
+    """``text`` as a person reading the rendered answer takes it, and whether some word of it
+    mixed in letters of another script that look Latin: the grader reads what the person reads,
+    so a claim written with soft hyphens or zero-width characters inside its words, or with a
+    Cyrillic "а" for an "a", is read as the words it shows."""
+    if text.isascii():
+        return text, False
+    seen = _UNSEEN.sub("", "".join(_seen_char(c) for c in text))
+    folded = _WORD.sub(lambda m: _seen_word(m.group()), seen)
+    return folded, folded != seen

@@ -411,6 +411,20 @@ def _other_case(words: list[str], at: int) -> int:
     return 0
 
 
+_MUST = frozenset("must should required necessary".split())
+_HAS_TO = frozenset("has have need needs".split())
+
+
+def _requirement(words: list[str], start: int) -> bool:
+    """Whether the clause that starts at ``start`` states a requirement ("num_heads must divide
+    d_model", "they have to be equal"), up to the next clause punctuation."""
+    end = next((j for j in range(start, len(words)) if words[j] in CLAUSE_PUNCTUATION), len(words))
+    return any(
+        w in _MUST or (w in _HAS_TO and words[j + 1 : j + 2] == ["to"])
+        for j, w in enumerate(words[start:end], start)
+    )
+
+
 def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
@@ -422,6 +436,10 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         # (", or the heads ...": the requirement is the clause before the comma)
         before = i - 1 - (i > 1 and words[i - 1] == ",")
         required = required and bool(NECESSITY & set(words[clause_starts(words)[before] : i]))
+        # "d_model must be divisible by num_heads, or num_heads must divide d_model": an "or"
+        # that opens a requirement of its own offers another one beside it (each alternative
+        # said), not what would happen otherwise
+        required = required and not _requirement(words, i + 1)
         if w == "otherwise" and i > 0 and _said(words[i - 1]) and not marks.cue[i]:
             # "my check said otherwise", "head 1 behaved otherwise": an adverb (differently) of
             # the verb before it, not what would happen without a requirement

@@ -6,7 +6,9 @@ importing anything large.
 
 from __future__ import annotations
 
+import grp  # (imported with this module, in the zygote: nothing is loaded after containment)
 import os
+import pwd
 import resource
 import signal
 
@@ -65,6 +67,34 @@ def _apply_limits(spec: dict, own_uid: bool) -> None:
     # its own tree. Otherwise the uid is shared: allow what exists.
     nproc = lim["processes"] + (0 if own_uid else _count_processes(os.getuid()))
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def _name_own_user(home: str) -> None:
+    """Answer for the worker's own uid and gid in the user database as a laptop answers for its
+    user (``student``, as the environment says): the sandbox's uid has no entry (inside
+    namespaces there is no /etc at all), so a top-level ``pwd.getpwuid(os.getuid())`` or
+    ``os.getlogin()``, which loads on the student's laptop and in mha-check, would fail the
+    file's import. Every other uid and name is asked of the database as before."""
+    uid, gid = os.getuid(), os.getgid()
+    me = pwd.struct_passwd((WORKER_USER, "x", uid, gid, WORKER_USER, home, "/bin/sh"))
+    group = grp.struct_group((WORKER_USER, "x", gid, [WORKER_USER]))
+    by_uid, by_name = pwd.getpwuid, pwd.getpwnam
+    by_gid, by_group = grp.getgrgid, grp.getgrnam
+
+    def getpwuid(u):
+        return me if u == uid else by_uid(u)
+
+    def getpwnam(name):
+        return me if name == WORKER_USER else by_name(name)
+
+    def getgrgid(g):
+        return group if g == gid else by_gid(g)
+
+    def getgrnam(name):
+        return group if name == WORKER_USER else by_group(name)
+
+    pwd.getpwuid, pwd.getpwnam, grp.getgrgid, grp.getgrnam = getpwuid, getpwnam, getgrgid, getgrnam
+    os.getlogin = lambda: WORKER_USER
 
 
 def contain(spec: dict) -> str:
@@ -127,4 +157,5 @@ def contain(spec: dict) -> str:
             seccomp.load_program(spec["seccomp_program"])
         else:
             seccomp.worker_filter(own_uid, abi >= 6, os.getpid()).load()
+    _name_own_user(home)
     return home
