@@ -274,8 +274,11 @@ class WorkerSession:
         self.log.import_errors[module] = self.broken[module]
         self.functions.pop(module, None)
         if not worker.dead:
-            # The module is half-imported in this worker: start again without it.
-            worker.retire()
+            # The module is half-imported in this worker: start again without it. Not waited
+            # for (as at a session's end): the zygote answers at once and kills it before it
+            # serves the next request, the next worker's spawn included, so nothing of it runs
+            # beside the next worker; the grader does not wait for the kill's round trip.
+            worker.retire(wait=False)
 
     # -- one exchange --------------------------------------------------------------------------
 

@@ -29,8 +29,11 @@ CODE_FILES = ("multihead.py", "crosscheck.py")  # what sources.json keeps, for s
 _TMP_SUFFIX = ".tmp"
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+def write_atomic(path: str | os.PathLike, data: str | bytes, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
+    ``durable``: its content is on disk before it takes the name (``fsync``); without, a crash
+    may leave the name on an empty or older file (for files whose loss costs only work again:
+    a student's seal)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -38,8 +41,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -294,7 +298,12 @@ class OutputFolder:
             return None
 
     def write_seal(self, seal: Seal) -> None:
-        write_atomic(self.seal_path(seal.student), seal.to_json())
+        """Written after the reports, which are synced to disk before: a seal never stands for
+        reports a crash can lose. The seal itself is not synced (one fsync a student less, of
+        three): a crash may lose it or leave it empty or cut, which ``read_seal`` reads as no
+        seal, and the student is graded again by the next run; never a seal without its
+        reports."""
+        write_atomic(self.seal_path(seal.student), seal.to_json(), durable=False)
 
     def read_seal(self, sid: str) -> Seal | None:
         try:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import TypeVar
 
+import numpy as np
+
 from . import handout_index
 from .rubric import Rubric
 from .sources import Handout, load_handouts
@@ -128,7 +130,8 @@ def warm(rubrics: dict[str, Rubric]) -> None:
     handouts = load_handouts()
     for rubric in rubrics.values():
         _shingles(rubric, handouts)
-        _part_bags(rubric, handouts)  # and the sentences' bags
+        _bag_index(rubric, handouts)  # and the sentences' bags and their parts'
+        _part_bag_index(rubric, handouts)
         _sentence_texts(rubric, handouts)
         _lines(rubric, handouts)
 
@@ -285,47 +288,65 @@ def _bag_content(sentence: Sentence) -> list[tuple[int, str]]:
 
 
 _Bags = tuple[tuple[frozenset[str], int], ...]
-# id of a bags tuple -> (the tuple, kept so that its id stays its own; stem -> the bags holding
-# it; each bag's size ** 0.5)
-_BY_STEM: dict[int, tuple[_Bags, dict[str, list[int]], list[float]]] = {}
 
 
-def _best_bag(
-    bags: tuple[tuple[frozenset[str], int], ...], words: frozenset[str]
-) -> tuple[frozenset[str], int] | None:
-    """The bag that shares most with ``words`` for its size (the first such, in order), with
-    what they share. Counted through an index of the bags by stem: an answer's sentence shares
-    a stem with a few hundred of the hand-outs' bags, not all of them."""
-    found = _BY_STEM.get(id(bags))
-    if found is None or found[0] is not bags:
-        by_stem: dict[str, list[int]] = {}
+class _BagIndex:
+    """Bags (of stems, with their hand-out's index) indexed by stem: an answer's sentence shares
+    a stem with a few hundred of the hand-outs' bags, not all of them, and what each bag shares
+    with it is counted in one NumPy call rather than stem by stem in Python."""
+
+    def __init__(self, bags: _Bags):
+        self.bags = bags
+        holding: dict[str, list[int]] = {}
         for i, (bag, _) in enumerate(bags):
             for stem in bag:
-                by_stem.setdefault(stem, []).append(i)
-        found = _BY_STEM[id(bags)] = (bags, by_stem, [len(bag) ** 0.5 for bag, _ in bags])
-    _, by_stem, sizes = found
-    shared: dict[int, int] = {}
-    for stem in words:
-        for i in by_stem.get(stem, ()):
-            shared[i] = shared.get(i, 0) + 1
-    best, score = -1, 0.0
-    for i, n in shared.items():
-        if n / sizes[i] > score or (n / sizes[i] == score and i < best):
-            best, score = i, n / sizes[i]
-    if best < 0:
-        return None
-    bag, h = bags[best]
-    return words & bag, h
+                holding.setdefault(stem, []).append(i)
+        self._holding = {stem: np.array(at, dtype=np.intp) for stem, at in holding.items()}
+        self._sizes = np.array([len(bag) for bag, _ in bags], dtype=np.intp)
+        # (each root computed by Python, as the scores were before: the same floats, the same
+        # ties broken the same way)
+        self._roots = np.array([len(bag) ** 0.5 for bag, _ in bags], dtype=np.float64)
+
+    def _shared(self, words: frozenset[str]) -> np.ndarray | None:
+        """How many of ``words`` each bag holds (None: no bag holds any)."""
+        hits = [self._holding[stem] for stem in words if stem in self._holding]
+        if not hits:
+            return None
+        return np.bincount(np.concatenate(hits), minlength=len(self.bags))
+
+    def best(self, words: frozenset[str]) -> tuple[frozenset[str], int] | None:
+        """The bag that shares most with ``words`` for its size (the first such, in order), with
+        what they share."""
+        shared = self._shared(words)
+        if shared is None:
+            return None
+        bag, h = self.bags[int(np.argmax(shared / self._roots))]  # (argmax: the first best)
+        return words & bag, h
+
+    def source_share(self, shared: frozenset[str]) -> float:
+        """The largest share of a bag's words that ``shared`` is, among the bags holding all of
+        it (0 if none does): its size over the smallest such bag's."""
+        counts = self._shared(shared)
+        if counts is None:
+            return 0.0
+        holding = self._sizes[counts == len(shared)]
+        return len(shared) / int(holding.min()) if len(holding) else 0.0
 
 
-def _source_share(bags: tuple[tuple[frozenset[str], int], ...], shared: frozenset[str]) -> float:
-    return max((len(shared & bag) / len(bag) for bag, _ in bags if shared <= bag), default=0.0)
+@_per_rubric
+def _bag_index(rubric: Rubric, handouts: tuple[Handout, ...]) -> _BagIndex:
+    return _BagIndex(_bags(rubric, handouts))
+
+
+@_per_rubric
+def _part_bag_index(rubric: Rubric, handouts: tuple[Handout, ...]) -> _BagIndex:
+    return _BagIndex(_part_bags(rubric, handouts))
 
 
 def _loose_copies(
     rubric: Rubric, sentences: list[Sentence], handouts: tuple[Handout, ...], done: set[int]
 ) -> list[Copy]:
-    bags = _bags(rubric, handouts)
+    bags = _bag_index(rubric, handouts)
     found = []
     for s_index, sentence in enumerate(sentences):
         if s_index in done or sentence.question:
@@ -349,23 +370,23 @@ def _plain_stems(sentence: Sentence, content: list[tuple[int, str]], stems: froz
 def _loose_source(
     rubric: Rubric,
     handouts: tuple[Handout, ...],
-    bags: tuple[tuple[frozenset[str], int], ...],
+    bags: _BagIndex,
     sentence: Sentence,
     content: list[tuple[int, str]],
     words: frozenset[str],
 ) -> int | None:
     """The hand-out a sentence is copied from in looser form, or None."""
-    best = _best_bag(bags, words)
+    best = bags.best(words)
     if best is not None:
         shared, h = best
         if (
             len(shared) >= LOOSE_SHARE * len(words)
-            and _source_share(bags, shared) >= LOOSE_SOURCE_SHARE
+            and bags.source_share(shared) >= LOOSE_SOURCE_SHARE
             and _plain_stems(sentence, content, shared) >= LOOSE_PLAIN
         ):
             return h
     # a remix: every part of it from some hand-out sentence, or a clause of one
-    part_bags = _part_bags(rubric, handouts)
+    part_bags = _part_bag_index(rubric, handouts)
     copied: list[tuple[int, str]] = []
     sources: list[int] = []
     for part in _parts(sentence, content):
@@ -375,7 +396,7 @@ def _loose_source(
             if len(part) >= 2 and _contained(rubric, handouts, [stem for _, stem in part]):
                 copied += part
             continue
-        best = _best_bag(part_bags, stems)
+        best = part_bags.best(stems)
         if best is None:
             continue
         shared, h = best
@@ -386,7 +407,7 @@ def _loose_source(
             if len(stems) >= PART_SWAP_MIN
             else (PART_SHARE * len(stems))
         )
-        if len(shared) >= wanted and _source_share(part_bags, shared) >= PART_SOURCE_SHARE:
+        if len(shared) >= wanted and part_bags.source_share(shared) >= PART_SOURCE_SHARE:
             copied += part
             sources.append(h)
     plain = _plain_stems(sentence, content, frozenset(stem for _, stem in copied))
@@ -457,15 +478,16 @@ MIN_BESIDE = 2  # content words of a short sentence beside a copy, to call it co
 
 def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> bool:
     """The stems occur in a row in one of the hand-outs' sentences."""
-    wanted = f" {' '.join(stems)} "
-    return any(wanted in sentence for sentence in _sentence_texts(rubric, handouts))
+    return f" {' '.join(stems)} " in _sentence_texts(rubric, handouts)
 
 
 @_per_rubric
-def _sentence_texts(rubric: Rubric, handouts: tuple[Handout, ...]) -> tuple[str, ...]:
+def _sentence_texts(rubric: Rubric, handouts: tuple[Handout, ...]) -> str:
     """Each hand-out sentence's content stems, as one string with a space at either end (a
-    hand-out's question too: "does every pair of heads still differ?" made a statement)."""
-    return tuple(
+    hand-out's question too: "does every pair of heads still differ?" made a statement), one
+    sentence a line: a run of stems (which hold no line break) found in it lies in one
+    sentence, and one search of the whole costs less than one per sentence."""
+    return "\n".join(
         f" {' '.join(stem for _, stem in _content(sentence))} "
         for _, sentence in _handout_sentences(rubric, handouts)
     )

@@ -75,12 +75,13 @@ def _diacritic(ch: str) -> bool:
 
 def other_language(text: str) -> bool:
     """True when the answer reads as written in a language other than English."""
-    letters = _LETTER.findall(text)
-    if letters and sum(not _latin(c) for c in letters) >= NON_LATIN_SHARE * len(letters):
-        return True
-    marked = sum(_diacritic(c) for c in letters)
-    if marked >= MIN_DIACRITICS and marked >= DIACRITIC_SHARE * len(letters):
-        return True
+    if not text.isascii():  # (ASCII letters are all Latin, none marked: most answers)
+        letters = _LETTER.findall(text)
+        if letters and sum(not _latin(c) for c in letters) >= NON_LATIN_SHARE * len(letters):
+            return True
+        marked = sum(_diacritic(c) for c in letters)
+        if marked >= MIN_DIACRITICS and marked >= DIACRITIC_SHARE * len(letters):
+            return True
     words = [w.lower() for w in _WORD.findall(text)]
     foreign = sum(w in _FOREIGN for w in words)
     english = sum(w in _ENGLISH for w in words)

@@ -88,14 +88,27 @@ def _index(tokens: tuple[Token, ...], vocab: Vocabulary) -> dict[str, set[int]]:
     """Token positions by stem, a misspelt word also under the stems it is a typo of (notation
     and phrase tokens such as d_model and num_heads must be exact)."""
     by_stem: dict[str, set[int]] = {}
-    empty: frozenset[tuple[str, str]] = frozenset()
     for i, tok in enumerate(tokens):
         by_stem.setdefault(tok.stem, set()).add(i)
         if not tok.canonical and max(len(tok.word), len(tok.stem)) >= TYPO_MIN_LENGTH:
-            candidates = vocab.get(tok.word[:1], empty) | vocab.get(tok.stem[:1], empty)
-            for target in _typo_targets(tok.word, tok.stem, candidates):
+            for target in _typos(tok, vocab):
                 by_stem.setdefault(target, set()).add(i)
     return by_stem
+
+
+_NO_WORDS: frozenset[tuple[str, str]] = frozenset()
+
+
+def _typos(tok: Token, vocab: Vocabulary) -> frozenset[str]:
+    """The stems ``tok`` is a typo of, kept in the vocabulary: the union of its letters' words,
+    a new set of hundreds each time, and the hash of it for ``_typo_targets`` were most of the
+    cost of indexing a sentence."""
+    key = (tok.word, tok.stem)
+    found = vocab.typos.get(key)
+    if found is None:
+        candidates = vocab.get(tok.word[:1], _NO_WORDS) | vocab.get(tok.stem[:1], _NO_WORDS)
+        found = vocab.typos[key] = _typo_targets(tok.word, tok.stem, candidates)
+    return found
 
 
 def _hits(tokens: tuple[Token, ...], slot: frozenset[str], memo: dict) -> set[int]:
@@ -301,7 +314,10 @@ def phrasing_matches(
     # a question asked back (often the prompt pasted) asserts nothing
     statements = [(i, s, stances[i], hidden[i]) for i, s in enumerate(sentences) if not s.question]
     whole = None
+    in_answer = _AnswerSlots.of(statements, memos)
     for phrasing in phrasings:
+        if not all(map(in_answer.__getitem__, phrasing.stems)):
+            continue  # (most phrasings: a word of theirs is in no sentence)
         where = statements
         if phrasing.across:
             if whole is None:
@@ -342,6 +358,37 @@ def phrasing_matches(
                     )
                 )
     return matches
+
+
+class _AnswerSlots(dict[frozenset[str], bool]):
+    """slot -> whether it accepts some token of the answer's statements: a phrasing one of
+    whose slots accepts none matches in no sentence, nor across them. The stems the statements
+    hold (typos read as what they are slips of, as ``_index`` reads them) are gathered once per
+    answer, and each slot is asked once; kept in the memo of the whole answer."""
+
+    def __init__(self, present: set[str]):
+        super().__init__()
+        self.present = present
+
+    def __missing__(self, slot: frozenset[str]) -> bool:
+        found = self[slot] = not self.present.isdisjoint(slot)
+        return found
+
+    @classmethod
+    def of(
+        cls, statements: list[tuple[int, Sentence, Stances, frozenset[int]]], memos: list[dict]
+    ) -> _AnswerSlots:
+        memo = memos[-1]
+        found = memo.get("slots")
+        if found is None:
+            present = {SENTENCE_BREAK.stem}  # (what joins them, read across)
+            for s_index, sentence, _, _ in statements:
+                sentence_memo = memos[s_index]
+                if "index" not in sentence_memo:
+                    sentence_memo["index"] = _index(sentence.tokens, sentence_memo["vocabulary"])
+                present.update(sentence_memo["index"])
+            found = memo["slots"] = cls(present)
+        return found
 
 
 def _possible(tokens: tuple[Token, ...], positions: list[int]) -> bool:

@@ -97,7 +97,13 @@ class Misconception:
     phrasings: tuple[Phrasing, ...]
 
 
-Vocabulary = dict[str, frozenset[tuple[str, str]]]  # first letter -> (word, stem) a rubric accepts
+class Vocabulary(dict[str, frozenset[tuple[str, str]]]):
+    """First letter -> (word, stem) the phrasings accept. ``typos`` keeps, for each answer word
+    looked up, the stems it is a slip of (match.py): the same words recur in every answer."""
+
+    def __init__(self, *args: object, **kwargs: object):
+        super().__init__(*args, **kwargs)
+        self.typos: dict[tuple[str, str], frozenset[str]] = {}
 
 
 def vocabulary(phrasings: Iterable[Phrasing]) -> Vocabulary:
@@ -111,7 +117,7 @@ def vocabulary(phrasings: Iterable[Phrasing]) -> Vocabulary:
                     for word in dict.fromkeys((alt.word, *alt.forms)):
                         for letter in {word[:1], alt.stem[:1]}:
                             by_letter.setdefault(letter, set()).add((word, alt.stem))
-    return {k: frozenset(v) for k, v in by_letter.items()}
+    return Vocabulary({k: frozenset(v) for k, v in by_letter.items()})
 
 
 @dataclass(frozen=True)

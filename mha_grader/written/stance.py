@@ -398,6 +398,12 @@ _NOT_THE_CASE = tuple(
     for case in ("the case", "so", "true")
 ) + (("failing", "that"), ("failing", "this"))
 _OTHER_CASE = (["any", "other"], ["another"], ["a", "different"], ["any", "different"])
+# the same phrases by their first word, in order: most words open none, and are passed at once
+_NOT_THE_CASE_BY_FIRST: dict[str, list[list[str]]] = {}
+for _phrase in _NOT_THE_CASE:
+    _NOT_THE_CASE_BY_FIRST.setdefault(_phrase[0], []).append(list(_phrase))
+# the words after which a word opens a clause (a condition's "if", an "otherwise")
+_BEFORE_OPENING = CLAUSE_PUNCTUATION | SUBORDINATORS | OPENERS | {"or"}
 
 
 def _other_case(words: list[str], at: int) -> int:
@@ -429,7 +435,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
     i = 0
     while i < len(words):
         w = words[i]
-        opens = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | SUBORDINATORS | OPENERS | {"or"}
+        opens = i == 0 or words[i - 1] in _BEFORE_OPENING
         # "d_model has to be divisible by num_heads or the heads won't get equal chunks": "or"
         # after a requirement, opening a clause of its own, means "otherwise"
         required = w == "or" and words[i + 1 : i + 2] != ["else"] and _opens_clause(words, i + 1)
@@ -491,7 +497,9 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.otherwise[j] = not marks.cue[j]
             i += 3
             continue
-        phrase = next((p for p in _NOT_THE_CASE if words[i : i + len(p)] == list(p)), None)
+        phrase = next(
+            (p for p in _NOT_THE_CASE_BY_FIRST.get(w, ()) if words[i : i + len(p)] == p), None
+        )
         if opens and phrase and words[i + len(phrase) : i + len(phrase) + 1] == [","]:
             # "Were this not the case, the chunks would be unequal", "If that were not so, ...":
             # the case without what was just said, as "otherwise" is

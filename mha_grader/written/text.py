@@ -10,9 +10,11 @@ sides meet on the same stems.
 from __future__ import annotations
 
 import re
+import re._constants as _sre  # the syntax tree's node kinds, for _needs
+import re._parser as _sre_parse
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cache, lru_cache
 
@@ -349,22 +351,19 @@ class Token:
     word: str  # lower-case word or canonical token
     stem: str  # what matching compares
     canonical: bool  # a notation or phrase token (d_model, num_heads): matched exactly, no typos
+    # what the word is, looked up once per token (a token is made once per word and read in
+    # every phrasing's search: as properties, these were a tenth of the reading's time)
+    is_filler: bool = field(init=False, repr=False, compare=False)
+    is_negator: bool = field(init=False, repr=False, compare=False)
+    is_hard_break: bool = field(init=False, repr=False, compare=False)
+    is_break: bool = field(init=False, repr=False, compare=False)  # ends a clause
 
-    @property
-    def is_filler(self) -> bool:
-        return self.word in FILLERS
-
-    @property
-    def is_negator(self) -> bool:
-        return self.word in NEGATORS
-
-    @property
-    def is_hard_break(self) -> bool:
-        return self.word in HARD_BREAKS
-
-    @property
-    def is_break(self) -> bool:
-        return self.word in CLAUSE_BREAKS
+    def __post_init__(self) -> None:
+        word = self.word
+        object.__setattr__(self, "is_filler", word in FILLERS)
+        object.__setattr__(self, "is_negator", word in NEGATORS)
+        object.__setattr__(self, "is_hard_break", word in HARD_BREAKS)
+        object.__setattr__(self, "is_break", word in CLAUSE_BREAKS)
 
 
 @dataclass(frozen=True)
@@ -449,11 +448,95 @@ def _wrong_head_width(text: str) -> str:
     return _D_HEAD_IS.sub(reading, text)
 
 
+# Most rewrites are for notation an answer seldom holds ("\mathrm", "w/o", "indep."), yet each
+# is a pass of the regular expression engine over the whole answer: 110 passes were most of the
+# cost of reading one. What a pattern's every match must hold (strings read off its syntax tree
+# below) lets ``rewrite`` pass over the patterns whose text is absent, with plain substring
+# tests. Only on ASCII text: under IGNORECASE a few other letters match ASCII ones (the Kelvin
+# sign matches "k", the long s "s"), which a lower-case test would not see.
+_Need = tuple[str, ...]  # one of these lower-case strings
+_MAX_CHOICES = 16  # strings in a need: one of more tells too little to be tested
+
+
+def _needs(items: Iterable[tuple]) -> list[_Need]:
+    """What every match of a parsed sequence holds: each need one of a few strings, all needs
+    met (an empty list: nothing known)."""
+    needs: list[_Need] = []
+    run = ""  # consecutive literal characters, one string
+    for op, arg in [*items, (None, None)]:
+        char = _lower(chr(arg)) if op is _sre.LITERAL else None
+        if char is not None:
+            run += char
+            continue
+        if run:
+            needs.append((run,))
+            run = ""
+        if op is not None and op is not _sre.LITERAL:
+            needs += _needs_item(op, arg)
+    return [need for need in needs if len(need) <= _MAX_CHOICES]
+
+
+def _lower(char: str) -> str | None:
+    """What a pattern's character matches, in lower-case ASCII text: itself in lower case, or
+    None for the few other characters that match ASCII letters (the Kelvin sign, dotless i,
+    long s)."""
+    low = char.lower()
+    return low if char.isascii() or not (low.isascii() or low in "ıſ") else None
+
+
+def _needs_item(op: object, arg: object) -> list[_Need]:
+    if op is _sre.IN:  # a class of characters: one of them (a few letters or signs only)
+        chars: set[str] = set()
+        for kind, value in arg:
+            if kind is _sre.LITERAL:
+                codes = [value]
+            elif kind is _sre.RANGE and value[1] - value[0] < _MAX_CHOICES:
+                codes = list(range(value[0], value[1] + 1))
+            else:  # a negated class, \w, \s, a wide range: anything
+                return []
+            lowered = [_lower(chr(c)) for c in codes]
+            if None in lowered:
+                return []
+            chars.update(c for c in lowered if c is not None)
+        return [tuple(sorted(chars))]
+    if op is _sre.SUBPATTERN:  # a group, (?-i:...) included: its content
+        return _needs(arg[-1])
+    if op is _sre.BRANCH:  # alternatives: the most telling need of each, one of them
+        each = [_most_telling(_needs(branch)) for branch in arg[1]]
+        if any(need is None for need in each):
+            return []
+        return [tuple(sorted({s for need in each if need is not None for s in need}))]
+    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT) and arg[0] >= 1:
+        return _needs(arg[2])  # repeated at least once: what one repeat needs
+    if op is _sre.ASSERT:  # a look-ahead or look-behind: its text is in the string too
+        return _needs(arg[1])
+    return []  # optional parts, \b, a negative look-around, a back-reference: nothing
+
+
+def _most_telling(needs: list[_Need]) -> _Need | None:
+    """The need with the longest strings (then the fewest)."""
+    return max(needs, key=lambda n: (min(map(len, n)), -len(n)), default=None)
+
+
+def _may_match(needs: list[_Need], lower: str) -> bool:
+    holds = lower.__contains__  # (map over it: a third of the cost of a generator's loop)
+    return all(any(map(holds, need)) for need in needs)
+
+
+_REWRITE_NEEDS = [_needs(_sre_parse.parse(p.pattern, p.flags)) for p, _ in _REWRITES]
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
-    for pattern, replacement in _REWRITES:
-        text = pattern.sub(replacement, text)
+    lower = text.lower() if text.isascii() else None
+    for (pattern, replacement), needs in zip(_REWRITES, _REWRITE_NEEDS, strict=True):
+        if lower is not None and not _may_match(needs, lower):
+            continue  # (no match possible: the pass would change nothing)
+        rewritten = pattern.sub(replacement, text)
+        if rewritten != text:
+            text = rewritten
+            lower = text.lower() if text.isascii() else None
     return _wrong_head_width(_PART_OF_WIDTH.sub(_part_of_width, text))
 
 

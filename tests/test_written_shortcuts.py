@@ -1,0 +1,74 @@
+"""The reading's shortcuts change no reading: ``rewrite`` passes over a pattern only when its
+every match needs text the answer lacks (text.py's ``_needs``), and a phrasing one of whose
+words is in no sentence of the answer is not searched (match.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mha_grader.written import match, text
+from mha_grader.written.agreement import labelled_sets, load_labelled
+from mha_grader.written.match import all_matches
+from mha_grader.written.rubric import load_rubrics
+
+
+def _answers() -> list[tuple[str, str]]:
+    return [(e["question"], e["text"]) for path in labelled_sets() for e in load_labelled(path)]
+
+
+def _rewrite_in_full(answer: str) -> str:
+    """``rewrite`` without its shortcut: every pattern run."""
+    answer = text._LONG_WORD.sub(text._cue_spelling, answer)
+    for pattern, replacement in text._REWRITES:
+        answer = pattern.sub(replacement, answer)
+    return text._wrong_head_width(text._PART_OF_WIDTH.sub(text._part_of_width, answer))
+
+
+def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer():
+    for _, answer in _answers():
+        assert text.rewrite.__wrapped__(answer) == _rewrite_in_full(answer), answer
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching"),
+    [
+        (r"\bw\s*\^\s*\{?([qkvo])\}?", "W^Q"),
+        (r"\\(?:mathrm|text)\s*", r"\mathrm{d}"),
+        (r"\bmtx\b|\bmatx\b", "one MTX"),
+        (r"(?<=[a-z] )\(([a-z]+)\)(?= [a-z])", "no (separate) matrices"),
+        (r"(\d)\s*[x×*]\s*(\d)", "8×8"),
+    ],
+)
+def test_what_a_pattern_needs_is_in_every_text_it_matches(pattern, matching):
+    compiled = re.compile(pattern, re.IGNORECASE)
+    assert compiled.search(matching)
+    needs = text._needs(re._parser.parse(compiled.pattern, compiled.flags))
+    assert needs, "a need is found"
+    assert text._may_match(needs, matching.lower())
+
+
+def test_a_letter_that_matches_another_under_ignorecase_is_no_need():
+    # the Kelvin sign matches "k" under IGNORECASE: no lower-case test of ASCII text may rely
+    # on it (nor on the dotless i, nor on the long s)
+    for char in ("\u212a", "\u0131", "\u017f"):
+        assert text._lower(char) is None
+
+
+def _all_readings(answers: list[tuple[str, str]]) -> list:
+    rubrics = load_rubrics()
+    found = []
+    for qid, answer in answers:
+        rubric = rubrics[qid]
+        sentences = rubric.normaliser.sentences(answer)
+        memos = [{"vocabulary": rubric.vocabulary} for _ in range(len(sentences) + 1)]
+        found.append([all_matches(c, sentences, memos) for c in rubric.concepts])
+    return found
+
+
+def test_a_phrasing_is_found_with_or_without_the_answer_wide_check(monkeypatch):
+    answers = _answers()[::7]
+    checked = _all_readings(answers)
+    monkeypatch.setattr(match._AnswerSlots, "__missing__", lambda self, slot: True)
+    assert _all_readings(answers) == checked
