@@ -800,3 +800,28 @@ def test_the_last_columns_are_not_called_a_narrower_projection():
     d = diagnose("multi_head_attention", reference_env(multi_head_attention=_narrow(2, end="last")))
     assert d is None or "mha-narrow-projections" not in d.misconceptions, d.message
 
+
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_weights_through_a_lower_precision_are_adapter_rounded_weights(precision):
+    import torch
+
+    from solutions import crosscheck as ref_cc
+
+    def weights_from_torch(mha):
+        lowered = getattr(torch, precision)
+        return tuple(
+            torch.from_numpy(W).to(lowered).double().numpy() for W in ref_cc.weights_from_torch(mha)
+        )
+
+    d = diagnose("weights_from_torch", reference_env(weights_from_torch=weights_from_torch))
+    assert d is not None and d.misconceptions == ("adapter-rounded-weights",), d and d.message
+    assert f"rounded to {precision}" in d.message
+
+    def module_dtype(mha):  # float32 arrays for a float32 module: the dtype shows it
+        return tuple(
+            W.astype(mha.in_proj_weight.detach().numpy().dtype)
+            for W in ref_cc.weights_from_torch(mha)
+        )
+
+    d = diagnose("weights_from_torch", reference_env(weights_from_torch=module_dtype))
+    assert d is not None and d.misconceptions == ("adapter-float32-weights",), d and d.message

@@ -1010,6 +1010,20 @@ _ENTRIES = [
         "project with all d_model columns of Wq, Wk and Wv, split into heads of d_model // "
         "num_heads, and apply all of Wo.",
     ),
+    Misconception(
+        "adapter-rounded-weights",
+        "weights_from_torch",
+        "Your weights_from_torch returns float64 arrays whose values went through a lower "
+        "precision on the way (float32, as .float() or a state dict moved to float32 before "
+        ".numpy().astype(np.float64) gives; float16 or bfloat16): the dtype asked for, without "
+        "the module's precision.",
+        "A float64 module's weights hold about 16 significant digits; rounded to float32 they "
+        "keep about 7, so a pipeline built from them cannot reproduce the module to float64 "
+        "precision, and a cross-check measures the rounding instead of the pipeline. The dtype "
+        "does not show it: the arrays are float64.",
+        "convert each weight straight to float64 (detach it, then .double() or .to("
+        "torch.float64)), with no lower-precision step in between.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1100,5 +1114,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-grouped-query",
     "mha-transforms-projections",
     "mha-narrow-projections",
+    "adapter-rounded-weights",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

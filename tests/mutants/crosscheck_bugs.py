@@ -417,3 +417,20 @@ def cross_check__norm_ratio(mha, X):
     o = float(np.linalg.norm(out - out_t) / np.linalg.norm(out_t))
     w = float(np.linalg.norm(weights - w_t) / np.linalg.norm(w_t))
     return {"output_max_abs_diff": o, "weights_max_abs_diff": w, "match": max(o, w) < 1e-4}
+
+
+@bug("adapter-rounded-weights", affects=("weights_from_torch", "cross_check"))
+def weights_from_torch__state_dict_to_float32(mha):
+    _check_module(mha)
+    state = {k: v.to(dtype=torch.float32) for k, v in mha.state_dict().items()}  # training dtype
+    d = mha.embed_dim
+    w = state["in_proj_weight"].numpy().astype(np.float64)
+    Wq, Wk, Wv = (w[i * d : (i + 1) * d].T.copy() for i in range(3))
+    return Wq, Wk, Wv, state["out_proj.weight"].numpy().astype(np.float64).T.copy()
+
+
+@bug("adapter-rounded-weights", affects=("weights_from_torch", "cross_check"))
+def weights_from_torch__bfloat16_checkpoint(mha):
+    _check_module(mha)
+    blocks = [*mha.in_proj_weight.detach().chunk(3), mha.out_proj.weight.detach()]
+    return tuple(b.to(torch.bfloat16).double().numpy().T.copy() for b in blocks)
