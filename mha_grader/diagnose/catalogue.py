@@ -1024,6 +1024,19 @@ _ENTRIES = [
         "convert each weight straight to float64 (detach it, then .double() or .to("
         "torch.float64)), with no lower-precision step in between.",
     ),
+    Misconception(
+        "adapter-loose-tolerance",
+        "cross_check",
+        "Your cross_check reports match=True for a float64 module although its pipeline's output "
+        "really differs from the module's by more than 1e-3 of the output's size: its tolerance "
+        "is far looser than float64 needs (one fit for bfloat16 or float16, as kernel tests "
+        "use).",
+        "float64 keeps about 16 significant digits, so a right pipeline agrees with a float64 "
+        "module to about 1e-12 of the output's size; a difference above 1e-3 is a mistake in "
+        "the pipeline, not rounding, and a cross-check that calls it a match hides it.",
+        "choose the tolerance from the module's dtype, relative to the output's scale: for "
+        "float64 at most 1e-3 (1e-8 leaves ample room for rounding), for float32 about 1e-4.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1115,5 +1128,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-transforms-projections",
     "mha-narrow-projections",
     "adapter-rounded-weights",
+    "adapter-loose-tolerance",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)
