@@ -1015,8 +1015,8 @@ _ENTRIES = [
         "weights_from_torch",
         "Your weights_from_torch returns float64 arrays whose values went through a lower "
         "precision on the way (float32, as .float() or a state dict moved to float32 before "
-        ".numpy().astype(np.float64) gives; float16 or bfloat16): the dtype asked for, without "
-        "the module's precision.",
+        "the conversion to float64 gives; float16 or bfloat16): the dtype asked for, without the "
+        "module's precision.",
         "A float64 module's weights hold about 16 significant digits; rounded to float32 they "
         "keep about 7, so a pipeline built from them cannot reproduce the module to float64 "
         "precision, and a cross-check measures the rounding instead of the pipeline. The dtype "
