@@ -639,6 +639,14 @@ def test_rows_scaled_up_are_named_and_a_global_softmax_or_a_mask_keeps_its_own_i
         w = e / e.sum()
         return w @ V, w
 
+    def halved(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1) * 0.5
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=halved))
+    assert d is not None and d.misconceptions == ("attention-rows-not-normalised",), d and d.message
+    assert "the right row times 0.5, the same factor for every row" in d.message
+
     d = diagnose("attention", reference_env(attention=global_softmax))
     assert d is not None and d.misconceptions == ("softmax-global",), d and d.message
     d = diagnose(

@@ -95,6 +95,12 @@ def _rows_hint(weights, scores):
     ):
         return ""
     sums = f"the rows sum to {_show(c)}"
+    if np.allclose(c, c.flat[0]):
+        return (
+            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
+            "something scaling the weights after the softmax? Return the softmax itself, every "
+            "row summing to 1."
+        )
     if np.all(c < 1):
         logit = s.max(-1) + np.log(total * (1 / c - 1))  # the extra logit that gives each row
         if np.allclose(logit, logit.flat[0], atol=1e-6):

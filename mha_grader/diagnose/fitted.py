@@ -510,6 +510,11 @@ def rows_words(fit: RowFit, what: str = "head") -> str:
     sums = np.concatenate([c.ravel() for c in fit.sums])
     lo, hi = float(sums.min()), float(sums.max())
     said = f" On our inputs the rows of its weights sum to between {lo:.3g} and {hi:.3g}, not 1"
+    if hi - lo <= 1e-6 * hi:  # one factor for every row of every input
+        return (
+            f" On our inputs every row of its weights is the right row times {lo:.4g}, the same "
+            "factor for every row and every input: the rows sum to that, not 1."
+        )
     if hi <= 1.0 + 1e-6:
         logits, by_head = [], []
         for c, s in zip(fit.sums, fit.scores, strict=True):
