@@ -673,3 +673,21 @@ def test_cross_check_with_a_loose_float64_tolerance_fails_only_the_moderate_diff
     assert "never a match" in failed["test_a_moderate_difference_on_a_float64_module_is_no_match"]
     for reasonable in (1e-8, 1e-5, 1e-3):
         assert failures("cross_check", cross_check=tolerance(reasonable)) == {}
+
+
+def test_mha_with_activated_projections_fails_its_own_checks_told_they_are_linear():
+    """A ReLU on the projections passes every worked example (their projections are never
+    negative): the per-head check flips the signs of Wq, Wk and Wv, which a linear layer
+    follows, so that mha-check fails multi_head_attention, as grading does, and not the
+    cross_check that calls it."""
+
+    def relu_dense(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError("heads")
+        d = X.shape[-1] // num_heads
+        Q, K, V = (ref.split_heads(np.maximum(X @ W, 0), num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = ref.attention(Q, K, V)
+        return ref.merge_heads(out) @ Wo, w
+
+    failed = failures("multi_head_attention", multi_head_attention=relu_dense)
+    assert "a non-linearity before attention" in failed["test_each_head_sees_only_its_own_features"]

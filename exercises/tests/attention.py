@@ -135,12 +135,6 @@ def _rows_hint(weights, scores):
     ):
         return ""
     sums = f"the rows sum to {_show(c)}"
-    if np.allclose(c, c.flat[0]):
-        return (
-            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
-            "something scaling the weights after the softmax? Return the softmax itself, every "
-            "row summing to 1."
-        )
     if np.all(c < 1):
         logit = s.max(-1) + np.log(total * (1 / c - 1))  # the extra logit that gives each row
         if np.allclose(logit, logit.flat[0], atol=1e-6):
@@ -151,6 +145,12 @@ def _rows_hint(weights, scores):
                 'after it, gives (an attention sink, a "softmax plus one"). Take the softmax '
                 "over the real keys only, so that every row sums to 1."
             )
+    if np.allclose(c, c.flat[0]):
+        return (
+            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
+            "something scaling the weights after the softmax? Return the softmax itself, every "
+            "row summing to 1."
+        )
     return (
         f" Your weights are the right ones times a factor per row ({sums}): is the division by "
         "the sum missing, or something added to it? Divide each row's exponentials by their "

@@ -95,12 +95,6 @@ def _rows_hint(weights, scores):
     ):
         return ""
     sums = f"the rows sum to {_show(c)}"
-    if np.allclose(c, c.flat[0]):
-        return (
-            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
-            "something scaling the weights after the softmax? Return the softmax itself, every "
-            "row summing to 1."
-        )
     if np.all(c < 1):
         logit = s.max(-1) + np.log(total * (1 / c - 1))  # the extra logit that gives each row
         if np.allclose(logit, logit.flat[0], atol=1e-6):
@@ -111,6 +105,12 @@ def _rows_hint(weights, scores):
                 'after it, gives (an attention sink, a "softmax plus one"). Take the softmax '
                 "over the real keys only, so that every row sums to 1."
             )
+    if np.allclose(c, c.flat[0]):
+        return (
+            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
+            "something scaling the weights after the softmax? Return the softmax itself, every "
+            "row summing to 1."
+        )
     return (
         f" Your weights are the right ones times a factor per row ({sums}): is the division by "
         "the sum missing, or something added to it? Divide each row's exponentials by their "
@@ -357,6 +357,16 @@ def test_each_head_sees_only_its_own_features(multi_head_attention):
             f"{label} is never used ({role}); is another matrix used in its place (Wq for the "
             "keys as well, say)? Use each of Wq, Wk, Wv and Wo in its own place."
         )
+    # Q K^T is the same with both signs flipped, and out is linear in V.
+    out, weights = _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")
+    out5, weights5 = _call(multi_head_attention, X, [-Wq, -Wk, -Wv, Wo], 2, "X (3, 8) with 2 heads")
+    assert _close(weights5, weights) and _close(out5, -out), (
+        "negating Wq and Wk together leaves every score Q K^T unchanged, and negating Wv negates "
+        "the values, so the weights should stay the same and out change sign; yours do not. "
+        "Are the projections passed through a non-linearity before attention (a ReLU, as dense "
+        "layers with activation=relu give)? They are linear: Q = X @ Wq, K = X @ Wk, V = X @ Wv, "
+        "used as they are."
+    )
 
 
 @test_case()

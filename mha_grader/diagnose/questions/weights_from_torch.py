@@ -36,8 +36,8 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     expected = trusted(("ref", qid), ref_cc.weights_from_torch, probes)
     # torch's weights through a lower precision, then float64 (arrays of another dtype show
     # their precision: adapter-float32-weights)
-    rounded = None if _not_float64(student) else _rounded(student, expected, probes)
-    if rounded is not None:
+    rounded = _rounded(student, expected, probes)
+    if rounded is not None and not _not_float64(student):
         found = s.in_function(qid, ("adapter-rounded-weights",), inline=False)
         did = CATALOGUE["adapter-rounded-weights"].did
         message = found.message.replace(did, did + rounded, 1)
