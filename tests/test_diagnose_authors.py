@@ -1,7 +1,7 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
 tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
-heldout_e/, heldout_f/, heldout_g/, heldout_h/ and heldout_i/, no longer held out once their
-results were read).
+heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/ and heldout_j/, no longer held out
+once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -13,8 +13,8 @@ does not tune. heldout_d/ was held out until its first results were read (FINDIN
 open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from then; so is
 heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes), heldout_f/ (FINDINGS_F.md,
 issue-20-heldout-f-fixes), heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes), heldout_h/
-(FINDINGS_H.md, issue-20-heldout-h-fixes) and heldout_i/ (FINDINGS_I.md,
-issue-20-heldout-i-fixes).
+(FINDINGS_H.md, issue-20-heldout-h-fixes), heldout_i/ (FINDINGS_I.md,
+issue-20-heldout-i-fixes) and heldout_j/ (FINDINGS_J.md, issue-20-heldout-j-fixes).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ TUNING_PARTS = tuple(
         "heldout_g",
         "heldout_h",
         "heldout_i",
+        "heldout_j",
     )
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
@@ -70,6 +71,12 @@ PROPOSED = {
     ("counts-layernorm", "parameter_counts"): "counts-extra-terms",
     ("counts-per-head-extra", "parameter_counts"): "counts-extra-terms",
     ("adapter-relative-error", "cross_check"): "report-relative-difference",
+    # set J's proposals, named by the classes they belong to (issue-20-heldout-j-fixes)
+    ("mha-attention-sink", "multi_head_attention"): "mha-rows-not-normalised",
+    ("mha-downsampled-width", "multi_head_attention"): "mha-narrow-projections",
+    ("mha-activated-projections", "multi_head_attention"): "mha-transforms-projections",
+    ("mha-qk-norm", "multi_head_attention"): "mha-transforms-projections",
+    ("adapter-float32-roundtrip", "weights_from_torch"): "adapter-rounded-weights",
 }
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).
@@ -78,6 +85,9 @@ UNSEEN = {
     "the shape) and is right there: the same outcomes as a transpose fixed for 4-D input, "
     "attention-fixed-rank, which is tried first and whose words say so (the verdict's "
     "attention-expected-rank is the sibling id; FINDINGS_I.md)",
+    ("sam_downsample_rate", "attention"): "SAM's `_, _, _, c_per_head = q.shape` and "
+    "`permute(0, 1, 3, 2)`: raises for every rank but 4-D and is right there, the same outcomes "
+    "as Perceiver's above (attention-fixed-rank, tried first; FINDINGS_J.md)",
     ("hf_bert_transpose_for_scores", "parameter_counts"): "a generator read twice: the wire "
     "to the sandbox carries no generator",
     ("gpt2_kv_cache_state", "attention"): "depends on what ran before in the worker (issue 20, "

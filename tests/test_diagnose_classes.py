@@ -5,9 +5,13 @@ from either end, a multi-query count with or without biases, a bias on the score
 position of any slopes or table (set F, FINDINGS_F.md); a scale by any other factor, a mask of
 any pattern, inputs changed in place (set G, FINDINGS_G.md); weights in another's place, operands
 in another layout, an output tied to the queries' width, counts by how they behave, a tolerance
-of its own (set H, FINDINGS_H.md). Transformations outside a class (a temperature, ALiBi's
-biases by distance for a cap, a squashing that is not near the identity, positions added to X, a
-bias by absolute positions, a tolerance that follows atol) are not given its name."""
+of its own (set H, FINDINGS_H.md); weights whose rows are the right ones times a factor (an
+attention sink's extra logit of any value), key/value heads shared by groups of any size, the
+projections transformed (any activation, any normalisation) or narrowed to any width, weights
+rounded through any lower precision (set J, FINDINGS_J.md). Transformations outside a class
+(a temperature, ALiBi's biases by distance for a cap, a squashing that is not near the identity,
+positions added to X, a bias by absolute positions, a tolerance that follows atol, the last
+columns of the projections) are not given its name."""
 
 import math
 
@@ -15,7 +19,9 @@ import numpy as np
 import pytest
 
 from mha_grader import shown
-from mha_grader.diagnose import diagnose
+from mha_grader.diagnose import diagnose, fitted
+from mha_grader.diagnose.compare import Outcome
+from mha_grader.diagnose.probes import Probe
 from solutions import multihead as ref
 from tests.mutants.build import reference_env
 
@@ -565,3 +571,265 @@ def test_cosine_scores_times_a_factor_are_attention_cosine_scores_and_dot_produc
     assert "times a factor of 4 on every input" in d.message
     d = diagnose("attention", reference_env(attention=_attention(lambda s: 3.0 * s)))
     assert d is not None and d.misconceptions == ("scale-wrong-factor",), d and d.message
+
+
+# --- set J (FINDINGS_J.md): weights whose rows do not sum to 1, key/value heads shared by groups,
+# the projections transformed or narrowed, each beyond its example
+
+
+def _sunk(sink):
+    """attention with one extra logit per row (``sink(scores)``: its value) joined to the
+    scores for the softmax and dropped after it."""
+
+    def attention(Q, K, V):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        extra = np.broadcast_to(sink(s), s.shape[:-1] + (1,))
+        w = ref.softmax(np.concatenate([s, extra], axis=-1), axis=-1)[..., :-1]
+        return w @ V, w
+
+    return attention
+
+
+def _per_head_sinks(s):
+    return np.linspace(-0.5, 1.0, s.shape[0])[:, None, None] if s.ndim == 3 else np.zeros(1)
+
+
+SINKS = {
+    "zero": (lambda s: np.zeros(1), "one extra logit of 0 (a softmax plus one)"),
+    "learned-1.5": (lambda s: np.full(1, 1.5), "one extra logit of 1.5"),
+    "negative-2": (lambda s: np.full(1, -2.0), "one extra logit of -2"),
+}
+
+
+@pytest.mark.parametrize("name", SINKS)
+def test_an_extra_logit_of_any_value_is_attention_rows_not_normalised_with_the_logit(name):
+    sink, words = SINKS[name]
+    d = diagnose("attention", reference_env(attention=_sunk(sink)))
+    assert d is not None and d.misconceptions == ("attention-rows-not-normalised",), d and d.message
+    assert words in d.message
+
+
+def test_a_sink_per_head_inside_multi_head_attention_is_mha_rows_not_normalised():
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        out, w = _sunk(_per_head_sinks)(q, k, v)
+        return ref.merge_heads(out) @ Wo, w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-rows-not-normalised",), d and d.message
+    assert "one extra logit per head" in d.message
+
+
+def test_rows_scaled_up_are_named_and_a_global_softmax_or_a_mask_keeps_its_own_id():
+    def never_divided(Q, K, V):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        w = np.exp(s - s.max(axis=-1, keepdims=True))
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=never_divided))
+    assert d is not None and d.misconceptions == ("attention-rows-not-normalised",), d and d.message
+    assert "never divided by their sum" in d.message
+
+    def global_softmax(Q, K, V):  # every row a factor of the right one, but softmax-global's
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        e = np.exp(s - s.max())
+        w = e / e.sum()
+        return w @ V, w
+
+    def halved(Q, K, V):
+        w = ref.softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), axis=-1) * 0.5
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=halved))
+    assert d is not None and d.misconceptions == ("attention-rows-not-normalised",), d and d.message
+    assert "the right row times 0.5, the same factor for every row" in d.message
+
+    d = diagnose("attention", reference_env(attention=global_softmax))
+    assert d is not None and d.misconceptions == ("softmax-global",), d and d.message
+    d = diagnose(
+        "attention",
+        reference_env(
+            attention=_attention(lambda s: np.tril(s) - np.triu(np.full(s.shape, np.inf), 1))
+        ),
+    )
+    assert d is not None and "attention-rows-not-normalised" not in d.misconceptions, d.message
+
+
+def _grouped(kv_heads, order="repeat", block="first"):
+    """Grouped-query attention: ``kv_heads(num_heads)`` key/value heads from one end of Wk and
+    Wv, repeated to consecutive query heads or tiled."""
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        g = kv_heads(num_heads)
+        cols = slice(0, g * d_head) if block == "first" else slice(X.shape[-1] - g * d_head, None)
+        q = ref.split_heads(X @ Wq, num_heads, d_head)
+        k, v = (ref.split_heads(X @ W[:, cols], g, d_head) for W in (Wk, Wv))
+        if order == "repeat":
+            k, v = (np.repeat(a, num_heads // g, axis=0) for a in (k, v))
+        else:
+            k, v = (np.tile(a, (num_heads // g, 1, 1)) for a in (k, v))
+        out, w = ref.attention(q, k, v)
+        return ref.merge_heads(out) @ Wo, w
+
+    return mha
+
+
+def test_key_value_heads_shared_by_groups_are_mha_grouped_query_one_group_mha_multi_query():
+    half = _grouped(lambda h: h // 2 if h % 2 == 0 else h, order="tile", block="last")
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=half))
+    assert d is not None and d.misconceptions == ("mha-grouped-query",), d and d.message
+    assert "with 4 heads, 2 key/value heads, each shared by 2 query heads" in d.message
+    assert "the last d_head-wide blocks" in d.message
+    one = _grouped(lambda h: 1)
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=one))
+    assert d is not None and d.misconceptions == ("mha-multi-query",), d and d.message
+
+
+def test_groups_of_four_query_heads_are_found_with_eight_heads():
+    """The class fitted on inputs with 8 heads: 2 key/value heads, each shared by 4."""
+    r = np.random.default_rng(3)
+    probes = [
+        Probe((r.standard_normal((5, 16)), *(r.standard_normal((16, 16)) / 4 for _ in range(4)), 8))
+        for _ in range(2)
+    ]
+    mha = _grouped(lambda h: h // 4)
+    given = [Outcome(value=mha(*p.args)) for p in probes]
+    found = fitted.grouped_query(given, probes)
+    assert found is not None and {(g.heads, g.kv) for g in found} == {(8, 2)}
+    assert "with 8 heads, 2 key/value heads, each shared by 4 query heads" in fitted.grouped_words(
+        found
+    )
+    rolled = [Outcome(value=_rolled_keys(*p.args)) for p in probes]
+    assert fitted.grouped_query(rolled, probes) is None
+
+
+def _rolled_keys(X, Wq, Wk, Wv, Wo, num_heads):  # each head attends with its neighbour's keys
+    d_head = X.shape[-1] // num_heads
+    q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = ref.attention(q, np.roll(k, 1, axis=0), v)
+    return ref.merge_heads(out) @ Wo, w
+
+
+def _projected(f, which="QK", where="head"):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        P = [X @ W for W in (Wq, Wk, Wv)]
+        if where == "model":
+            P = [f(p) if c in which else p for c, p in zip("QKV", P, strict=True)]
+        H = [ref.split_heads(p, num_heads, d_head) for p in P]
+        if where == "head":
+            H = [f(h) if c in which else h for c, h in zip("QKV", H, strict=True)]
+        out, w = ref.attention(*H)
+        return ref.merge_heads(out) @ Wo, w
+
+    return mha
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+PROJECTIONS = {
+    "gelu-on-qkv": (_projected(_gelu_tanh, "QKV", "model"), "a GELU (its tanh approximation)"),
+    "tanh-on-values": (_projected(np.tanh, "V", "model"), "tanh applied to the projected values"),
+    "l2-qk-norm": (
+        _projected(lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)),
+        "queries and keys scaled to unit length (an L2 normalisation), each head's vectors",
+    ),
+    "layernorm-over-d-model": (
+        _projected(
+            lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+            "QK",
+            "model",
+        ),
+        "each token's whole projection (over d_model, before the split)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PROJECTIONS)
+def test_projections_transformed_before_attention_are_mha_transforms_projections(name):
+    mha, words = PROJECTIONS[name]
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-transforms-projections",), d and d.message
+    assert words in d.message
+
+
+def test_queries_scaled_or_x_normalised_keep_their_own_ids():
+    scaled = _projected(lambda x: x / math.sqrt(x.shape[-1]), "Q")
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=scaled))
+    assert d is not None and "mha-transforms-projections" not in d.misconceptions, d.message
+    d = diagnose(
+        "multi_head_attention",
+        reference_env(
+            multi_head_attention=_mha(
+                transform_x=lambda X: X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + 1e-6)
+            )
+        ),
+    )
+    assert d is not None and d.misconceptions == ("mha-transforms-input",), d and d.message
+
+
+def _narrow(rate, qk_only=False, end="first"):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        c = max((X.shape[-1] // rate) // num_heads, 1)
+        k = c * num_heads
+        cols = slice(0, k) if end == "first" else slice(X.shape[-1] - k, None)
+        q, kk = (ref.split_heads(X @ W[:, cols], num_heads, c) for W in (Wq, Wk))
+        if qk_only:
+            v, wo = ref.split_heads(X @ Wv, num_heads, X.shape[-1] // num_heads), Wo
+        else:
+            v, wo = ref.split_heads(X @ Wv[:, cols], num_heads, c), Wo[cols]
+        out, w = ref.attention(q, kk, v)
+        return ref.merge_heads(out) @ wo, w
+
+    return mha
+
+
+@pytest.mark.parametrize("rate, qk_only", [(4, False), (2, True)])
+def test_a_narrower_projection_of_any_width_is_mha_narrow_projections(rate, qk_only):
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_narrow(rate, qk_only)))
+    assert d is not None and d.misconceptions == ("mha-narrow-projections",), d and d.message
+    assert "4 of 8 with 4 heads" in d.message
+    assert ("Wq and Wk" if qk_only else "Wq, Wk and Wv (and the first k rows of Wo)") in d.message
+
+
+def test_the_last_columns_are_not_called_a_narrower_projection():
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=_narrow(2, end="last")))
+    assert d is None or "mha-narrow-projections" not in d.misconceptions, d.message
+
+
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_weights_through_a_lower_precision_are_adapter_rounded_weights(precision):
+    import torch
+
+    from solutions import crosscheck as ref_cc
+
+    def weights_from_torch(mha):
+        lowered = getattr(torch, precision)
+        return tuple(
+            torch.from_numpy(W).to(lowered).double().numpy() for W in ref_cc.weights_from_torch(mha)
+        )
+
+    d = diagnose("weights_from_torch", reference_env(weights_from_torch=weights_from_torch))
+    assert d is not None and d.misconceptions == ("adapter-rounded-weights",), d and d.message
+    assert f"rounded to {precision}" in d.message
+
+    def module_dtype(mha):  # float32 arrays for a float32 module: the dtype shows it
+        return tuple(
+            W.astype(mha.in_proj_weight.detach().numpy().dtype)
+            for W in ref_cc.weights_from_torch(mha)
+        )
+
+    d = diagnose("weights_from_torch", reference_env(weights_from_torch=module_dtype))
+    assert d is not None and d.misconceptions == ("adapter-float32-weights",), d and d.message

@@ -644,6 +644,42 @@ def test_cross_check_is_not_punished_for_an_honestly_reported_wrong_pipeline():
     assert len(failed(results)) == 4
 
 
+@pytest.mark.parametrize(
+    "name, charged",
+    [
+        ("cross_check__kernel_test_tolerance", True),  # 1e-2 for both dtypes
+        ("cross_check__allclose_bf16_defaults", True),  # torch's bfloat16 rtol, 1.6e-2
+        ("cross_check__tolerance_1e3_for_float64", False),  # 1e-3, and 1e-2 for float32
+        ("cross_check__allclose_1e3_relative", False),  # allclose, rtol = atol = 1e-3
+    ],
+)
+def test_a_float64_tolerance_above_1e3_loses_one_case_and_one_up_to_1e3_none(name, charged):
+    """On a float64 module a difference above 1e-3 of the output's size is no match (contract
+    §1, cross_check): the grader's pipeline, off by twice that, called a match costs the case
+    that asks; float32 keeps its 1e-2."""
+    from tests.mutants.build import BY_NAME, load_env
+
+    results = hidden.run_question("cross_check", load_env(BY_NAME[name]))
+    lost = [r for r in results if not r.passed]
+    assert len(lost) == charged, [r.output for r in lost]
+    if charged:
+        assert "no match for a pipeline off by more than 1e-3" in lost[0].name
+        assert "1e-3 of the output's size is never a match" in lost[0].output
+        assert score(results) == pytest.approx(POINTS["cross_check"] * 3 / 4)
+
+
+def test_the_moderate_difference_lies_between_float64s_bound_and_float32s():
+    """The module it is asked on: its output moved by 2e-3 of its size is above 1e-3 of that
+    size and below 1e-2 in absolute terms, so a fixed 1e-2 tolerance calls it a match."""
+    from autograder.tests import cross_check as case
+    from mha_grader.grading import honesty
+
+    probe = case._probe(802, 3, 12, 4, torch.float64, True)
+    moved = honesty.moved(probe.pair[0], probe.scale)
+    diff = float(np.abs(moved - probe.pair[0]).max())
+    assert honesty.MODERATE * probe.scale < diff < honesty.LARGE
+
+
 def test_unexpected_error_in_a_test_becomes_a_failed_case_with_a_neutral_message(monkeypatch):
     from otter.test_files import ExceptionTestFile
 

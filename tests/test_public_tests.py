@@ -598,3 +598,96 @@ def test_mha_with_a_sliding_window_is_told_a_mask_was_applied():
 
     failed = failures("multi_head_attention", multi_head_attention=multi_head_attention)
     assert "is a mask applied" in failed["test_worked_values_three_tokens_two_heads"]
+
+
+# -------- set J's classes (issue-20-heldout-j-fixes): a sink's extra logit, shared or narrower
+# heads, rounded weights, a float64 tolerance far too loose
+
+
+def test_attention_with_an_extra_logit_is_told_what_the_rows_sum_to_and_why():
+    def sunk(Q, K, V):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        sink = np.zeros(s.shape[:-1] + (1,))
+        w = ref.softmax(np.concatenate([s, sink], axis=-1), axis=-1)[..., :-1]
+        return w @ V, w
+
+    failed = failures("attention", attention=sunk)
+    assert "one extra logit of 0" in failed["test_worked_values"]
+    assert "one extra logit of 0" in failed["test_shapes_and_rows_sum_to_one"]
+
+
+def _mha_heads(width=None, kv_heads=None):
+    """multi_head_attention with heads ``width`` wide (the first columns of the projections) or
+    ``kv_heads`` key/value heads repeated to the query heads."""
+
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError("heads")
+        d = X.shape[-1] // num_heads
+        c = width or d
+        q = ref.split_heads(X @ Wq[:, : c * num_heads], num_heads, c)
+        g = kv_heads or num_heads
+        k, v = (ref.split_heads(X @ W[:, : g * c], g, c) for W in (Wk, Wv))
+        k, v = (np.repeat(a, num_heads // g, axis=0) for a in (k, v))
+        out, w = ref.attention(q, k, v)
+        return ref.merge_heads(out) @ Wo[: c * num_heads], w
+
+    return multi_head_attention
+
+
+@pytest.mark.parametrize(
+    "buggy, words",
+    [
+        (_mha_heads(width=1), "using only the first 2 columns of Wq and Wk"),
+        (_mha_heads(kv_heads=1), "1 key head shared among the 2 query heads"),
+    ],
+)
+def test_mha_with_narrower_or_shared_heads_is_told_what_its_weights_are(buggy, words):
+    failed = failures("multi_head_attention", multi_head_attention=buggy)
+    assert words in failed["test_worked_values_two_heads"]
+
+
+def test_weights_rounded_through_float32_are_told_so():
+    def rounded(mha):
+        return tuple(
+            W.astype(np.float32).astype(np.float64) for W in ref_cc.weights_from_torch(mha)
+        )
+
+    failed = failures("weights_from_torch", weights_from_torch=rounded)
+    assert set(failed) == {"test_projections_match_torch"}
+    assert "rounded to float32 and back" in failed["test_projections_match_torch"]
+
+
+def test_cross_check_with_a_loose_float64_tolerance_fails_only_the_moderate_difference():
+    def tolerance(float64_tol):
+        def cross_check(mha, X):
+            report = ref_cc.cross_check(mha, X)
+            worst = max(report["output_max_abs_diff"], report["weights_max_abs_diff"])
+            tol = 1e-2 if mha.in_proj_weight.dtype == torch.float32 else float64_tol
+            return {**report, "match": worst <= tol}
+
+        return cross_check
+
+    failed = failures("cross_check", cross_check=tolerance(1e-2))
+    assert set(failed) == {"test_a_moderate_difference_on_a_float64_module_is_no_match"}
+    assert "never a match" in failed["test_a_moderate_difference_on_a_float64_module_is_no_match"]
+    for reasonable in (1e-8, 1e-5, 1e-3):
+        assert failures("cross_check", cross_check=tolerance(reasonable)) == {}
+
+
+def test_mha_with_activated_projections_fails_its_own_checks_told_they_are_linear():
+    """A ReLU on the projections passes every worked example (their projections are never
+    negative): the per-head check flips the signs of Wq, Wk and Wv, which a linear layer
+    follows, so that mha-check fails multi_head_attention, as grading does, and not the
+    cross_check that calls it."""
+
+    def relu_dense(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError("heads")
+        d = X.shape[-1] // num_heads
+        Q, K, V = (ref.split_heads(np.maximum(X @ W, 0), num_heads, d) for W in (Wq, Wk, Wv))
+        out, w = ref.attention(Q, K, V)
+        return ref.merge_heads(out) @ Wo, w
+
+    failed = failures("multi_head_attention", multi_head_attention=relu_dense)
+    assert "a non-linearity before attention" in failed["test_each_head_sees_only_its_own_features"]

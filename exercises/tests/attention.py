@@ -119,6 +119,45 @@ def _layout_hint(attention, Q, K, V, what):
             ) from None
 
 
+def _rows_hint(weights, scores):
+    """A hint for weights whose rows are the softmax of ``scores`` (the right scaled scores)
+    each times a factor of its own, so that they do not sum to 1: "" when they are not."""
+    w = np.asarray(weights, dtype=np.float64)
+    s = np.asarray(scores, dtype=np.float64)
+    if w.shape != s.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+        return ""
+    e = np.exp(s - s.max(-1, keepdims=True))
+    total, c = e.sum(-1), w.sum(-1)  # the softmax's sums (over exp(max)), the rows' sums
+    if (
+        np.allclose(c, 1)
+        or np.any(c <= 0)
+        or not np.allclose(w, c[..., None] * e / total[..., None])
+    ):
+        return ""
+    sums = f"the rows sum to {_show(c)}"
+    if np.all(c < 1):
+        logit = s.max(-1) + np.log(total * (1 / c - 1))  # the extra logit that gives each row
+        if np.allclose(logit, logit.flat[0], atol=1e-6):
+            value = "0" if abs(logit.flat[0]) < 1e-6 else f"{logit.flat[0]:.3g}"
+            return (
+                f" Your weights are the right ones scaled down row by row ({sums}): that is what "
+                f"one extra logit of {value}, joined to the scores for the softmax and dropped "
+                'after it, gives (an attention sink, a "softmax plus one"). Take the softmax '
+                "over the real keys only, so that every row sums to 1."
+            )
+    if np.allclose(c, c.flat[0]):
+        return (
+            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
+            "something scaling the weights after the softmax? Return the softmax itself, every "
+            "row summing to 1."
+        )
+    return (
+        f" Your weights are the right ones times a factor per row ({sums}): is the division by "
+        "the sum missing, or something added to it? Divide each row's exponentials by their "
+        "own sum, so that every row sums to 1."
+    )
+
+
 def _scale_or_mask(weights, scores, right):
     """A hint for weights that are the softmax of ``scores`` (the right ones, already divided
     by sqrt(d_k)) times another factor, or with keys given zero weight where ``right`` gives
@@ -168,7 +207,9 @@ def test_worked_values(attention):
             hint = " That is what you get dividing by d_k = 4 instead of sqrt(d_k) = 2."
         else:
             scores = np.array([[0.0, np.log(3.0)]])
-            hint = _scale_or_mask(weights, scores, np.array([[0.25, 0.75]]))
+            hint = _rows_hint(weights, scores) or _scale_or_mask(
+                weights, scores, np.array([[0.25, 0.75]])
+            )
         raise AssertionError(
             "the scores are [0, 2 log 3] / sqrt(4) = [0, log 3], so the weights should be "
             f"[1/4, 3/4]; got {_show(weights)}.{hint}"
@@ -191,7 +232,7 @@ def test_shapes_and_rows_sum_to_one(attention):
     out, weights = _call_or_layout(attention, Q, K, V, what)
     assert np.all(weights >= 0) and np.allclose(weights.sum(axis=-1), 1), (
         f"for {what} each query's weights over the 5 keys must be >= 0 and sum to 1; the rows "
-        f"sum to {_show(weights.sum(axis=-1))}"
+        f"sum to {_show(weights.sum(axis=-1))}.{_rows_hint(weights, Q @ K.T / 2.0)}"
     )
     if not np.all(weights > 0):  # a softmax of finite scores is never 0
         i, j = np.argwhere(weights <= 0)[0]

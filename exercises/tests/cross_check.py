@@ -45,6 +45,14 @@ class _OffWeights(torch.nn.MultiheadAttention):
         return out, None if weights is None else weights + 0.1
 
 
+class _SlightlyOffOutput(torch.nn.MultiheadAttention):
+    """A module whose output is 0.5% too large: far above float64 rounding, below 1e-2."""
+
+    def forward(self, *args, **kwargs):
+        out, weights = super().forward(*args, **kwargs)
+        return out * 1.005, weights
+
+
 def _module(cls=torch.nn.MultiheadAttention, dtype=torch.float64, batch_first=False, seed=0):
     torch.manual_seed(seed)
     return cls(4, 2, bias=False, dtype=dtype, batch_first=batch_first)
@@ -189,6 +197,25 @@ def test_a_different_output_is_noticed(cross_check):
         f"two (n, d_model) outputs; got {result['output_max_abs_diff']}"
     )
     assert not result["match"], f"for {what} match must be False; got {result}"
+
+
+@test_case()
+@kinds("a module that really differs")
+def test_a_moderate_difference_on_a_float64_module_is_no_match(cross_check):
+    what = "a float64 module whose output was made 0.5% larger"
+    mha, X = _module(_SlightlyOffOutput, seed=6), _input(6)
+    off, _ = _torch_pair(mha, X, mha.batch_first, average=False)
+    real = float(np.abs(off).max()) * 0.005 / 1.005  # about 0.004 here
+    result = _report(cross_check, mha, X, what)
+    assert np.isclose(result["output_max_abs_diff"], real, rtol=1e-3, atol=1e-9), (
+        f"for {what} output_max_abs_diff should be {real:.6f}, the largest |difference| between "
+        f"the two outputs; got {result['output_max_abs_diff']}"
+    )
+    assert not result["match"], (
+        f"for {what} match must be False: float64 rounding is about 1e-12, and on a float64 "
+        f"module a difference above 1e-3 of the output's size is never a match; got {result}. "
+        "Is the tolerance one for float16 or bfloat16 (1e-2), or the same for both dtypes?"
+    )
 
 
 @test_case()

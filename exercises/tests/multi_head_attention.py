@@ -79,6 +79,84 @@ def _random_case(seed, n=3, d_model=8):
     return X, Ws
 
 
+def _rows_hint(weights, scores):
+    """A hint for weights whose rows are the softmax of ``scores`` (the right scaled scores)
+    each times a factor of its own, so that they do not sum to 1: "" when they are not."""
+    w = np.asarray(weights, dtype=np.float64)
+    s = np.asarray(scores, dtype=np.float64)
+    if w.shape != s.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+        return ""
+    e = np.exp(s - s.max(-1, keepdims=True))
+    total, c = e.sum(-1), w.sum(-1)  # the softmax's sums (over exp(max)), the rows' sums
+    if (
+        np.allclose(c, 1)
+        or np.any(c <= 0)
+        or not np.allclose(w, c[..., None] * e / total[..., None])
+    ):
+        return ""
+    sums = f"the rows sum to {_show(c)}"
+    if np.all(c < 1):
+        logit = s.max(-1) + np.log(total * (1 / c - 1))  # the extra logit that gives each row
+        if np.allclose(logit, logit.flat[0], atol=1e-6):
+            value = "0" if abs(logit.flat[0]) < 1e-6 else f"{logit.flat[0]:.3g}"
+            return (
+                f" Your weights are the right ones scaled down row by row ({sums}): that is what "
+                f"one extra logit of {value}, joined to the scores for the softmax and dropped "
+                'after it, gives (an attention sink, a "softmax plus one"). Take the softmax '
+                "over the real keys only, so that every row sums to 1."
+            )
+    if np.allclose(c, c.flat[0]):
+        return (
+            f" Your weights are the right ones times {c.flat[0]:.4g} in every row ({sums}): is "
+            "something scaling the weights after the softmax? Return the softmax itself, every "
+            "row summing to 1."
+        )
+    return (
+        f" Your weights are the right ones times a factor per row ({sums}): is the division by "
+        "the sum missing, or something added to it? Divide each row's exponentials by their "
+        "own sum, so that every row sums to 1."
+    )
+
+
+def _other_layer_hint(weights, X, Wq, Wk, num_heads):
+    """A hint for weights that another layer gives on a worked example: heads narrower than
+    d_head (only the first columns of Wq and Wk used), or keys shared by groups of query heads
+    (fewer key heads, from the first columns of Wk): "" when neither does."""
+    w = np.asarray(weights, dtype=np.float64)
+    n, d_model = X.shape
+    d_head = d_model // num_heads
+    if w.shape != (num_heads, n, n):
+        return ""
+    Q, K = X @ Wq, X @ Wk
+
+    def heads(M, count, width):  # head i: columns i*width:(i+1)*width
+        return np.stack([M[:, i * width : (i + 1) * width] for i in range(count)])
+
+    def softmax_of(q, k):
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    for width in range(1, d_head):
+        k = width * num_heads
+        if np.allclose(w, softmax_of(heads(Q, num_heads, width), heads(K, num_heads, width))):
+            return (
+                f" That is what using only the first {k} columns of Wq and Wk gives (heads "
+                f"{width} wide instead of d_head = {d_head}): project with all d_model columns "
+                "and split them into heads d_model // num_heads wide."
+            )
+    for kv in (kv for kv in range(1, num_heads) if num_heads % kv == 0):
+        shared = np.repeat(heads(K, kv, d_head), num_heads // kv, axis=0)
+        if np.allclose(w, softmax_of(heads(Q, num_heads, d_head), shared)):
+            return (
+                f" That is what {kv} key head{'s' if kv > 1 else ''} shared among the "
+                f"{num_heads} query heads gives (made from the first {kv * d_head} columns of "
+                "Wk, as multi-query or grouped-query attention does): every head has its own "
+                "keys and values, columns h*d_head:(h+1)*d_head of X @ Wk and X @ Wv."
+            )
+    return ""
+
+
 def _scale_or_mask(weights, scores, right):
     """A hint for weights that are the softmax of ``scores`` (the right ones, already divided
     by sqrt(d_head)) times another factor, or with keys given zero weight where ``right`` gives
@@ -129,7 +207,9 @@ def test_worked_values_one_head(multi_head_attention):
             hint = " That is Q and K swapped: queries come from X @ Wq, keys from X @ Wk."
         else:
             scores = np.array([[[0.0, np.log(3.0)], [0.0, 0.0]]])
-            hint = _scale_or_mask(weights, scores, np.array([[[0.25, 0.75], [0.5, 0.5]]]))
+            hint = _rows_hint(weights, scores) or _scale_or_mask(
+                weights, scores, np.array([[[0.25, 0.75], [0.5, 0.5]]])
+            )
         raise AssertionError(
             "with Q = X @ Wq = [[t, 0], [0, 0]] and K = X @ Wk = [[0, 0], [1, 0]], the scores "
             "Q K^T / sqrt(2) are [[0, log 3], [0, 0]], so the weights should be "
@@ -166,7 +246,11 @@ def test_worked_values_two_heads(multi_head_attention):
         else:
             log3 = np.log(3.0)
             scores = np.array([[[log3, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, log3]]])
-            hint = _scale_or_mask(weights, scores, np.array(expected))
+            hint = (
+                _rows_hint(weights, scores)
+                or _scale_or_mask(weights, scores, np.array(expected))
+                or _other_layer_hint(weights, X, eye, eye, 2)
+            )
         raise AssertionError(
             "head 0 sees features 0:2 (token 0 = [a, 0], token 1 = [0, 0]) and head 1 features "
             "2:4, with a*a / sqrt(2) = log 3; the weights should be head 0: [[3/4, 1/4], "
@@ -209,7 +293,11 @@ def test_worked_values_three_tokens_two_heads(multi_head_attention):
         if not hint:
             scores = np.zeros((2, 3, 3))
             scores[0, 0, 0] = scores[1, 1, 1] = np.log(3.0)
-            hint = _scale_or_mask(weights, scores, np.array(expected))
+            hint = (
+                _rows_hint(weights, scores)
+                or _scale_or_mask(weights, scores, np.array(expected))
+                or _other_layer_hint(weights, X, eye, eye, 2)
+            )
         raise AssertionError(
             "head 0 sees features 0:2 (token 0 = [a, 0], tokens 1 and 2 = [0, 0]) and head 1 "
             "features 2:4 (token 1 = [a, 0]), with a*a / sqrt(2) = log 3; the weights should be "
@@ -269,6 +357,16 @@ def test_each_head_sees_only_its_own_features(multi_head_attention):
             f"{label} is never used ({role}); is another matrix used in its place (Wq for the "
             "keys as well, say)? Use each of Wq, Wk, Wv and Wo in its own place."
         )
+    # Q K^T is the same with both signs flipped, and out is linear in V.
+    out, weights = _call(multi_head_attention, X, [Wq, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")
+    out5, weights5 = _call(multi_head_attention, X, [-Wq, -Wk, -Wv, Wo], 2, "X (3, 8) with 2 heads")
+    assert _close(weights5, weights) and _close(out5, -out), (
+        "negating Wq and Wk together leaves every score Q K^T unchanged, and negating Wv negates "
+        "the values, so the weights should stay the same and out change sign; yours do not. "
+        "Are the projections passed through a non-linearity before attention (a ReLU, as dense "
+        "layers with activation=relu give)? They are linear: Q = X @ Wq, K = X @ Wk, V = X @ Wv, "
+        "used as they are."
+    )
 
 
 @test_case()

@@ -77,6 +77,30 @@ def test_projections_match_torch(weights_from_torch):
         what = f"a float64 module with batch_first={batch_first}"
         mha = _module(d_model=4, num_heads=2, dtype=torch.float64, seed=1, batch_first=batch_first)
         _check_projections(weights_from_torch, mha, what)
+        _check_float64_precision(weights_from_torch, mha, what)
+
+
+def _check_float64_precision(weights_from_torch, mha, what):
+    """A float64 module's weights, transposed, are exact: nothing to round."""
+    d = mha.embed_dim
+    blocks = [*mha.in_proj_weight.detach().reshape(3, d, d), mha.out_proj.weight.detach()]
+    mine = _weights(weights_from_torch, mha, what)
+    for label, W, b in zip(("Wq", "Wk", "Wv", "Wo"), mine, blocks, strict=True):
+        exact = b.numpy().T
+        if np.allclose(W, exact, rtol=1e-12, atol=0.0):
+            continue
+        rounded = b.float().double().numpy().T
+        hint = ""
+        if np.allclose(W, rounded, rtol=1e-12, atol=0.0):
+            hint = (
+                " It equals torch's weight rounded to float32 and back: convert straight to "
+                "float64 (.double() or .to(torch.float64)), with no float32 step in between."
+            )
+        raise AssertionError(
+            f"for {what}, {label} agrees with the module's weight only to about "
+            f"{np.abs(W - exact).max():.1e}: a float64 module's weights are exact in float64, "
+            f"so nothing should be lost on the way.{hint}"
+        )
 
 
 def _check_projections(weights_from_torch, mha, what):

@@ -936,6 +936,107 @@ _ENTRIES = [
         "use each matrix in its own place: Q = X @ Wq, K = X @ Wk, V = X @ Wv, and merge_heads("
         "...) @ Wo, with no transpose and no matrix used twice.",
     ),
+    Misconception(
+        "attention-rows-not-normalised",
+        "attention",
+        "Your attention returns weights whose rows do not sum to 1: each query's row is the right "
+        "softmax times a factor of its own (what an extra logit joined to the scores for the "
+        'softmax and dropped after it gives, as an attention sink or a "softmax plus one", or '
+        "exp never divided by its sum), and the output is those weights times V.",
+        "The contract's weights are, for every query, a probability distribution over the real "
+        "keys: the softmax of its scores alone, so that the row sums to 1 and the output is a "
+        "weighted average of the values. A logit that joins the softmax and is dropped takes "
+        "part of that mass away, so the weights and the output shrink with it; torch's module "
+        "has no such term.",
+        "take the softmax of the scaled scores Q Kᵀ / sqrt(d_k) over the keys only, with nothing "
+        "added to its denominator, and check that every row of weights sums to 1.",
+    ),
+    Misconception(
+        "mha-rows-not-normalised",
+        "multi_head_attention",
+        "Your multi_head_attention's heads attend with weights whose rows do not sum to 1: each "
+        "row is the right softmax times a factor of its own (an extra logit per head joined to "
+        "the scores for the softmax and dropped after it, as gpt-oss's attention sinks or a "
+        '"softmax plus one", in its own code or passed to attention), and the output follows '
+        "those weights.",
+        "Multi-head attention's heads each take a softmax over the real keys: every row of "
+        "weights is a probability distribution that sums to 1. A sink's logit takes part of "
+        "that mass away and shrinks the output with it; torch.nn.MultiheadAttention has no "
+        "sinks and no extra logit.",
+        "hand attention the split queries, keys and values alone (no sink or extra logit), so "
+        "that every head's rows of weights sum to 1.",
+    ),
+    Misconception(
+        "mha-grouped-query",
+        "multi_head_attention",
+        "Your multi_head_attention shares key and value heads among groups of query heads "
+        "(grouped-query attention, as Llama 2, Mistral and Qwen2's num_key_value_heads with "
+        "repeat_kv): it builds fewer key/value heads than query heads from only some d_head-wide "
+        "blocks of Wk and Wv, and the query heads of a group attend with the same keys and "
+        "values.",
+        "The contract's multi-head attention gives every head its own keys and values: head h "
+        "uses columns h*d_head:(h+1)*d_head of X @ Wk and X @ Wv, just as of X @ Wq. Sharing "
+        "them among groups is a different (smaller) layer whose weights are not torch's, and "
+        "the other columns of Wk and Wv go unused.",
+        "split all of X @ Wk and X @ Wv into num_heads heads exactly as the queries, and hand "
+        "all three to attention.",
+    ),
+    Misconception(
+        "mha-transforms-projections",
+        "multi_head_attention",
+        "Your multi_head_attention transforms the projected queries, keys or values before "
+        "attention: an activation on them (a ReLU, as dense layers with activation=relu give; a "
+        "GELU, tanh) or a normalisation (an RMSNorm or LayerNorm of each head's queries and "
+        "keys, as QK-norm does, or a scaling to unit length): its results are the right "
+        "layer's with that transform in between.",
+        "Multi-head attention's projections are linear and used as they come: Q = X @ Wq, "
+        "K = X @ Wk, V = X @ Wv. An activation clips or bends them, and a normalisation throws "
+        "away the vectors' lengths (the scores become a scaled cosine); torch's module does "
+        "neither.",
+        "attend with X @ Wq, X @ Wk and X @ Wv as they are, split into heads: no activation and "
+        "no normalisation between the projections and the scores.",
+    ),
+    Misconception(
+        "mha-narrow-projections",
+        "multi_head_attention",
+        "Your multi_head_attention projects to a narrower width than d_model: it uses only the "
+        "first columns of the projections (as Segment Anything's attention with internal_dim = "
+        "d_model // downsample_rate does), so every head is narrower than d_head and the rest "
+        "of the weights is never used.",
+        "The contract's heads together span the whole projection: d_head = d_model / num_heads, "
+        "each head using its own d_head columns of X @ Wq, X @ Wk and X @ Wv, and Wo mapping "
+        "all d_model merged features back. A bottleneck width is another (smaller) layer than "
+        "torch's.",
+        "project with all d_model columns of Wq, Wk and Wv, split into heads of d_model // "
+        "num_heads, and apply all of Wo.",
+    ),
+    Misconception(
+        "adapter-rounded-weights",
+        "weights_from_torch",
+        "Your weights_from_torch returns float64 arrays whose values went through a lower "
+        "precision on the way (float32, as .float() or a state dict moved to float32 before "
+        "the conversion to float64 gives; float16 or bfloat16): the dtype asked for, without the "
+        "module's precision.",
+        "A float64 module's weights hold about 16 significant digits; rounded to float32 they "
+        "keep about 7, so a pipeline built from them cannot reproduce the module to float64 "
+        "precision, and a cross-check measures the rounding instead of the pipeline. The dtype "
+        "does not show it: the arrays are float64.",
+        "convert each weight straight to float64 (detach it, then .double() or .to("
+        "torch.float64)), with no lower-precision step in between.",
+    ),
+    Misconception(
+        "adapter-loose-tolerance",
+        "cross_check",
+        "Your cross_check reports match=True for a float64 module although its pipeline's output "
+        "really differs from the module's by more than 1e-3 of the output's size: its tolerance "
+        "is far looser than float64 needs (one fit for bfloat16 or float16, as kernel tests "
+        "use).",
+        "float64 keeps about 16 significant digits, so a right pipeline agrees with a float64 "
+        "module to about 1e-12 of the output's size; a difference above 1e-3 is a mistake in "
+        "the pipeline, not rounding, and a cross-check that calls it a match hides it.",
+        "choose the tolerance from the module's dtype, relative to the output's scale: for "
+        "float64 at most 1e-3 (1e-8 leaves ample room for rounding), for float32 about 1e-4.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1021,5 +1122,12 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-transforms-input",
     "report-relative-difference",
     "attention-cosine-scores",
+    "attention-rows-not-normalised",
+    "mha-rows-not-normalised",
+    "mha-grouped-query",
+    "mha-transforms-projections",
+    "mha-narrow-projections",
+    "adapter-rounded-weights",
+    "adapter-loose-tolerance",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

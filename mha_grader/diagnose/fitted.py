@@ -3,7 +3,9 @@ the scores whatever its size (``c * tanh(s / c)`` or a clip to ``[-c, c]``, the 
 the student's weights on each probe), rotary position embeddings whatever the fraction of
 each head they rotate and their base (searched), a bias on the scores by the key's position
 relative to the query (ALiBi of any slopes, a relative position bias: fitted per probe),
-multi-query attention's shared head from the first or the last block (searched). A class is
+grouped-query attention of any group size, multi-query attention its case of one key/value head
+(searched per probe), weights whose rows are the right ones times a factor (an attention sink,
+any extra logit, a missing normalisation: fitted). A class is
 named only when the fitted or searched member reproduces the student's results on every probe
 (``matches``), as a mutant must: other transformations of the scores (a temperature, a bias by
 absolute positions) fit no member and stay unnamed."""
@@ -143,15 +145,95 @@ def position_bias(given: Sequence[Outcome], probes: Sequence[Probe]) -> bool:
     return True
 
 
-def multi_query(
-    given: Sequence[Outcome], probes: Sequence[Probe], bind: Callable[[Callable], Callable]
-) -> bool:
-    """``given`` is multi-query attention with the shared key and value head taken from the
-    first or the last d_head columns of Wk and Wv."""
-    for block in ("first", "last"):
-        if matches(given, trusted(("multi_query", block), bind(mut.multi_query(block)), probes)):
-            return True
-    return False
+@dataclass(frozen=True)
+class Grouped:
+    """How one probe's keys and values were shared: ``kv`` key/value heads (``heads`` query
+    heads; kv == heads: each its own, right there), made from the ``block`` ("first" or
+    "last") kv * d_head columns of Wk and Wv, given to the query heads in ``order``
+    ("repeat": consecutive query heads share one, as repeat_kv; "tile": head i uses kv head
+    i % kv)."""
+
+    heads: int
+    kv: int
+    block: str = "first"
+    order: str = "repeat"
+
+
+def _shared(probe: Probe, g: Grouped) -> tuple:
+    """The reference pipeline on ``probe`` with ``g``'s key and value heads."""
+    from solutions import multihead as ref
+
+    X, Wq, Wk, Wv, Wo, h = probe.args
+    d_model = X.shape[-1]
+    d_head = d_model // h
+    width = g.kv * d_head
+    cols = slice(0, width) if g.block == "first" else slice(d_model - width, None)
+    Qh = ref.split_heads(X @ Wq, h, d_head)
+    Kh, Vh = (ref.split_heads(X @ W[:, cols], g.kv, d_head) for W in (Wk, Wv))
+    if g.order == "repeat":
+        Kh, Vh = (np.repeat(a, h // g.kv, axis=0) for a in (Kh, Vh))
+    else:
+        Kh, Vh = (np.tile(a, (h // g.kv, 1, 1)) for a in (Kh, Vh))
+    out, weights = ref.attention(Qh, Kh, Vh)
+    return ref.merge_heads(out) @ Wo, weights
+
+
+def grouped_query(given: Sequence[Outcome], probes: Sequence[Probe]) -> tuple[Grouped, ...] | None:
+    """``given`` is, on every probe, attention with fewer key/value heads than query heads, each
+    shared by a group of query heads (grouped-query attention of any group size; multi-query
+    attention: one key/value head for all), made from one end of Wk and Wv, or each head its
+    own (right on that probe), of one block and order for every probe that shares. The number
+    of key/value heads is read per probe (Qwen2's ``num_heads // 2``, a fixed one). None: not
+    such a layer, or no probe shares."""
+    for block, order in itertools.product(("first", "last"), ("repeat", "tile")):
+        found: list[Grouped] = []
+        for got, probe in zip(given, probes, strict=True):
+            if not got.ok:
+                break
+            h = probe.args[-1]
+            if probe.args[0].shape[-1] % h:
+                break
+            for kv in [h, *(k for k in range(1, h) if h % k == 0)]:
+                g = Grouped(h, kv, block, order)
+                if matches([got], [Outcome(value=_shared(probe, g))]):
+                    found.append(g)
+                    break
+            else:
+                break
+        else:
+            if any(g.kv < g.heads for g in found):
+                return tuple(found)
+    return None
+
+
+def grouped_words(found: Sequence[Grouped]) -> str:
+    """How many key/value heads it used for each head count seen, from which columns."""
+    by_heads: dict[int, Grouped] = {}
+    for g in found:
+        by_heads.setdefault(g.heads, g)
+    shared = [g for g in found if g.kv < g.heads]
+    block, order = shared[0].block, shared[0].order
+    parts = []
+    for h, g in sorted(by_heads.items(), reverse=True):
+        if g.kv == h:
+            parts.append(f"with {h} heads, each its own (right there)")
+        elif g.kv == 1:
+            every = "both" if h == 2 else f"all {h}"
+            parts.append(f"with {h} heads, 1 key/value head shared by {every}")
+        else:
+            parts.append(
+                f"with {h} heads, {g.kv} key/value heads, each shared by {h // g.kv} query heads"
+            )
+    how = (
+        "consecutive query heads sharing one (as repeat_kv does)"
+        if order == "repeat"
+        else "query head i using key/value head i % (their number) (as a tile does)"
+    )
+    return (
+        f" On our inputs: {'; '.join(parts)}. The key/value heads are the {block} d_head-wide "
+        f"blocks of Wk's and Wv's columns, as many as there are key/value heads, {how}; the "
+        "other columns are never used."
+    )
 
 
 # -- any scale, any mask: the weights are a softmax of the right scores times a constant, with
@@ -366,3 +448,107 @@ def mask_words(fit: ScoreFit, what: str = "head") -> str:
         rows = "; ".join(f"query {i} sees keys {_keys(keep[i])}" for i in range(min(n, 3)))
         pattern = f"{rows}{'; ...' if n > 3 else ''}"
     return f" Here the mask is a pattern by position: {said}{pattern}."
+
+
+# -- weights whose rows do not sum to 1: the right weights times a factor per row (an extra
+# logit in the softmax's denominator, as an attention sink or a "softmax plus one", a missing
+# or other normalisation) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowFit:
+    """The student's weights as the right weights times a positive factor per row: ``sums``
+    are those factors (each row's sum), ``scores`` the right scaled scores of each probe."""
+
+    sums: tuple[np.ndarray, ...]
+    scores: tuple[np.ndarray, ...]
+
+
+def rows_rescaled(
+    given: Sequence[Outcome],
+    right: Sequence[np.ndarray],
+    scores: Sequence[np.ndarray],
+    finish: Callable[[int, np.ndarray], tuple],
+) -> RowFit | None:
+    """``given`` is, on every probe ``i``, ``finish(i, weights)`` for weights that are the
+    right ones (``right[i]``) times a positive factor per row (the row's sum), the rows not all
+    summing to 1: whatever shrinks or grows them (a logit added to the softmax's denominator
+    and dropped, exp without its division, a factor). None: not such weights, or rows that sum
+    to 1 (the right weights, or a mistake of another kind)."""
+    sums, fitted = [], []
+    for i, (got, w_right) in enumerate(zip(given, right, strict=True)):
+        w = _weights(got.value) if got.ok else None
+        if w is None or w.shape != w_right.shape or not np.all(np.isfinite(w)):
+            return None
+        if np.any(w < -1e-12):
+            return None
+        c = w.sum(axis=-1)
+        if np.any(c <= 0):
+            return None
+        sums.append(c)
+        fitted.append(Outcome(value=finish(i, c[..., None] * w_right)))
+    if max(float(np.max(np.abs(c - 1.0))) for c in sums) <= 1e-4:
+        return None
+    if not matches(given, fitted):
+        return None
+    return RowFit(tuple(sums), tuple(np.asarray(s, dtype=np.float64) for s in scores))
+
+
+def _logsumexp(s: np.ndarray) -> np.ndarray:
+    top = s.max(axis=-1)
+    return top + np.log(np.exp(s - top[..., None]).sum(axis=-1))
+
+
+def _minus_max(s: np.ndarray) -> np.ndarray:
+    return s - s.max(axis=-1, keepdims=True)
+
+
+def rows_words(fit: RowFit, what: str = "head") -> str:
+    """What the rows' sums were, and what gives them: one extra logit of a fixed value (a sink,
+    0: a softmax plus one), one per ``what``, exp without the division, or a factor of each
+    row's own."""
+    sums = np.concatenate([c.ravel() for c in fit.sums])
+    lo, hi = float(sums.min()), float(sums.max())
+    said = f" On our inputs the rows of its weights sum to between {lo:.3g} and {hi:.3g}, not 1"
+    if hi - lo <= 1e-6 * hi:  # one factor for every row of every input
+        return (
+            f" On our inputs every row of its weights is the right row times {lo:.4g}, the same "
+            "factor for every row and every input: the rows sum to that, not 1."
+        )
+    if hi <= 1.0 + 1e-6:
+        logits, by_head = [], []
+        for c, s in zip(fit.sums, fit.scores, strict=True):
+            keep = (c > 1e-6) & (c < 1.0 - 1e-4)
+            with np.errstate(all="ignore"):
+                L = _logsumexp(s) + np.log(1.0 / c - 1.0)
+            logits.append(L[keep])
+            if c.ndim >= 2:  # one per slice of the leading axes: a head's
+                L2, k2 = L.reshape(-1, L.shape[-1]), keep.reshape(-1, keep.shape[-1])
+                by_head += [x[k] for x, k in zip(L2, k2, strict=True) if k.any()]
+        seen = np.concatenate(logits) if logits else np.empty(0)
+        if seen.size and np.ptp(seen) <= 1e-3 * max(1.0, float(np.max(np.abs(seen)))):
+            L = float(np.mean(seen))
+            value = "0 (a softmax plus one)" if abs(L) < 1e-3 else f"{L:.3g}"
+            return (
+                f"{said}: each row is the right row scaled down by exactly what one extra "
+                f"logit of {value}, joined to the scaled scores for the softmax and dropped "
+                "after it, takes away (an attention sink)."
+            )
+        if by_head and all(np.ptp(x) <= 1e-3 * max(1.0, float(np.max(np.abs(x)))) for x in by_head):
+            return (
+                f"{said}: each row is the right row scaled down by exactly what one extra logit "
+                f"per {what} (a value of each {what}'s own), joined to the scaled scores for the "
+                "softmax and dropped after it, takes away (an attention sink)."
+            )
+        return f"{said}: each row is the right row scaled down by a factor of its own."
+    if lo >= 1.0 - 1e-6:
+        for words, f in (
+            ("exp of the scaled scores minus each row's maximum", _minus_max),
+            ("exp of the scaled scores", lambda s: s),
+        ):
+            with np.errstate(all="ignore"):
+                tops = [np.exp(f(s)).sum(axis=-1) for s in fit.scores]
+            if all(np.allclose(c, t, rtol=1e-4) for c, t in zip(fit.sums, tops, strict=True)):
+                return f"{said}: they are {words}, never divided by their sum."
+        return f"{said}: each row is the right row scaled up by a factor of its own."
+    return f"{said}: each row is the right row times a factor of its own."

@@ -13,6 +13,10 @@ subtraction).
   multi_head_attention (an error carried forward, ``carry``: a wrong callee honestly reported
   keeps cross_check's points). ``match`` must fit the dtype: True at its rounding, False far
   above it.
+- On a float64 module a difference above 1e-3 of the output's size is no match (float32 keeps
+  the bound of 1e-2): with its calls of multi_head_attention answered by the reference moved by
+  a moderate, known amount (twice that bound), a cross_check that reports the difference and
+  match=True is charged (``moderate``, where the hidden test asks for it).
 - The module with a zero key: the report must be its real output difference (from the reference
   pipeline, or, carried forward, from the student's own) with match=False. This is what a
   report that measures nothing (a constant, "match" always, torch compared with itself or with
@@ -53,6 +57,12 @@ KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
 NOISE = {"float64": 1e-10, "float32": 1e-5}
 ROUNDING = 1e-5
 LARGE = 1e-2
+# A float64 module whose pipeline differs by more than MODERATE * scale is no match (float32
+# keeps LARGE: its tolerance may be as loose as 1e-2). The grader's moderate difference, made by
+# answering cross_check's calls of multi_head_attention with the reference's output moved (its
+# largest entry by SHIFT * scale), lies between the two.
+MODERATE = 1e-3
+SHIFT = 2e-3
 ZERO_KEY = "a module that adds a zero attention key"
 CALLEES = QUESTION_CALLEES["cross_check"]
 
@@ -380,11 +390,14 @@ def check(
     probes: tuple[Probe, ...],
     reference: ReferenceMHA,
     reference_adapter: Callable | None = None,
+    moderate: tuple[Probe, ...] = (),
 ) -> None:
     """The modules of one case, in order (the one with a zero key last); ``reference`` is the
     reference multi_head_attention (run here, with the student's weights, for carried
     pipelines), ``reference_adapter`` the reference weights_from_torch (what cross_check is
-    judged given, past a callee that raised: none, nothing is carried past a raise)."""
+    judged given, past a callee that raised: none, nothing is carried past a raise). On the
+    float64 modules in ``moderate`` a pipeline that differs by a moderate, known amount must
+    not be reported as a match (``_moderate_noticed``)."""
     own = pipelines(probes, weights_from_torch, multi_head_attention, reference)
 
     def unsteady(probe: Probe) -> bool:
@@ -438,6 +451,7 @@ def check(
         )
     given = _given_reference(cross_check, reference)
     _float64_kept(given, probes, reports, own, called)
+    _moderate_noticed(cross_check, reference, probes, reports, own, called, moderate)
     if case.carry_forward:
         _not_cancelled(given, probes, reports, own)
     raised = tuple(dict.fromkeys(c.name for c in past))
@@ -498,6 +512,65 @@ def _float64_kept(given, probes, reports, own: list[Pipelines], called) -> None:
             continue  # charged, if at all, where it was asked for its own report
         if not _at_float64_rounding(got, probe) and _honest(got, probe.reference, probe):
             raise AssertionError(COARSE)  # no value it reported is shown (contract §5)
+
+
+LOOSE = (
+    "on a float64 module, with a pipeline whose output really differs from the module's by "
+    "more than 1e-3 of the output's size, cross_check reported match=True: its tolerance is far "
+    "looser than float64 needs (float64 keeps about 16 significant digits; a difference that "
+    "large is a mistake, not rounding). On a float64 module a difference above 1e-3 of the "
+    "output's size is never a match: choose the tolerance from the module's dtype."
+)
+
+
+def moved(out: np.ndarray, size: float) -> np.ndarray:
+    """``out`` with every entry moved in proportion to it, the largest by SHIFT * ``size``: a
+    difference an absolute tolerance above MODERATE * size calls a match, and so does a
+    relative one above SHIFT (bfloat16's 1.6e-2)."""
+    top = float(np.max(np.abs(out)))
+    return out * (1.0 + SHIFT * size / top) if top > 0 else out + SHIFT * size
+
+
+def _moved(reference: ReferenceMHA, size: float) -> ReferenceMHA:
+    """The reference multi_head_attention with its output ``moved``."""
+
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        out, weights = reference(X, Wq, Wk, Wv, Wo, num_heads)
+        return moved(np.asarray(out, dtype=np.float64), size), weights
+
+    return multi_head_attention
+
+
+def _moderate_noticed(
+    cross_check, reference, probes, reports, own: list[Pipelines], called, moderate
+) -> None:
+    """Raise AssertionError where cross_check calls a pipeline that really differs from a
+    float64 module by a moderate, known amount a match: its calls of multi_head_attention
+    answered by the reference with the output ``moved`` (in proportion to each entry, the
+    largest by SHIFT times the module's scale: twice the float64 bound MODERATE, below LARGE),
+    its weights_from_torch giving the reference's float64 weights, it reports that difference
+    honestly and match=True. Tolerances up to MODERATE of the output's size (1e-5 to 1e-3,
+    absolute or relative) are never charged; a cross_check that computes its pipeline itself is
+    not probed here."""
+    for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
+        if not any(probe is m for m in moderate) or isinstance(report, StudentCodeError):
+            continue
+        if not probe.float64 or probe.zero_key or not mine.exact_adapter:
+            continue
+        if "multi_head_attention" not in seen:
+            continue
+        answer = answering({"multi_head_attention": _moved(reference, probe.scale)})
+        try:
+            got = read_report(
+                cross_check.with_callees(
+                    (probe.mha, probe.X), {}, answer, ("multi_head_attention",)
+                )
+            )
+        except (AssertionError, StudentCodeError):
+            continue  # charged, if at all, where it was asked for its own report
+        real = probe.diffs(moved(probe.pair[0], probe.scale), probe.pair[1])
+        if got[2] and _honest(got, real, probe):
+            raise AssertionError(LOOSE)
 
 
 def _at_float64_rounding(report, probe: Probe) -> bool:

@@ -1574,3 +1574,104 @@ def distinct_head_pairs__notebook_rel_error(weights, atol=1e-6):
         for j in range(i + 1, h)
         if rel_error(weights[i], weights[j]) > atol
     ]
+
+
+# --- the tenth authors' set, seen (tests/data/authors/heldout_j/): weights whose rows do not sum
+# to 1, key/value heads shared by groups, the projections transformed or narrowed (each class
+# beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("attention-rows-not-normalised")
+def attention__zero_sink_column(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    sink = np.zeros(scores.shape[:-1] + (1,))  # gpt-oss's sink logit, before training
+    weights = softmax(np.concatenate([scores, sink], axis=-1), axis=-1)[..., :-1]
+    return weights @ V, weights
+
+
+@bug("attention-rows-not-normalised")
+def attention__exp_never_divided(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))  # the division forgotten
+    return weights @ V, weights
+
+
+@bug("mha-rows-not-normalised", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__learned_sinks_inline(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    s = q @ k.transpose(0, 2, 1) / math.sqrt(d_head)
+    sinks = np.linspace(-1.0, 0.5, num_heads)[:, None, None]  # one learned logit per head
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / (e.sum(axis=-1, keepdims=True) + np.exp(sinks - s.max(axis=-1, keepdims=True)))
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-rows-not-normalised", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__softmax_plus_one(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    s = q @ k.transpose(0, 2, 1) / math.sqrt(d_head)
+    top = np.maximum(s.max(axis=-1, keepdims=True), 0.0)
+    e = np.exp(s - top)
+    w = e / (np.exp(-top) + e.sum(axis=-1, keepdims=True))  # "quiet" softmax: 1 + sum exp
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-grouped-query", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__qwen2_half_kv_heads(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    kv_heads = num_heads // 2 if num_heads % 2 == 0 else num_heads
+    q = split_heads(X @ Wq, num_heads, d_head)
+    k, v = (split_heads(X @ W[:, : kv_heads * d_head], kv_heads, d_head) for W in (Wk, Wv))
+    k, v = (np.repeat(a, num_heads // kv_heads, axis=0) for a in (k, v))  # repeat_kv
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-grouped-query", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__two_kv_heads_tiled(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    kv_heads = 2 if num_heads % 2 == 0 else 1
+    q = split_heads(X @ Wq, num_heads, d_head)
+    k, v = (split_heads(X @ W[:, -kv_heads * d_head :], kv_heads, d_head) for W in (Wk, Wv))
+    k, v = (np.tile(a, (num_heads // kv_heads, 1, 1)) for a in (k, v))  # head i: kv i % 2
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-transforms-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__relu_dense_layers(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    Q, K, V = (np.maximum(X @ W, 0) for W in (Wq, Wk, Wv))  # dense(..., activation=relu)
+    out, w = attention(*(split_heads(M, num_heads, d_head) for M in (Q, K, V)))
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-transforms-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__l2_qk_norm(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    q, k = (a / np.linalg.norm(a, axis=-1, keepdims=True) for a in (q, k))  # F.normalize
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-narrow-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__sam_downsample_rate(X, Wq, Wk, Wv, Wo, num_heads):
+    _check_heads(X, num_heads)
+    c = max((X.shape[-1] // 2) // num_heads, 1)  # internal_dim = embedding_dim // 2
+    k = c * num_heads
+    q, kk, v = (split_heads(X @ W[:, :k], num_heads, c) for W in (Wq, Wk, Wv))
+    out, w = attention(q, kk, v)
+    return merge_heads(out) @ Wo[:k], w
+
+
+@bug("mha-narrow-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__quarter_width_qk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    c = max(d_head // 4, 1)  # a narrower query-key width, values at full width
+    q, k = (split_heads(X @ W[:, : c * num_heads], num_heads, c) for W in (Wq, Wk))
+    v = split_heads(X @ Wv, num_heads, d_head)
+    w = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(c), axis=-1)
+    return merge_heads(w @ v) @ Wo, w

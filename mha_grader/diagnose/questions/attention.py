@@ -70,6 +70,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if cosine is not None:  # a softmax of the queries' and keys' cosines times a factor
             found = ("attention-cosine-scores",), mut.attention_ref, False
             layout = (None, cosine, "attention-cosine-scores")
+        rows = None if found is not None else _rows_rescaled(given, probes)
+        if rows is not None:  # the right weights times a factor per row: rows not summing to 1
+            found = ("attention-rows-not-normalised",), mut.attention_ref, False
+            layout = (None, rows, "attention-rows-not-normalised")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -195,6 +199,16 @@ def _cosine_fit(given, probes) -> str | None:
         f"(Q and K scaled to unit length, then Q Kᵀ) times a factor of {factor}, in place of "
         "Q Kᵀ / sqrt(d_k)."
     )
+
+
+def _rows_rescaled(given, probes) -> str | None:
+    """The words for weights that are, on every probe, the right ones times a factor per row
+    (an extra logit in the softmax, as an attention sink; exp never divided by its sum), the
+    output their product with V; None otherwise."""
+    scores = [Q @ _t(K) / math.sqrt(Q.shape[-1]) for Q, K, _ in (p.args for p in probes)]
+    right = [ref.softmax(s, axis=-1) for s in scores]
+    fit = fitted.rows_rescaled(given, right, scores, lambda i, w: (w @ probes[i].args[2], w))
+    return None if fit is None else fitted.rows_words(fit)
 
 
 def _weights_layout(given, expected, probes) -> str | None:

@@ -57,7 +57,8 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     right = same_report(student, expected, probes) is True
     suspects = [n for n in CALLEES if s.wrong(n)]
     if right and not suspects:
-        return _relative_named(s, qid, probes, None, right, [])
+        found = _relative_named(s, qid, probes, None, right, [])
+        return found if found is not None else _loose_named(s, qid, probes, None, right, [])
     # What it did with its callees, as recorded: its calls of multi_head_attention answered by
     # the reference; a module does not travel to be answered, so where it called a wrong
     # weights_from_torch, our pipeline takes the student's weights_from_torch too.
@@ -69,6 +70,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     verdict = same_report(given, pipeline, probes)
     strict = verdict == "strict"
     if verdict is True or (all(not o.ok for o in given) and all(not o.ok for o in pipeline)):
+        found = _loose_named(s, qid, probes, base, right, wrong) if verdict is True else None
+        if found is not None:  # right given its callees, but a float64 tolerance far too loose
+            return found
         if right or not wrong:
             return None  # right given its callees: differs from ours by rounding only
         return s.blame_callees(qid, tuple(wrong))
@@ -95,6 +99,8 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if found is not None:
             return found
     found = _relative_named(s, qid, probes, base, right, wrong)
+    if found is None:
+        found = _loose_named(s, qid, probes, base, right, wrong)
     if found is not None:
         return found
     if strict or same_report(student, expected, probes) == "strict":
@@ -175,6 +181,69 @@ def _relative_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
         f"{relative}, on every module we tried."
     )
     return named(found.misconceptions, found.blame, found.message.replace(did, did + text, 1), qid)
+
+
+def _shifted(X, Wq, Wk, Wv, Wo, num_heads):
+    """The reference pipeline with its output moved in proportion to each entry, the largest by
+    SHIFT times its size (at least 1), as grading's (mha_grader.grading.honesty.moved)."""
+    from ...grading.honesty import moved
+
+    out, weights = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+    return moved(out, max(1.0, float(np.max(np.abs(out))))), weights
+
+
+def _loose(s: DiagnosisSession, qid: str, probes, base) -> str | None:
+    """The words for a report of match=True on a float64 module whose pipeline (its calls of
+    multi_head_attention answered by the reference moved by a moderate amount, 2e-3 of the
+    output's size, as grading's) really differs from it by that amount, the difference reported
+    as it is; None where it never called multi_head_attention, or calls it no match."""
+    made = s.calls_made(
+        qid,
+        probes,
+        references(),
+        answerable=("multi_head_attention",),
+        answers={**references(), "multi_head_attention": _shifted},
+    )
+    if "multi_head_attention" not in made.answered:
+        return None
+    over = {**(base or {}), "multi_head_attention": _shifted}
+    want = run(check(over), probes)
+    seen = []
+    for got, c, p in zip(made.given, want, probes, strict=True):
+        dtype = str(p.args[0].in_proj_weight.dtype).removeprefix("torch.")
+        if dtype != "float64" or not got.ok or not c.ok or not isinstance(got.value, dict):
+            continue
+        r, diff = got.value, c.value["output_max_abs_diff"]
+        try:
+            reported = float(r["output_max_abs_diff"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not _close(reported, diff, dtype) or r.get("match") is not True:
+            continue
+        seen.append(diff)
+    if not seen:
+        return None
+    return (
+        " Here, given a pipeline whose output differs from a float64 module's by up to "
+        f"{min(seen):.2g} (2e-3 of the output's size), it reports that difference and "
+        "match=True."
+    )
+
+
+def _loose_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
+    """adapter-loose-tolerance with the difference it called a match, or None."""
+    loose = _loose(s, qid, probes, base)
+    if loose is None:
+        return None
+    mid = "adapter-loose-tolerance"
+    if right and wrong:
+        found = s.compensated(qid, (mid,), wrong)
+    elif wrong:
+        found = s.with_callees(qid, (mid,), wrong)
+    else:
+        found = s.in_function(qid, (mid,), inline=False)
+    did = CATALOGUE[mid].did
+    return named(found.misconceptions, found.blame, found.message.replace(did, did + loose, 1), qid)
 
 
 # multi_head_attention's mistakes that give the reference's values (a missing ValueError).

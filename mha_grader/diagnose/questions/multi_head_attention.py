@@ -20,7 +20,7 @@ from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
 from ..catalogue import CATALOGUE
-from ..compare import matches, same
+from ..compare import Outcome, matches, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis, named
 from ..trusted import trusted
@@ -88,15 +88,17 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
                 return s.with_callees(qid, ("mha-dropout",), wrong)
             return s.in_function(qid, ("mha-dropout",), inline=False)
         found = _own(given, probes)
+        swap = None if found is not None else _grouped(given, probes)
+        if swap is not None:  # key/value heads shared by groups of query heads: how many
+            found = (swap[0],), None
         fit = None if found is not None else _scores_fit(given, probes)
         if fit is not None:  # any other scale, any mask: the classes beyond their examples
             found = fit_ids(fit, "mha-masks-positions"), ("attention" if fit.scaled else None)
-        swap = None if found is not None else _misassigned(given, probes)
-        if swap is not None:  # weights used in another one's place: the substitution seen
-            found = ("mha-weights-misassigned",), None
-        moved = None if found is not None else _transformed_input(given, probes)
-        if moved is not None:  # the right layer on a transform of X: the transform seen
-            found, swap = (("mha-transforms-input",), None), moved
+        for mid, seen in CLASSES if found is None else ():
+            words = seen(given, probes)  # the classes read from behaviour, after every other
+            if words is not None:  # what was seen, said after the id's words
+                found, swap = ((mid,), None), (mid, words)
+                break
         unstable = [c for c in made.called if _overflows(s, c)]
         if found is None and unstable:
             # two mistakes at once: one of its own (a causal mask it passes on), read from its
@@ -190,9 +192,17 @@ def _own(given, probes) -> tuple[tuple[str, ...], str | tuple[str, ...] | None] 
     # a bias by position on the scores of another kind or slopes; a shared head from elsewhere
     if fitted.position_bias(given, probes):
         return ("mha-alibi-bias",), None
-    if fitted.multi_query(given, probes, lambda f: pipeline(mut.checked(f))):
-        return ("mha-multi-query",), None
     return None
+
+
+def _grouped(given, probes) -> tuple[str, str] | None:
+    """(the id, the words) for key and value heads shared by groups of query heads: one for
+    all of them (mha-multi-query), or groups of any size (mha-grouped-query); None."""
+    found = fitted.grouped_query(given, probes)
+    if found is None:
+        return None
+    one = all(g.kv == 1 for g in found if g.kv < g.heads)
+    return ("mha-multi-query" if one else "mha-grouped-query"), fitted.grouped_words(found)
 
 
 def _scores_fit(given, probes) -> fitted.ScoreFit | None:
@@ -378,11 +388,12 @@ def _swap_words(a, right, extra: str) -> str:
     return f" Here its results are those of the right layer with {' and '.join(said)}{extra}."
 
 
-def _swap_said(found: Diagnosis, swap: str | None) -> Diagnosis:
+def _swap_said(found: Diagnosis, swap: tuple[str, str] | None) -> Diagnosis:
+    """``found`` with what was seen (``swap``: the id, the words) said after the id's words."""
     if swap is None:
         return found
-    mid = "mha-transforms-input" if "mha-transforms-input" in found.misconceptions else ""
-    did = CATALOGUE[mid or "mha-weights-misassigned"].did
+    mid, swap = swap
+    did = CATALOGUE[mid].did
     if did in found.message:
         message = found.message.replace(did, did + swap, 1)
     else:
@@ -461,3 +472,212 @@ def _transformed_input(given, probes) -> str | None:
                 "was given."
             )
     return None
+
+
+# -- weights whose rows do not sum to 1: every head's right weights times a factor per row (an
+# attention sink's extra logit, a softmax plus one, exp never divided by its sum) -------------
+
+
+def _heads(probe):
+    """The reference's projected, split heads and scaled scores of one probe."""
+    X, Wq, Wk, Wv, Wo, h = probe.args
+    d_head = X.shape[-1] // h
+    Qh, Kh, Vh = (ref.split_heads(X @ W, h, d_head) for W in (Wq, Wk, Wv))
+    return Qh, Kh, Vh, Qh @ np.swapaxes(Kh, -1, -2) / math.sqrt(d_head)
+
+
+def _rows_rescaled(given, probes) -> str | None:
+    """The words for results that are, on every probe, the right layer's with every head's
+    weights scaled row by row (the rows not summing to 1), the output following them."""
+    if any(p.args[0].shape[-1] % p.args[-1] for p in probes):
+        return None
+    heads = [_heads(p) for p in probes]
+    right = [ref.softmax(s, axis=-1) for *_, s in heads]
+
+    def finish(i, w):
+        return ref.merge_heads(w @ heads[i][2]) @ probes[i].args[4], w
+
+    fit = fitted.rows_rescaled(given, right, [s for *_, s in heads], finish)
+    return None if fit is None else fitted.rows_words(fit)
+
+
+# -- the projected queries, keys or values transformed before attention: an activation on them
+# (Kyubyong's relu dense layers), a normalisation of each head's (QK-norm) or of the whole ----
+
+
+def _unit(x, eps: float = 1e-12):
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), eps)
+
+
+def _gelu(x):
+    from math import erf
+
+    return 0.5 * x * (1.0 + np.vectorize(erf)(x / math.sqrt(2.0)))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+# Elementwise functions tried on the projections: (words, the function).
+ACTIVATIONS = (
+    ("a ReLU (max(x, 0))", lambda x: np.maximum(x, 0.0)),
+    *(
+        (f"a leaky ReLU of slope {a:g}", partial(lambda x, a: np.where(x > 0, x, a * x), a=a))
+        for a in (0.01, 0.1, 0.2)
+    ),
+    ("a GELU", _gelu),
+    ("a GELU (its tanh approximation)", _gelu_tanh),
+    ("a SiLU (x * sigmoid(x))", lambda x: x * _sigmoid(x)),
+    ("an ELU", lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0)))),
+    ("a softplus", lambda x: np.logaddexp(0.0, x)),
+    ("tanh", np.tanh),
+    ("a sigmoid", _sigmoid),
+    ("the absolute value", np.abs),
+)
+# Normalisations tried, of each head's vectors (over d_head) or of the whole projection (over
+# d_model, before the split): (words, the normalisation of the last axis).
+NORMS = (
+    *(("divided by their root mean square (an RMSNorm)", partial(_rms, eps=e)) for e in _EPS),
+    ("scaled to unit length (an L2 normalisation)", _unit),
+    *(("layer-normalised (mean 0, variance 1, a LayerNorm)", partial(_rows, eps=e)) for e in _EPS),
+)
+_WHICH = {"Q": 0, "K": 1, "V": 2}
+
+
+def _subsets(names: str) -> list[str]:
+    return ["".join(c) for k in range(1, len(names) + 1) for c in itertools.combinations(names, k)]
+
+
+def _said_names(which: str) -> str:
+    words = {"Q": "queries", "K": "keys", "V": "values"}
+    parts = [words[c] for c in which]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _projected(f, which: str, where: str):
+    """The reference layer with ``f`` applied to the projections in ``which`` (after the split,
+    per head, ``where`` "head"; before it, on all of d_model, "model")."""
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        P = [np.asarray(X, dtype=np.float64) @ W for W in (Wq, Wk, Wv)]
+        if where == "model":
+            P = [f(p) if c in which else p for c, p in zip("QKV", P, strict=True)]
+        H = [ref.split_heads(p, num_heads, d_head) for p in P]
+        if where == "head":
+            H = [f(x) if c in which else x for c, x in zip("QKV", H, strict=True)]
+        out, weights = ref.attention(*H)
+        return ref.merge_heads(out) @ Wo, weights
+
+    return mha
+
+
+def _transformed_projections(given, probes) -> str | None:
+    """The words for results that are, on every probe, the right layer's with the projected
+    queries, keys and/or values transformed before attention: an activation elementwise
+    (``ACTIVATIONS``) or a normalisation (``NORMS``) of each head's vectors or of the whole
+    projection; None where none fits."""
+    for i, (words, f) in enumerate(ACTIVATIONS):
+        for which in _subsets("QKV"):
+            key = ("projections-activated", i, which)
+            if matches(given, trusted(key, _projected(f, which, "model"), probes)):
+                return (
+                    f" Here its results are the right layer's with {words} applied to the "
+                    f"projected {_said_names(which)} before attention."
+                )
+    for i, (words, f) in enumerate(NORMS):
+        for where, which in itertools.product(("head", "model"), ("QK", "Q", "K", "QKV", "V")):
+            key = ("projections-normalised", i, where, which)
+            if matches(given, trusted(key, _projected(f, which, where), probes)):
+                over = (
+                    "each head's vectors (over d_head)"
+                    if where == "head"
+                    else "each token's whole projection (over d_model, before the split)"
+                )
+                return (
+                    f" Here its results are the right layer's with the projected "
+                    f"{_said_names(which)} {words}, {over}, before attention."
+                )
+    return None
+
+
+# -- a narrower projection: only the first k columns of Wq, Wk, Wv (and rows of Wo) used, the
+# heads k / num_heads wide (SAM's internal_dim = d_model // downsample_rate) -----------------
+
+
+def _narrowed(probe, width: int, which: str, scale: str):
+    """The layer of ``probe`` projected to the first ``width`` columns (of Wq and Wk, and of
+    Wv with the first ``width`` rows of Wo where ``which`` is "QKV"), the heads ``width /
+    num_heads`` wide, the scores divided by the square root of that width (``scale`` "own")
+    or of the full d_head ("full")."""
+    X, Wq, Wk, Wv, Wo, h = probe.args
+    d_head = X.shape[-1] // h
+    c = width // h
+    Qh, Kh = (ref.split_heads(X @ W[:, :width], h, c) for W in (Wq, Wk))
+    if which == "QKV":
+        Vh, Wo = ref.split_heads(X @ Wv[:, :width], h, c), Wo[:width]
+    else:
+        Vh = ref.split_heads(X @ Wv, h, d_head)
+    s = Qh @ np.swapaxes(Kh, -1, -2) / math.sqrt(c if scale == "own" else d_head)
+    w = ref.softmax(s, axis=-1)
+    return ref.merge_heads(w @ Vh) @ Wo, w
+
+
+def _narrow(given, probes) -> str | None:
+    """The words for results that are, on every probe, the right layer's or one projected to
+    fewer columns than d_model (a multiple of the heads, read per probe), the same kind on
+    every probe that narrows; None where none fits."""
+    for which, scale in itertools.product(("QKV", "QK"), ("own", "full")):
+        widths = []
+        for got, probe in zip(given, probes, strict=True):
+            X, *_, h = probe.args
+            d_model = X.shape[-1]
+            if not got.ok or d_model % h:
+                break
+            if matches([got], [Outcome(value=ref.multi_head_attention(*probe.args))]):
+                widths.append((d_model, d_model, h))
+                continue
+            for c in range(1, d_model // h):
+                if matches([got], [Outcome(value=_narrowed(probe, c * h, which, scale))]):
+                    widths.append((c * h, d_model, h))
+                    break
+            else:
+                break
+        else:
+            if any(k < d for k, d, _ in widths):
+                return _narrow_words(widths, which, scale)
+    return None
+
+
+def _narrow_words(widths, which: str, scale: str) -> str:
+    seen = sorted(set(widths), key=lambda x: (x[1], x[2]))
+    told = ", ".join(f"{k} of {d} with {h} heads" for k, d, h in seen)
+    rule = ""
+    for r in (2, 3, 4, 8):
+        if all(k == max((d // r) // h, 1) * h for k, d, h in seen):
+            rule = f" (d_model // {r}, in whole heads)"
+            break
+    cols = "Wq, Wk and Wv (and the first k rows of Wo)" if which == "QKV" else "Wq and Wk"
+    scaled = (
+        "each head's scores divided by the square root of its narrower width"
+        if scale == "own"
+        else "the scores still divided by sqrt(d_head) of the full width"
+    )
+    return (
+        f" Here it uses only the first k columns of {cols}, heads k / num_heads wide: on our "
+        f"inputs k = {told}{rule}, {scaled}; the other columns are never used."
+    )
+
+
+CLASSES = (
+    ("mha-weights-misassigned", _misassigned),
+    ("mha-transforms-input", _transformed_input),
+    ("mha-rows-not-normalised", _rows_rescaled),
+    ("mha-transforms-projections", _transformed_projections),
+    ("mha-narrow-projections", _narrow),
+)

@@ -34,6 +34,14 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
     from solutions import crosscheck as ref_cc  # torch: imported when first needed
 
     expected = trusted(("ref", qid), ref_cc.weights_from_torch, probes)
+    # torch's weights through a lower precision, then float64 (arrays of another dtype show
+    # their precision: adapter-float32-weights)
+    rounded = _rounded(student, expected, probes)
+    if rounded is not None and not _not_float64(student):
+        found = s.in_function(qid, ("adapter-rounded-weights",), inline=False)
+        did = CATALOGUE["adapter-rounded-weights"].did
+        message = found.message.replace(did, did + rounded, 1)
+        return named(found.misconceptions, found.blame, message, found.question)
     if matches(student, expected):
         if _not_float64(student):
             return s.in_function(qid, ("adapter-float32-weights",), inline=False)
@@ -107,6 +115,55 @@ def _no_detach_some(student, expected, probes) -> str | None:
         if r
     }
     return " and ".join(sorted(dtypes))
+
+
+def _round(W: np.ndarray, precision: str) -> np.ndarray:
+    """``W`` rounded to ``precision`` (float32, float16, bfloat16) and back to float64."""
+    import torch
+
+    t = torch.from_numpy(np.ascontiguousarray(W, dtype=np.float64))
+    return t.to(getattr(torch, precision)).to(torch.float64).numpy()
+
+
+PRECISIONS = {
+    "float32": "about 7 significant digits",
+    "float16": "about 3 significant digits",
+    "bfloat16": "about 2 to 3 significant digits",
+}
+
+
+def _rounded(student, expected, probes) -> str | None:
+    """The words for weights that are, on every probe, torch's rounded to one lower precision
+    than float64 (float32, float16, bfloat16) and back, the right matrices otherwise, rounded
+    somewhere (a float64 module's, through float32); None otherwise."""
+    for precision, digits in PRECISIONS.items():
+        lost = []
+        for got, want, probe in zip(student, expected, probes, strict=True):
+            if not got.ok or not want.ok or not isinstance(got.value, tuple | list):
+                break
+            if len(got.value) != 4:
+                break
+            mine = [as_array(W) for W in got.value]
+            right = [np.asarray(W, dtype=np.float64) for W in want.value]
+            if any(a is None or a.shape != b.shape for a, b in zip(mine, right, strict=True)):
+                break
+            cut = [_round(W, precision) for W in right]
+            if not all(
+                np.allclose(a.astype(np.float64), c, rtol=1e-12, atol=0.0)
+                for a, c in zip(mine, cut, strict=True)
+            ):
+                break
+            if any(not np.array_equal(c, W) for c, W in zip(cut, right, strict=True)):
+                lost.append(str(probe.args[0].in_proj_weight.dtype).removeprefix("torch."))
+        else:
+            if lost:
+                kinds = sorted(set(lost))
+                modules = " and ".join(kinds) + (" modules" if len(kinds) > 1 else " module")
+                return (
+                    f" On our {modules} its weights are torch's rounded to {precision} "
+                    f"({digits}) and turned back into float64."
+                )
+    return None
 
 
 # Mistakes of the adapter read from its values by their mutants (the others, by which torch

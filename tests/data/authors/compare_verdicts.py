@@ -6,7 +6,8 @@ Usage (from the worktree root, after grading):
     for d in tests/data/authors/*/*/; do mha-check "$d" > CHECK/$(basename "$d").txt; done
     python tests/data/authors/compare_verdicts.py tuning OUT_T CHECK > table.md
 (the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b, tuning_c,
-heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g, heldout_h, heldout_i).
+heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g, heldout_h, heldout_i,
+heldout_j).
 
 Prints a Markdown table (one row per submission and function) and the disagreements by class.
 """
@@ -48,6 +49,12 @@ ALIASES = {
     "counts-layernorm": "counts-extra-terms",
     "counts-per-head-extra": "counts-extra-terms",
     "adapter-relative-error": "report-relative-difference",
+    # set J's proposals, named by the classes they belong to (issue-20-heldout-j-fixes)
+    "mha-attention-sink": "mha-rows-not-normalised",
+    "mha-downsampled-width": "mha-narrow-projections",
+    "mha-activated-projections": "mha-transforms-projections",
+    "mha-qk-norm": "mha-transforms-projections",
+    "adapter-float32-roundtrip": "adapter-rounded-weights",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
