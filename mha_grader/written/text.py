@@ -268,7 +268,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     ]
 ]
 # (a quotation's closing mark after its full stop ends the sentence too: 'X wrote: "...". I agree.')
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’])\s+|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s+")
+# (a slide's bullets, "•", open items as "-" and "*" do)
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])\s+|(?<=[.!?][\"'”’])\s+|\n\s*\n|\n\s*(?:[-*+•◦▪‣]|\d+[.)])\s+"
+)
 _TOKEN = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?|[,;:()—–/=+^]|(?<=\s)-(?=\s)", re.IGNORECASE)
 _STEMMER = snowballstemmer.stemmer("english")
 # A run-on "sentence" is read in pieces of this many tokens: matching time stays linear in the

@@ -1,0 +1,137 @@
+"""Issue 21, set Q seen: its misses handled as classes, in words of their own, not the labelled
+set's. Stance: a source's right answer the student then refuses to stand behind, or doubts the
+point of, is not theirs; a list's commas ("one Wq, Wk and Wv") do not end a report; a sentence
+opened in mockery ("Oh sure, ...") claims nothing it says; a verdict left open ("Conclusion:
+???") leaves every line before it unclaimed; what a supposition "would" lead to stays supposed,
+after a comma or a "so"."""
+
+from __future__ import annotations
+
+import pytest
+from written_support import graded as _graded
+
+_Q1 = (
+    "the layer keeps a single Wq, Wk and Wv at full d_model, and Q, K and V are cut into equal "
+    "chunks per head afterwards, so no head owns a projection."
+)
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "I'm not putting my name to that.",
+        "I wouldn't sign off on it.",
+        "I would not take a chatbot's word for it.",
+        "I'd need to check it in the code before I take its word for it.",
+    ],
+)
+def test_refusing_to_stand_behind_a_reported_answer_leaves_it_unclaimed(refusal):
+    share, _, _ = _graded("q1", f"A chatbot says {_Q1} {refusal}")
+    assert share <= 0.25
+
+
+def test_refusing_to_stand_behind_ones_own_sentence_leaves_it_unclaimed():
+    share, _, _ = _graded("q1", f"The {_Q1[4:]} I'm not putting my name to that though.")
+    assert share <= 0.25
+
+
+def test_a_report_runs_on_past_the_commas_of_a_list():
+    # "Wq, Wk and Wv" is one list: the report covers what follows it too
+    share, _, _ = _graded(
+        "q1",
+        "My lab partner says the heads use one Wq, Wk and Wv at full d_model and then take equal "
+        "slices of Q, K and V, none of them owning a matrix.",
+    )
+    assert share <= 0.25
+
+
+_Q4 = "more heads give more independent softmaxes, one per head, each over d_model/h features."
+
+
+@pytest.mark.parametrize(
+    "doubt",
+    [
+        "Not convinced that changes anything, since the parameters are equal.",
+        "I doubt it makes any difference.",
+        "But I don't see why that would matter with the same weights.",
+    ],
+)
+def test_doubting_that_what_came_before_matters_leaves_it_unclaimed(doubt):
+    share, _, _ = _graded("q4", f"The lecture says {_Q4} {doubt}")
+    assert share <= 0.25
+
+
+def test_a_point_made_and_then_said_to_matter_stays_claimed():
+    share, _, _ = _graded("q4", f"In my run {_Q4} That changes how each head attends.")
+    assert share == 1.0
+
+
+@pytest.mark.parametrize("opener", ["Oh sure,", "Yeah right,", "Oh, of course:"])
+def test_a_sentence_opened_in_mockery_claims_nothing(opener):
+    share, _, _ = _graded(
+        "q3",
+        f"{opener} the heads differ: head 0 on tokens 2 and 3 and head 1 on token 4, one token "
+        "on one seed, and we're supposed to conclude the heads see different things.",
+    )
+    assert share <= 0.25
+
+
+def test_mocking_a_wrong_view_leaves_the_right_one_after_it():
+    share, _, _ = _graded(
+        "q2",
+        "Sure, because cutting a matrix in four makes it four times bigger. No: 256 with one "
+        "head and 256 with four, since Wq, Wk, Wv and Wo stay d_model x d_model for any head "
+        "count.",
+    )
+    assert share == 1.0
+
+
+def test_a_sincere_of_course_is_no_mockery():
+    share, _, _ = _graded(
+        "q3",
+        "Of course not: head 0 put token 0's weight on tokens 2 and 3, head 1 all on token 4.",
+    )
+    assert share == 1.0
+
+
+@pytest.mark.parametrize("verdict", ["Conclusion: ???", "My answer: unclear", "Verdict: idk"])
+def test_a_verdict_left_open_leaves_the_notes_before_it_unclaimed(verdict):
+    share, _, _ = _graded(
+        "q3",
+        "Different heads, same token?\n"
+        "• The notes: h0 -> tokens 2, 3 and h1 -> token 4, so the heads differ\n"
+        "• My plots: too blurry to tell\n"
+        f"• {verdict}",
+    )
+    assert share <= 0.25
+
+
+def test_a_verdict_given_keeps_the_notes_claimed():
+    share, _, _ = _graded(
+        "q3",
+        "Different heads, same token?\n"
+        "• My run: h0 -> tokens 2, 3 and h1 -> token 4\n"
+        "• Verdict: no, the heads differ",
+    )
+    assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the consequence after a comma and a new subject
+        "Broadly, if the heads work on different feature slices, they would likely attend "
+        "differently, at least on paper. I never opened my heatmaps.",
+        # a conclusion drawn in the conditional mood
+        "If the notebook's numbers hold, head 0 weights tokens 2 and 3 and head 1 weights token "
+        "4, so the heads would differ. I haven't rerun it, and one seed shows little.",
+    ],
+)
+def test_what_a_supposition_would_lead_to_is_not_claimed(text):
+    share, _, _ = _graded("q3", text)
+    assert share <= 0.25
+
+
+def test_looking_closely_is_not_patterns_being_close():
+    share, _, _ = _graded("q3", "I did not look closely at the plots.")
+    assert share == 0.0
