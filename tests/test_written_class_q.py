@@ -135,3 +135,48 @@ def test_what_a_supposition_would_lead_to_is_not_claimed(text):
 def test_looking_closely_is_not_patterns_being_close():
     share, _, _ = _graded("q3", "I did not look closely at the plots.")
     assert share == 0.0
+
+
+# A debugging story: the first, buggy result is set aside, the fixed one is the student's.
+@pytest.mark.parametrize(
+    "story",
+    [
+        "My count_params at first printed 512 for two heads, since I had given every head its "
+        "own Wq by mistake.",
+        "Using my broken split_heads the two counts did not agree at all, so I couldn't say.",
+        "Initially I was convinced that each head brings a Wq of its own.",
+    ],
+)
+def test_a_first_buggy_result_set_aside_is_not_the_students_claim(story):
+    share, flagged, _ = _graded(
+        "q2",
+        f"{story} After the fix: 256 with one head and 256 with two, because Wq, Wk, Wv and Wo "
+        "are d_model x d_model whatever the head count.",
+    )
+    assert share == 1.0 and not flagged
+
+
+def test_a_result_in_ones_own_run_is_still_claimed():
+    share, _, _ = _graded(
+        "q2", "My count_params printed 512 for two heads and 256 for one: heads add weights."
+    )
+    assert share == 0.0
+
+
+def test_mine_is_the_students_own_code_not_a_person():
+    share, _, _ = _graded(
+        "q2",
+        "Torch gives 256 for one head and for two. Mine says 256 and 256 too, since the four "
+        "matrices are d_model x d_model for any head count.",
+    )
+    assert share == 1.0
+
+
+def test_a_mistake_one_might_picture_is_denied():
+    share, flagged, _ = _graded(
+        "q1",
+        "The classic mistake is to picture every head with a Wq of its own. There is one Wq, Wk "
+        "and Wv at full width; Q, K and V are then cut into equal per-head chunks, so no head "
+        "has its own matrices.",
+    )
+    assert share == 1.0 and not flagged

@@ -184,7 +184,15 @@ I_REPORTED = re.compile(
     r"youtube|internet|online|discord|twitter|tiktok|article|medium|chatgpt)s?(?: post)?"
     r"(?: that)?\b"
     r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
-    r"expected)(?: that)?\b"
+    r"expected|was sure|were sure|was convinced|were convinced|was certain|were certain)"
+    r"(?: that)?\b"
+    # a debugging story's first result, before the fix: "my parameter_counts first returned 512
+    # for 2 heads, because ...", "with my first split_heads the rows did not match" (the fixed
+    # result the student gives after it is theirs)
+    r"|\b(?:my|our) (?:own )?(?:[a-z_]+ ){1,2}?(?:first|initially|originally|at first) "
+    r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
+    r"|\b(?:with|in|using|from) (?:my|our) (?:first|buggy|broken|old|original|earlier|initial|"
+    r"unfixed) (?:version of |attempt at )?[a-z_]+\b"
 )
 NOUN_REPORT = re.compile(
     r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
@@ -214,7 +222,7 @@ MISTAKE_IS = re.compile(
     r"\b(?:a|an|the|one|another) (?:(?:common|classic|typical|frequent|big|usual|easy|"
     r"beginner|tempting|popular|widespread) )*(?:mistake|error|trap|pitfall|misconception|"
     r"misunderstanding|fallacy|confusion) (?:is|would be|here is|people make is) (?:to )?"
-    rf"{SAY}(?: that)?\b"
+    rf"(?:{SAY}|picture|imagine|envision|envisage)(?: that)?\b"
 )
 FALSE_THAT = re.compile(
     rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
@@ -273,7 +281,7 @@ I_DENY = re.compile(
     # what the student would not write or say: "I would never claim that X", "what I would NOT
     # write: that X, that Y", "things I won't say: X" (the colon is the cue's: its list is denied)
     rf"|\b(?:(?:what|things?|ideas?|claims?|statements?|points?|sentences?) (?:that )?)?(?:i|we) "
-    rf"(?:(?:would|will|do|did|could|should|shall|wo) not|never|(?:would|will) never) {ADV}"
+    rf"(?:(?:would|will|do|did|should|shall|wo) not|never|(?:would|will) never) {ADV}"
     rf"(?:say|write|claim|argue|state|put|suggest|answer|assert|conclude)"
     rf"(?: (?:here|in (?:my|an|the) answer))?(?: (?:is|are))?(?: that| :(?: that)?)?(?= |$)"
     # "I am not saying X", "we're not claiming that X"
@@ -419,6 +427,10 @@ NO_VOUCH = re.compile(
     r"believe|accepting|accept|buying|buy|trusting|trust) (?:it|that|this|them)"
     # "... before I take a chatbot's word for it"
     r"|(?:take|taking) (?:[a-z]+ ){0,3}?word for (?:it|that|this))$"
+    # "..., so I couldn't say.", "I can't really tell.": the student does not know (not "I would
+    # not say that X", a denial)
+    r"|\b(?:i|we) (?:could not|can not) (?:really |honestly )?(?:say|tell)(?: (?:for sure|either "
+    r"way|yet))?$"
     # the student refusing to stand behind it: "so I'm not putting my name to that", "I won't
     # sign off on it", "I wouldn't take its word for it"
     r"|\b(?:i|we) (?:m not|am not|are not|will not|would not|do not|can not|could not|never|"

@@ -865,7 +865,7 @@ def _attribute(text: _Text, marks: _Marks) -> None:
 _NOT_NAMES = frozenset(
     """np numpy torch pytorch python allclose assert pytest mha code it nothing everything
     something logic intuition theory experience reason reasoning parity equality softmax
-    attention math maths common sense whoever whatever whichever""".split()
+    attention math maths common sense whoever whatever whichever mine ours""".split()
 )
 
 
