@@ -180,3 +180,35 @@ def test_a_mistake_one_might_picture_is_denied():
         "has its own matrices.",
     )
     assert share == 1.0 and not flagged
+
+
+# A student's own layer: the numbers of their d_model are credited as the module's are.
+def test_a_count_worked_at_ones_own_d_model_is_the_finding():
+    share, flagged, _ = _graded(
+        "q2",
+        "I used d_model = 512 and counted 1048576 weights for one head and the same for eight: "
+        "every projection stays 512 x 512 however many heads there are.",
+    )
+    assert share == 1.0 and not flagged
+
+
+def test_the_modules_doubled_count_still_contradicts_the_finding():
+    share, _, _ = _graded("q2", "With d_model = 8 I got 256 for one head and 512 for two.")
+    assert share <= 0.5
+
+
+@pytest.mark.parametrize("width", ["(256/4)", "of 256/4 features"])
+def test_a_width_divided_by_the_head_count_in_numbers_is_the_heads_part(width):
+    share, _, _ = _graded(
+        "q4",
+        f"With 256 and 4 heads there are 4 independent softmaxes per token instead of 1, each "
+        f"working on 64-wide slices {width} instead of all 256.",
+    )
+    assert share == 1.0
+
+
+def test_a_quotient_by_no_head_count_is_no_head_width():
+    share, _, _ = _graded(
+        "q4", "With 4 heads there are 4 independent softmaxes per token, with 12/3 of the rest."
+    )
+    assert share == 0.5

@@ -452,12 +452,39 @@ def _wrong_head_width(text: str) -> str:
     return _D_HEAD_IS.sub(reading, text)
 
 
+# the layer's width in the numbers of a student's own layer: "at d_model = 512, ... 4 x 512 x
+# 512 ... the 512 projected columns" names d_model each time (at d_model = 8 the module's doubled
+# count, 512, is a count); a quotient by a head count the text gives, "64-dim slices (512/8)
+# with 8 heads", is d_model / num_heads
+_QUOTIENT = re.compile(r"(?<![\w.])(\d+)\s*/\s*(\d+)(?![\w.])")
+OWN_D_MODEL_FROM = 16  # a width the module's own numbers (d_model = 8, its counts) do not use
+
+
+def _own_width(text: str) -> str:
+    heads = {int(a or b) for a, b in _HEADS_ARE.findall(text)} - {0}
+
+    def quotient(match: re.Match[str]) -> str:
+        width, count = int(match.group(1)), int(match.group(2))
+        if count in heads and width % count == 0 and width // count >= 2:
+            return f"d_model / {count}"
+        return match.group(0)
+
+    if heads:
+        text = _QUOTIENT.sub(quotient, text)
+    models = {int(m) for m in _D_MODEL_IS.findall(text)}
+    if len(models) != 1 or min(models) < OWN_D_MODEL_FROM or models & heads:
+        return text
+    (d_model,) = models
+    text = re.sub(rf"\bd_model\s*(?:=|is|of)\s*{d_model}\b", "d_model", text, flags=re.I)
+    return re.sub(rf"(?<![\w.,]){d_model}(?![\w.]|,\d|\s*heads?\b)", "d_model", text)
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
-    return _wrong_head_width(_PART_OF_WIDTH.sub(_part_of_width, text))
+    return _own_width(_wrong_head_width(_PART_OF_WIDTH.sub(_part_of_width, text)))
 
 
 # A note's "label: value" line whose value is a bare yes or no ("own matrices per head: none")
