@@ -212,3 +212,97 @@ def test_a_quotient_by_no_head_count_is_no_head_width():
         "q4", "With 4 heads there are 4 independent softmaxes per token, with 12/3 of the rest."
     )
     assert share == 0.5
+
+
+def _rechecks(output: str) -> str:
+    return "\n".join(line for line in output.split("\n") if line.startswith("Re-check"))
+
+
+_RIGHT = {
+    "q1": "One Wq, Wk and Wv at full d_model for the whole layer, and Q, K and V are cut into "
+    "equal chunks per head afterwards; no head owns a projection.",
+    "q2": "256 with one head and 256 with four, since Wq, Wk, Wv and Wo stay d_model x d_model "
+    "for any head count.",
+    "q3": "No: for token 0 head 0 weighted tokens 2 and 3, head 1 token 4.",
+    "q4": "One independent softmax per head instead of one in all, each over d_model/num_heads "
+    "features instead of d_model.",
+    "q5": "num_heads has to divide d_model so that every head gets an equal chunk of "
+    "d_model/num_heads features.",
+    "challenge": "Equal parameters are not equal capability: eight independent softmaxes over "
+    "small subspaces let one token keep several patterns in one layer, where one head must "
+    "squeeze every relationship into a single softmax.",
+}
+
+
+# A wrong idea beside right ones is charged in every question it can turn up in.
+@pytest.mark.parametrize(
+    ("idea", "wrong"),
+    [
+        (
+            "whether a head has an output projection of its own",
+            "Besides, every head owns a separate output projection.",
+        ),
+        ("which part of the input each head works with", "Which tokens go to which head differs."),
+        ("how the heads are arranged in the layer", "Head 2 works as the next layer up."),
+        (
+            "how the heads are arranged in the layer",
+            "Head 2 receives the output of the first one as its input.",
+        ),
+        (
+            "what more heads cost in computation",
+            "Also four heads need a quarter of the FLOPs of one wide head.",
+        ),
+        (
+            "what more heads cost in computation",
+            "And four heads need 4 times the FLOPs of one.",
+        ),
+        (
+            "where the parameter count comes from",
+            "The parameter count simply tracks the computation.",
+        ),
+    ],
+)
+@pytest.mark.parametrize("qid", ["q1", "q2", "q3", "q4", "q5", "challenge"])
+def test_a_wrong_idea_beside_right_ones_is_charged_in_every_question(qid, idea, wrong):
+    share, flagged, output = _graded(qid, f"{_RIGHT[qid]} {wrong}")
+    # (q2 reads a head's own weights as going against its "why": charged as that)
+    why = "why the number of heads does not change the count"
+    assert idea in _rechecks(output) or (qid == "q2" and why in _rechecks(output))
+    assert share <= 0.5 or flagged
+
+
+@pytest.mark.parametrize(
+    "right",
+    [
+        "The single Wo maps the concatenated heads back; each head meets only its own rows of Wo.",
+        "Every token goes to every head.",
+        "Each head has its own attention pattern over the tokens.",
+        "The heads of the next layer see this layer's output.",
+        "Each head on its own needs a quarter of the FLOPs.",
+    ],
+)
+@pytest.mark.parametrize("qid", ["q3", "q4"])
+def test_the_same_words_in_a_right_claim_are_not_charged(qid, right):
+    share, flagged, output = _graded(qid, f"{_RIGHT[qid]} {right}")
+    assert not _rechecks(output)
+    assert share == 1.0 and not flagged
+
+
+def test_a_hardware_reason_for_the_constraint_is_charged_even_as_what_would_go_wrong():
+    share, _, output = _graded(
+        "q5",
+        "d_model must be divisible by num_heads; otherwise some cores would sit idle while the "
+        "largest head finishes.",
+    )
+    assert "why the constraint is needed" in _rechecks(output)
+    assert share <= 0.5
+
+
+def test_the_right_reason_as_what_would_go_wrong_is_not_charged():
+    share, _, output = _graded(
+        "q5",
+        "d_model must be divisible by num_heads; otherwise the heads could not get equal "
+        "d_model/num_heads chunks.",
+    )
+    assert not _rechecks(output)
+    assert share == 1.0
