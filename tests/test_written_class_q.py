@@ -306,3 +306,24 @@ def test_the_right_reason_as_what_would_go_wrong_is_not_charged():
     )
     assert not _rechecks(output)
     assert share == 1.0
+
+
+# The student's own run reported with its values is their evidence, not a copy of the lab's
+# sentence that names the same tokens.
+def test_a_report_with_its_measured_weights_is_no_copy():
+    share, _, output = _graded(
+        "q3",
+        "No. For token 0, head 0 split its attention 0.42/0.58 between tokens 2 and 3, and head "
+        "1 put all of it on token 4.",
+    )
+    assert share == 1.0
+    assert "copied" not in output
+
+
+def test_the_lab_sentence_without_values_is_still_a_copy():
+    _, _, output = _graded(
+        "q3",
+        "The module printed token 0's rows: head 0 splits its attention between tokens 2 and 3, "
+        "head 1 puts all of it on token 4.",
+    )
+    assert "copied" in output

@@ -11,6 +11,7 @@ num_heads") are never long enough to count.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,9 @@ MIN_PLAIN = 5
 # d_model whatever the head count: splitting into heads is a reshape")
 WHOLE_SHARE = 0.9
 WHOLE_MIN = MIN_SENTENCE
+
+
+_MEASURED = re.compile(r"\d*\.\d+")  # a decimal value: a weight, a share, a measurement
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,14 @@ def find_copies(
         if not whole and _plain(sentence, copied) < MIN_PLAIN:
             continue
         most = max(sum(one) for one in by_source.values())  # from one hand-out
-        if len(content) >= MIN_SENTENCE and most >= COPIED_SHARE * len(content):
+        # values the student measured, which the copied runs do not hold ("head 0 split its
+        # attention 0.424/0.576 between tokens 2 and 3"): a report of their own run, in the words
+        # any report of it uses, copied only where a long stretch is
+        measured = any(
+            _MEASURED.fullmatch(stem) and not copied_here
+            for (_, stem), copied_here in zip(content, covered, strict=True)
+        )
+        if len(content) >= MIN_SENTENCE and most >= COPIED_SHARE * len(content) and not measured:
             positions = frozenset(range(len(sentence.tokens)))
         else:
             positions = frozenset().union(*(_stretches(content, one) for one in by_source.values()))
