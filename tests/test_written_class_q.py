@@ -327,3 +327,22 @@ def test_the_lab_sentence_without_values_is_still_a_copy():
         "head 1 puts all of it on token 4.",
     )
     assert "copied" in output
+
+
+# A hand-out's line pasted with its middle left out, beside a pasted table row, is copied too.
+def test_a_notation_line_cut_short_beside_a_pasted_table_row_earns_nothing():
+    share, _, _ = _graded(
+        "q4",
+        "Notation: num_heads heads of width d_head = d_model // num_heads. The same token's "
+        "pattern in different heads: exercise 1, token 0's rows and the heatmaps.",
+    )
+    assert share == 0.0
+
+
+def test_the_head_width_in_ones_own_sentence_still_counts():
+    share, _, _ = _graded(
+        "q4",
+        "More heads give more independent softmaxes, one per head, and each head works over "
+        "d_head = d_model // num_heads features instead of all of d_model.",
+    )
+    assert share == 1.0

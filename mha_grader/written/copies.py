@@ -419,7 +419,8 @@ def _beside_copies(
             continue  # (a question the student asks: "Same pattern? Not at all: ...")
         stems = [stem for _, stem in _content(sentence)]
         source = copied.get(s_index - 1) or copied.get(s_index + 1)
-        if source is None or len(stems) < MIN_BESIDE or not _contained(rubric, handouts, stems):
+        beside = source is not None and len(stems) >= MIN_BESIDE
+        if not (beside and _contained(rubric, handouts, stems, cut=True)):
             source = _whole_line(rubric, handouts, stems)
         if source is not None:
             found.append(Copy(s_index, frozenset(range(len(sentence.tokens))), source))
@@ -466,10 +467,28 @@ def read_lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str,
 MIN_BESIDE = 2  # content words of a short sentence beside a copy, to call it copied too
 
 
-def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> bool:
-    """The stems occur in a row in one of the hand-outs' sentences."""
+MIN_CUT = 4  # content words of a sentence beside a copy that may leave out a stretch of its line
+
+
+def _contained(
+    rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str], cut: bool = False
+) -> bool:
+    """The stems occur in a row in one of the hand-outs' sentences (``cut``: or in two rows of
+    one sentence, a stretch between them left out, as a docstring's "Notation: n tokens, model
+    width d_model, num_heads heads of width ..." pasted without its middle)."""
     wanted = f" {' '.join(stems)} "
-    return any(wanted in sentence for sentence in _sentence_texts(rubric, handouts))
+    texts = _sentence_texts(rubric, handouts)
+    if any(wanted in sentence for sentence in texts):
+        return True
+    if not cut or len(stems) < MIN_CUT:
+        return False
+    for k in range(1, len(stems)):
+        head, tail = f" {' '.join(stems[:k])} ", f" {' '.join(stems[k:])} "
+        for sentence in texts:
+            at = sentence.find(head)
+            if at >= 0 and sentence.find(tail, at + len(head) - 1) >= 0:
+                return True
+    return False
 
 
 @_per_rubric
