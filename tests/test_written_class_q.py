@@ -346,3 +346,49 @@ def test_the_head_width_in_ones_own_sentence_still_counts():
         "d_head = d_model // num_heads features instead of all of d_model.",
     )
     assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the heads use different slices, they'd give different patterns in theory. I never "
+        "checked my plots.",
+        "Assuming each head sees a different slice, their patterns would differ. Never looked at "
+        "mine.",
+    ],
+)
+def test_a_contracted_or_assumed_supposition_is_not_claimed(text):
+    assert _graded("q3", text)[0] <= 0.25
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        "My first count gave 512 for two heads because I multiplied by num_heads.",
+        "Initially my code printed 512 for 2 heads; I had a bug.",
+    ],
+)
+def test_a_first_count_put_other_ways_is_set_aside(story):
+    share, flagged, _ = _graded(
+        "q2",
+        f"{story} Fixed: 256 for both, because Wq, Wk, Wv and Wo are d_model x d_model whatever "
+        "num_heads is.",
+    )
+    assert share == 1.0 and not flagged
+
+
+@pytest.mark.parametrize(
+    ("qid", "wrong", "idea"),
+    [
+        ("q4", "Each head also has a Wo of its own.", "output projection of its own"),
+        ("q3", "The tokens are divided between the heads.", "which part of the input"),
+        ("q3", "Head 1 works on what head 0 produced.", "how the heads are arranged"),
+        ("q3", "The second head gets the first head's output as input.", "how the heads are"),
+        ("q5", "Otherwise one head would finish earlier than the rest.", "why the constraint"),
+        ("q5", "Otherwise the GPU would waste time on the uneven heads.", "why the constraint"),
+    ],
+)
+def test_the_wrong_ideas_in_other_words_are_charged_too(qid, wrong, idea):
+    share, flagged, output = _graded(qid, f"{_RIGHT[qid]} {wrong}")
+    assert idea in _rechecks(output)
+    assert share <= 0.5 or flagged

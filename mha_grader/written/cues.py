@@ -191,6 +191,10 @@ I_REPORTED = re.compile(
     # result the student gives after it is theirs)
     r"|\b(?:my|our) (?:own )?(?:[a-z_]+ ){1,2}?(?:first|initially|originally|at first) "
     r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
+    r"|\b(?:(?:at first|initially|originally|first) (?:, )?)(?:my|our) (?:[a-z_]+ ){1,2}?"
+    r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
+    r"|\b(?:my|our) (?:first|initial|original|buggy|broken|old|earlier) (?:[a-z_]+ ){1,2}?"
+    r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
     r"|\b(?:with|in|using|from) (?:my|our) (?:first|buggy|broken|old|original|earlier|initial|"
     r"unfixed) (?:version of |attempt at )?[a-z_]+\b"
 )
@@ -450,7 +454,8 @@ NO_VOUCH = re.compile(
 # says, and claims none of it (mocking a wrong view takes nothing from the right one they state
 # after it; mocking the right one leaves it unclaimed)
 SARCASM = re.compile(
-    r"^(?:(?:oh|ah|yeah|well) (?:, )?(?:sure|of course|right|totally|great|absolutely)"
+    r"^(?:(?:oh|ah|yeah|well)(?: ,)?(?: (?:yes|yeah))?(?: ,)? (?:sure|of course|right|totally|"
+    r"great|absolutely)(?! not\b)"
     r"|yeah (?:, )?right|(?:sure|right|of course) , (?:because|and|since|as if))(?: [,:])?(?= |$)"
 )
 # a verdict left open ("Verdict: ???", "Conclusion: unclear", "My answer: no idea"): the student

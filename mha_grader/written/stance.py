@@ -586,7 +586,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
 
 
 # words that open a supposition as "if" does ("provided that ...", "providing ...")
-_SUPPOSING = frozenset("provided providing".split())
+_SUPPOSING = frozenset("provided providing assuming supposing".split())
 # a condition contrary to fact: "if each head had its own matrices", "if there were ..."
 _PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")

@@ -240,6 +240,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\b(that|it|there|what|here|this|which|who)(?:'s|s)\s+(?=not\b)", r"\1 is "),
         (r"\bthat'?s\b", "that is"),
         (r"\bim\b", "i am"),
+        # "they'd differ": the conditional mood is what a supposition leads to ("I'd multiplied",
+        # a past perfect, and "I'd say", a hedge, keep their readings)
+        (r"\b(they|it|he|she|that|this|there|each|both|we|you)'d\b(?!\s+\w+ed\b)", r"\1 would"),
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
