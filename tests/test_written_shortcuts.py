@@ -23,7 +23,9 @@ def _rewrite_in_full(answer: str) -> str:
     answer = text._LONG_WORD.sub(text._cue_spelling, answer)
     for pattern, replacement in text._REWRITES:
         answer = pattern.sub(replacement, answer)
-    return text._wrong_head_width(text._PART_OF_WIDTH.sub(text._part_of_width, answer))
+    return text._own_width(
+        text._wrong_head_width(text._PART_OF_WIDTH.sub(text._part_of_width, answer))
+    )
 
 
 def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer():

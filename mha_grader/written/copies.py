@@ -11,6 +11,7 @@ num_heads") are never long enough to count.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ MIN_PLAIN = 5
 # d_model whatever the head count: splitting into heads is a reshape")
 WHOLE_SHARE = 0.9
 WHOLE_MIN = MIN_SENTENCE
+
+
+_MEASURED = re.compile(r"\d*\.\d+")  # a decimal value: a weight, a share, a measurement
 
 
 @dataclass(frozen=True)
@@ -167,7 +171,14 @@ def find_copies(
         if not whole and _plain(sentence, copied) < MIN_PLAIN:
             continue
         most = max(sum(one) for one in by_source.values())  # from one hand-out
-        if len(content) >= MIN_SENTENCE and most >= COPIED_SHARE * len(content):
+        # values the student measured, which the copied runs do not hold ("head 0 split its
+        # attention 0.424/0.576 between tokens 2 and 3"): a report of their own run, in the words
+        # any report of it uses, copied only where a long stretch is
+        measured = any(
+            _MEASURED.fullmatch(stem) and not copied_here
+            for (_, stem), copied_here in zip(content, covered, strict=True)
+        )
+        if len(content) >= MIN_SENTENCE and most >= COPIED_SHARE * len(content) and not measured:
             positions = frozenset(range(len(sentence.tokens)))
         else:
             positions = frozenset().union(*(_stretches(content, one) for one in by_source.values()))
@@ -429,7 +440,8 @@ def _beside_copies(
             continue  # (a question the student asks: "Same pattern? Not at all: ...")
         stems = [stem for _, stem in _content(sentence)]
         source = copied.get(s_index - 1) or copied.get(s_index + 1)
-        if source is None or len(stems) < MIN_BESIDE or not _contained(rubric, handouts, stems):
+        beside = source is not None and len(stems) >= MIN_BESIDE
+        if not (beside and _contained(rubric, handouts, stems, cut=True)):
             source = _whole_line(rubric, handouts, stems)
         if source is not None:
             found.append(Copy(s_index, frozenset(range(len(sentence.tokens))), source))
@@ -476,9 +488,29 @@ def read_lines(rubric: Rubric, handouts: tuple[Handout, ...]) -> dict[tuple[str,
 MIN_BESIDE = 2  # content words of a short sentence beside a copy, to call it copied too
 
 
-def _contained(rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str]) -> bool:
-    """The stems occur in a row in one of the hand-outs' sentences."""
-    return f" {' '.join(stems)} " in _sentence_texts(rubric, handouts)
+MIN_CUT = 4  # content words of a sentence beside a copy that may leave out a stretch of its line
+
+
+def _contained(
+    rubric: Rubric, handouts: tuple[Handout, ...], stems: list[str], cut: bool = False
+) -> bool:
+    """The stems occur in a row in one of the hand-outs' sentences (``cut``: or in two rows of
+    one sentence, a stretch between them left out, as a docstring's "Notation: n tokens, model
+    width d_model, num_heads heads of width ..." pasted without its middle)."""
+    texts = _sentence_texts(rubric, handouts)
+    if f" {' '.join(stems)} " in texts:
+        return True
+    if not cut or len(stems) < MIN_CUT:
+        return False
+    for k in range(1, len(stems)):
+        head, tail = f" {' '.join(stems[:k])} ", f" {' '.join(stems[k:])} "
+        at = texts.find(head)
+        while at >= 0:
+            end = texts.find("\n", at)  # (one sentence a line)
+            if texts.find(tail, at + len(head) - 1, len(texts) if end < 0 else end) >= 0:
+                return True
+            at = texts.find(head, at + 1)
+    return False
 
 
 @_per_rubric

@@ -184,7 +184,19 @@ I_REPORTED = re.compile(
     r"youtube|internet|online|discord|twitter|tiktok|article|medium|chatgpt)s?(?: post)?"
     r"(?: that)?\b"
     r"|\b(?:at first|initially|originally|before)(?: ,)? (?:i|we) (?:thought|believed|assumed|"
-    r"expected)(?: that)?\b"
+    r"expected|was sure|were sure|was convinced|were convinced|was certain|were certain)"
+    r"(?: that)?\b"
+    # a debugging story's first result, before the fix: "my parameter_counts first returned 512
+    # for 2 heads, because ...", "with my first split_heads the rows did not match" (the fixed
+    # result the student gives after it is theirs)
+    r"|\b(?:my|our) (?:own )?(?:[a-z_]+ ){1,2}?(?:first|initially|originally|at first) "
+    r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
+    r"|\b(?:(?:at first|initially|originally|first) (?:, )?)(?:my|our) (?:[a-z_]+ ){1,2}?"
+    r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
+    r"|\b(?:my|our) (?:first|initial|original|buggy|broken|old|earlier) (?:[a-z_]+ ){1,2}?"
+    r"(?:returned|gave|said|printed|showed|reported|produced|output|came out)\b"
+    r"|\b(?:with|in|using|from) (?:my|our) (?:first|buggy|broken|old|original|earlier|initial|"
+    r"unfixed) (?:version of |attempt at )?[a-z_]+\b"
 )
 NOUN_REPORT = re.compile(
     r"\b(?:(?:the|a|an|this|that|their|his|her)(?: team s| team)? )?(?:(?:common|popular|"
@@ -196,6 +208,10 @@ NOUN_REPORT = re.compile(
     # "the notes would have you believe that X": what a source would make one think
     r"|\bwould have (?:you|us|me|one|people|students|everyone) (?:believe|think|accept)"
     r"(?: that)?\b"
+    # "from that we're meant to believe X", "students are supposed to think X": what someone
+    # else would have one believe
+    r"|\b(?:we|you|i|one|students|people)(?: (?:are|m|am|is|were|was))? (?:meant|supposed|"
+    r"expected) to (?:believe|think|accept|conclude|buy)(?: that)?\b"
     r"|\b(?:the|a|this|their|his|her) (?:team )?(?:claim|belief|argument|notion|assumption|"
     r"rumou?r|idea|view)(?: is)? that\b"
 )
@@ -210,7 +226,7 @@ MISTAKE_IS = re.compile(
     r"\b(?:a|an|the|one|another) (?:(?:common|classic|typical|frequent|big|usual|easy|"
     r"beginner|tempting|popular|widespread) )*(?:mistake|error|trap|pitfall|misconception|"
     r"misunderstanding|fallacy|confusion) (?:is|would be|here is|people make is) (?:to )?"
-    rf"{SAY}(?: that)?\b"
+    rf"(?:{SAY}|picture|imagine|envision|envisage)(?: that)?\b"
 )
 FALSE_THAT = re.compile(
     rf"(?:^|(?<=[,;:(]) |\b(?:but|and|so) )(?:it|this|that) {BE}? ?{ADV}{NEG_VERDICT}"
@@ -269,7 +285,7 @@ I_DENY = re.compile(
     # what the student would not write or say: "I would never claim that X", "what I would NOT
     # write: that X, that Y", "things I won't say: X" (the colon is the cue's: its list is denied)
     rf"|\b(?:(?:what|things?|ideas?|claims?|statements?|points?|sentences?) (?:that )?)?(?:i|we) "
-    rf"(?:(?:would|will|do|did|could|should|shall|wo) not|never|(?:would|will) never) {ADV}"
+    rf"(?:(?:would|will|do|did|should|shall|wo) not|never|(?:would|will) never) {ADV}"
     rf"(?:say|write|claim|argue|state|put|suggest|answer|assert|conclude)"
     rf"(?: (?:here|in (?:my|an|the) answer))?(?: (?:is|are))?(?: that| :(?: that)?)?(?= |$)"
     # "I am not saying X", "we're not claiming that X"
@@ -320,9 +336,13 @@ VERDICT_SUBJECT = (
 )
 # doubt as a verdict: "Seems too convenient to me", "That sounds fishy"
 _SUSPECT = (
-    r"(?:(?:but|and|well|honestly) )?(?:(?:it|that|this) (?:is |s )?)?(?:seems|sounds|looks) "
+    r"(?:(?:(?:but|and|well|honestly) )?(?:(?:it|that|this) (?:is |s )?)?(?:seems|sounds|looks) "
     r"(?:(?:a bit|a little|way|much|rather|far) )?(?:too (?:convenient|good to be true|neat|easy|"
     r"simple|clean)|fishy|suspicious|dubious|unlikely|off)(?: to me)?"
+    # "Very convenient.", "How convenient.": the same doubt, put as mock approval
+    r"|(?:(?:but|and|well|honestly) )?(?:(?:it|that|this) (?:is |s )?)?(?:very|how|awfully|"
+    r"suspiciously|rather|quite|so) (?:convenient|neat|tidy)(?: for (?:them|the (?:module|notes|"
+    r"slides|ta|textbook)))?)"
 )
 NEG_SENTENCE = re.compile(
     rf"^{_SUSPECT}(?: (?:though|honestly))?$"
@@ -375,7 +395,8 @@ NEG_TAIL = re.compile(
     rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|but that|but this|and that|and this|"
     rf"but it|both))? (?:{BE} )?{ADV}{NEG_VERDICT}{CLOSES}"
     rf"| (?:[,;:(—–-]|but|and) (?:i|we) (?:(?:do|did|can|could|would|will) not|never) {ADV}"
-    rf"(?:believe|believed|buy|bought|accept|agree|think so)(?: (?:it|that|this|them))?{CLOSES}"
+    rf"(?:believe|believed|buy|bought|accept|agree|think so|trust)(?: (?:it|that|this|them))?"
+    rf"{CLOSES}"
 )
 POS_TAIL = re.compile(
     rf" (?:[,;:(—–-]|but|and)(?: (?:which|that|this|it|and that|and this|they|and they))? "
@@ -400,14 +421,50 @@ NO_VOUCH = re.compile(
     r"(?: (?:really|actually|personally|yet|been able to|managed to|had time to|got to))* "
     rf"{_VOUCH} (?:it|that|this|them|any of (?:it|this|that)"
     r"|the claim|their claim|those numbers|the numbers)(?: (?:myself|ourselves|yet|though|"
-    r"either|for myself))*$"
+    r"either|for myself))*(?= [,;:]|$)"
     # "I don't know enough to say if that's true", "I can't tell whether she's right"
     r"|\b(?:i|we) (?:do not|did not|can not|could not) (?:really )?(?:know|tell|say|judge)"
     r"(?: enough to (?:say|tell|judge))? (?:if|whether) (?:[a-z]+ ){1,3}?"
     r"(?:(?:is|s|are|was|were) )?(?:true|right|correct|so)$"
     r"|\b(?:i|we) (?:would|d|will|should)? ?(?:want|need|have) to (?:see|check|verify|confirm|"
-    r"reproduce|test) (?:it|that|this|them)(?: [a-z0-9_]+){0,6}? before (?:i |we )?(?:believing|"
-    r"believe|accepting|accept|buying|buy|trusting|trust) (?:it|that|this|them)$"
+    r"reproduce|test) (?:it|that|this|them)(?: [a-z0-9_]+){0,6}? before (?:i |we )?(?:(?:believing|"
+    r"believe|accepting|accept|buying|buy|trusting|trust) (?:it|that|this|them)"
+    # "... before I take a chatbot's word for it"
+    r"|(?:take|taking) (?:[a-z]+ ){0,3}?word for (?:it|that|this))$"
+    # "..., so I couldn't say.", "I can't really tell.": the student does not know (not "I would
+    # not say that X", a denial)
+    r"|\b(?:i|we) (?:could not|can not) (?:really |honestly )?(?:say|tell)(?: (?:for sure|either "
+    r"way|yet))?$"
+    # the student refusing to stand behind it: "so I'm not putting my name to that", "I won't
+    # sign off on it", "I wouldn't take its word for it"
+    r"|\b(?:i|we) (?:m not|am not|are not|will not|would not|do not|can not|could not|never|"
+    r"refuse to)(?: (?:really|actually|personally|going to))? (?:(?:put|putting) (?:my|our) "
+    r"names? (?:to|on|behind)|(?:sign|signing) off on|(?:take|taking) (?:[a-z]+ ){0,3}?word for"
+    r"|(?:stand|standing) behind|(?:vouch|vouching) for) (?:it|that|this|them)"
+    r"(?: (?:though|either|yet))?$"
+    # a doubt that what came before matters: "not convinced that changes anything", "I doubt it
+    # makes any difference", "I don't see why that would matter"
+    r"|(?:^|\b(?:but|and|so|yet) )(?:(?:i|we) (?:m |am |are )?)?(?:not (?:really |entirely )?"
+    r"(?:convinced|sure|persuaded)|doubt|(?:do not|can not) see (?:how|why)) (?:that|it|this)"
+    r"(?: really)? (?:changes?|matters?|makes? (?:a|any) difference|means? anything|would "
+    r"(?:change|matter|make (?:a|any) difference))\b"
+)
+# sarcasm opening a sentence ("Oh sure, the heads 'genuinely differ' ...", "Sure, because
+# splitting a matrix doubles its size", "Yeah right, ..."): the student mocks what the sentence
+# says, and claims none of it (mocking a wrong view takes nothing from the right one they state
+# after it; mocking the right one leaves it unclaimed)
+SARCASM = re.compile(
+    r"^(?:(?:oh|ah|yeah|well)(?: ,)?(?: (?:yes|yeah))?(?: ,)? (?:sure|of course|right|totally|"
+    r"great|absolutely)(?! not\b)"
+    r"|yeah (?:, )?right|(?:sure|right|of course) , (?:because|and|since|as if))(?: [,:])?(?= |$)"
+)
+# a verdict left open ("Verdict: ???", "Conclusion: unclear", "My answer: no idea"): the student
+# decides nothing, so what the answer set out before it is neither claimed nor denied (a bare
+# label asks it: the sentence ends in "?")
+OPEN_VERDICT = re.compile(
+    r"^(?:(?:my|our|the|final|so|overall) )*(?:verdict|conclusion|answer|take|bottom line)"
+    r"(?: [:,])?(?P<open> (?:unclear|unsure|not sure|undecided|open|unknown|no idea|idk|dunno|"
+    r"(?:i )?do not know|pending|tbd|who knows|(?:i )?can not (?:say|tell)|none yet))?$"
 )
 # "..., they didn't" / "We don't." after a condition: what it supposes is not so
 # "..., but now I see they don't" / "..., but in fact it isn't" after a view reported or given

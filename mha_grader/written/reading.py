@@ -64,6 +64,8 @@ def _misconception_matches(
     for mis in rubric.misconceptions:
         matches = phrasing_matches(mis.phrasings, sentences, memos, True, False, stances, hidden)
         for m in best(matches):
+            if mis.reason and m.otherwise:
+                m = replace(m, supposed=False)  # the student's reason for what is required
             if m.supports and m.supposed:
                 supposed.append(m)
             if not m.supports and not m.supposed:

@@ -95,6 +95,9 @@ class Misconception:
     # a misconception's ``unless`` words are given to each of its phrasings: "each token's
     # vector is split across the heads" is about features, not the sequence
     phrasings: tuple[Phrasing, ...]
+    # a wrong reason for what is required: said as what would go wrong without it ("num_heads must
+    # divide d_model, otherwise the GPU sits idle"), it is the student's reason all the same
+    reason: bool = False
 
 
 class Vocabulary(dict[str, frozenset[tuple[str, str]]]):
@@ -306,7 +309,11 @@ def _misconceptions(
         phrasings = _compile_all(
             m["phrasings"], normaliser, synonyms, int(m.get("gap", gap)), here, unless
         )
-        found.append(Misconception(m["id"], float(m["penalty"]), m["idea"], phrasings))
+        found.append(
+            Misconception(
+                m["id"], float(m["penalty"]), m["idea"], phrasings, bool(m.get("reason", False))
+            )
+        )
     return found
 
 

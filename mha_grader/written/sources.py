@@ -80,9 +80,12 @@ def _raises(node: ast.FunctionDef) -> list[str]:
 
 
 def _markdown_text(text: str) -> str:
-    """The words of Markdown: no image targets, link targets, table bars or emphasis marks."""
+    """The words of Markdown: no image targets, link targets, table bars or emphasis marks (a
+    bar between two cells of a table row keeps them apart, as a semicolon: each cell is a part
+    of its own that an answer may paste)."""
     text = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"(?<=\S)[ \t]*\|[ \t]*(?=[^\s|-])", " ; ", text)
     return re.sub(r"[|*#`>]", " ", text)
 
 

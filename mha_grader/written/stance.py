@@ -100,6 +100,7 @@ from .cues import (
     NOUN_REPORT,
     NOW_SEE,
     OPEN_QUESTION,
+    OPEN_VERDICT,
     OPENERS,
     OTHERS_SAY,
     OWN_EVIDENCE,
@@ -112,6 +113,7 @@ from .cues import (
     PREPOSITIONS,
     PRONOUNS,
     REPORT_TAIL,
+    SARCASM,
     SAYING,
     SAYS_SOURCE,
     SCOPE_ENDS,
@@ -279,7 +281,13 @@ def _scope_forward(
             return range(begin, i)
         if conclusion_ends and w in CONCLUSIONS and NECESSITY & set(words[i + 1 : i + 7]):
             return range(begin, i)
-        if clause_ends and w == "," and _opens_clause(words, i + 1) and _has_verb(words[begin:i]):
+        if (
+            clause_ends
+            and w == ","
+            and not _list_comma(words, i)
+            and _opens_clause(words, i + 1)
+            and _has_verb(words[begin:i])
+        ):
             return range(begin, i)
         # "it's not that X, and it doesn't Y": a pronoun after ", and" is a subject of the
         # student's own, its clause theirs (not "..., and that Y", which goes on)
@@ -293,6 +301,12 @@ def _scope_forward(
         ):
             return range(begin, i)
     return range(begin, len(words))
+
+
+def _list_comma(words: list[str], at: int) -> bool:
+    """The comma at ``at`` separates the items of a list ("one Wq, Wk and Wv", "Q, K, V"): one
+    word, then "and", "or" or the next comma."""
+    return words[at + 2 : at + 3] in (["and"], ["or"], [","])
 
 
 def _opens_clause(words: list[str], at: int) -> bool:
@@ -549,7 +563,8 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
         w = "if" if w != "unless" else w
         at_start = i == 0 or words[i - 1] in CLAUSE_PUNCTUATION | OPENERS | SUBORDINATORS
         if at_start:
-            begin = end + (end < len(words) and words[end] in (",", "then"))
+            # (", they would ..." is read "; they would ...": a new subject, still the consequence)
+            begin = end + (end < len(words) and words[end] in (",", ";", "then"))
             consequence = _scope_forward(words, begin, conclusion_ends=denied)
         else:
             consequence = _scope_back(words, i)
@@ -574,6 +589,10 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
                 marks.supposed[j] = True
             # (up to a conclusion the student draws: "..., so they must share one set")
             drawn = next((j for j in consequence if words[j] in CONCLUSIONS), consequence.stop)
+            if _HYPOTHETICAL & {words[j] for j in range(drawn, consequence.stop)}:
+                # "..., so the heads would differ": a conclusion in the conditional mood is still
+                # what the supposition would lead to
+                drawn = consequence.stop
             predicted = range(consequence.start, drawn)
             if _predicts(words, predicted) or _trusts_source(words, condition):
                 # "if heads look at different slices, their patterns should differ": what the
@@ -593,7 +612,7 @@ def _mark_conditions(words: list[str], marks: _Marks) -> None:
 
 
 # words that open a supposition as "if" does ("provided that ...", "providing ...")
-_SUPPOSING = frozenset("provided providing".split())
+_SUPPOSING = frozenset("provided providing assuming supposing".split())
 # a condition contrary to fact: "if each head had its own matrices", "if there were ..."
 _PAST_MOOD = frozenset("had were was did could would might".split())
 # the modals of what a supposition leads to ("..., then they should differ", "it would double")
@@ -872,7 +891,7 @@ def _attribute(text: _Text, marks: _Marks) -> None:
 _NOT_NAMES = frozenset(
     """np numpy torch pytorch python allclose assert pytest mha code it nothing everything
     something logic intuition theory experience reason reasoning parity equality softmax
-    attention math maths common sense whoever whatever whichever""".split()
+    attention math maths common sense whoever whatever whichever mine ours""".split()
 )
 
 
@@ -1068,7 +1087,20 @@ def _read(words: list[str]) -> _Marks:
     _now_see(text, marks)
     _elaborations(words, marks)
     _mark_conditions(words, marks)
+    _mark_sarcasm(text, marks)
     return marks
+
+
+def _mark_sarcasm(text: _Text, marks: _Marks) -> None:
+    """ "Oh sure, X: Y, and from that we're meant to believe Z": a sentence opened in mockery
+    claims none of what it says, its colons and its other cues included."""
+    m = SARCASM.match(text.text)
+    if m is None:
+        return
+    span = text.token_span(m)
+    for i in span:
+        marks.cue[i] = True
+    _apply(marks, range(span.stop, marks.n), "report")
 
 
 def _now_see(text: _Text, marks: _Marks) -> None:
@@ -1322,6 +1354,14 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
         following = (marks[k + 1], words[k + 1]) if k + 1 < len(sentences) else None
         _contrary_to_fact(marks[k], words[k], following)
     unvouched = [_no_vouch(words, marks, k) for k in range(len(sentences))]
+    for k, sentence in enumerate(sentences):
+        m = OPEN_VERDICT.match(" ".join(words[k]))
+        if m and k and (sentence.question or m.group("open")):
+            # "Claim (lecture): ... / Verdict: ???": nothing before it is the student's claim
+            marks[k].cue = [True] * marks[k].n
+            asks[k] = False
+            for before in marks[:k]:
+                _apply(before, range(before.n), "report")
     for k in range(1, len(sentences)):
         w = words[k]
         judged = verdict(w)

@@ -242,6 +242,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (r"\b(that|it|there|what|here|this|which|who)(?:'s|s)\s+(?=not\b)", r"\1 is "),
         (r"\bthat'?s\b", "that is"),
         (r"\bim\b", "i am"),
+        # "they'd differ": the conditional mood is what a supposition leads to ("I'd multiplied",
+        # a past perfect, and "I'd say", a hedge, keep their readings)
+        (r"\b(they|it|he|she|that|this|there|each|both|we|you)'d\b(?!\s+\w+ed\b)", r"\1 would"),
         (r"'s\b|'re\b|'ve\b|'ll\b|'d\b", ""),
         (r"\bnum_heads\b|\bn_heads\b|\bnheads\b", "num_heads"),
         (r"(\d)\s*[x×*]\s*(\d)", r"\1 x \2"),
@@ -270,7 +273,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     ]
 ]
 # (a quotation's closing mark after its full stop ends the sentence too: 'X wrote: "...". I agree.')
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’])\s+|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s+")
+# (a slide's bullets, "•", open items as "-" and "*" do)
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])\s+|(?<=[.!?][\"'”’])\s+|\n\s*\n|\n\s*(?:[-*+•◦▪‣]|\d+[.)])\s+"
+)
 _TOKEN = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?|[,;:()—–/=+^]|(?<=\s)-(?=\s)", re.IGNORECASE)
 _STEMMER = snowballstemmer.stemmer("english")
 # A run-on "sentence" is read in pieces of this many tokens: matching time stays linear in the
@@ -526,6 +532,33 @@ def _may_match(needs: list[_Need], lower: str) -> bool:
 _REWRITE_NEEDS = [_needs(_sre_parse.parse(p.pattern, p.flags)) for p, _ in _REWRITES]
 
 
+# the layer's width in the numbers of a student's own layer: "at d_model = 512, ... 4 x 512 x
+# 512 ... the 512 projected columns" names d_model each time (at d_model = 8 the module's doubled
+# count, 512, is a count); a quotient by a head count the text gives, "64-dim slices (512/8)
+# with 8 heads", is d_model / num_heads
+_QUOTIENT = re.compile(r"(?<![\w.])(\d+)\s*/\s*(\d+)(?![\w.])")
+OWN_D_MODEL_FROM = 16  # a width the module's own numbers (d_model = 8, its counts) do not use
+
+
+def _own_width(text: str) -> str:
+    heads = {int(a or b) for a, b in _HEADS_ARE.findall(text)} - {0}
+
+    def quotient(match: re.Match[str]) -> str:
+        width, count = int(match.group(1)), int(match.group(2))
+        if count in heads and width % count == 0 and width // count >= 2:
+            return f"d_model / {count}"
+        return match.group(0)
+
+    if heads:
+        text = _QUOTIENT.sub(quotient, text)
+    models = {int(m) for m in _D_MODEL_IS.findall(text)}
+    if len(models) != 1 or min(models) < OWN_D_MODEL_FROM or models & heads:
+        return text
+    (d_model,) = models
+    text = re.sub(rf"\bd_model\s*(?:=|is|of)\s*{d_model}\b", "d_model", text, flags=re.I)
+    return re.sub(rf"(?<![\w.,]){d_model}(?![\w.]|,\d|\s*heads?\b)", "d_model", text)
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
@@ -537,7 +570,7 @@ def rewrite(text: str) -> str:
         if rewritten != text:
             text = rewritten
             lower = text.lower() if text.isascii() else None
-    return _wrong_head_width(_PART_OF_WIDTH.sub(_part_of_width, text))
+    return _own_width(_wrong_head_width(_PART_OF_WIDTH.sub(_part_of_width, text)))
 
 
 # A note's "label: value" line whose value is a bare yes or no ("own matrices per head: none")
