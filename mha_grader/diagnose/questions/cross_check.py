@@ -168,7 +168,16 @@ def _relative_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
     relative = _relative(s, qid, probes, base)
     if relative is None:
         return None
-    mid = "report-relative-difference"
+    text = (
+        " Here, given a pipeline that really differs from the module, what it reports fits "
+        f"{relative}, on every module we tried."
+    )
+    return _named_seen(s, qid, "report-relative-difference", text, right, wrong)
+
+
+def _named_seen(s: DiagnosisSession, qid: str, mid: str, seen: str, right, wrong):
+    """``mid`` named where the mistake sits (cross_check alone, beside wrong callees, or
+    cancelling them), what was seen told after what it did."""
     if right and wrong:
         found = s.compensated(qid, (mid,), wrong)
     elif wrong:
@@ -176,11 +185,7 @@ def _relative_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
     else:
         found = s.in_function(qid, (mid,), inline=False)
     did = CATALOGUE[mid].did
-    text = (
-        " Here, given a pipeline that really differs from the module, what it reports fits "
-        f"{relative}, on every module we tried."
-    )
-    return named(found.misconceptions, found.blame, found.message.replace(did, did + text, 1), qid)
+    return named(found.misconceptions, found.blame, found.message.replace(did, did + seen, 1), qid)
 
 
 def _shifted(X, Wq, Wk, Wv, Wo, num_heads):
@@ -235,15 +240,7 @@ def _loose_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
     loose = _loose(s, qid, probes, base)
     if loose is None:
         return None
-    mid = "adapter-loose-tolerance"
-    if right and wrong:
-        found = s.compensated(qid, (mid,), wrong)
-    elif wrong:
-        found = s.with_callees(qid, (mid,), wrong)
-    else:
-        found = s.in_function(qid, (mid,), inline=False)
-    did = CATALOGUE[mid].did
-    return named(found.misconceptions, found.blame, found.message.replace(did, did + loose, 1), qid)
+    return _named_seen(s, qid, "adapter-loose-tolerance", loose, right, wrong)
 
 
 # multi_head_attention's mistakes that give the reference's values (a missing ValueError).
