@@ -466,6 +466,15 @@ OPEN_VERDICT = re.compile(
     r"(?: [:,])?(?P<open> (?:unclear|unsure|not sure|undecided|open|unknown|no idea|idk|dunno|"
     r"(?:i )?do not know|pending|tbd|who knows|(?:i )?can not (?:say|tell)|none yet))?$"
 )
+# a true/false sheet's label opening a statement ("True: X", "False: X", "True/False?: X",
+# "True or false, not sure: X"): in an answer of two or more such items each label judges the
+# statement after it, not the sentence before (one item alone keeps the verdict reading: "False:
+# they share one Wq" after a claim judges that claim)
+TF_LABEL = re.compile(
+    r"^(?:(?P<open>(?:true (?:/|or) false|false (?:/|or) true|t / f)"
+    r"(?: (?:[;,] )?(?:not sure|unsure|no idea|dunno|(?:i )?do not know))?)"
+    r"|(?P<true>true|t)|(?P<false>false|f)) [:—–-] "
+)
 # "..., they didn't" / "We don't." after a condition: what it supposes is not so
 # "..., but now I see they don't" / "..., but in fact it isn't" after a view reported or given
 # up ("I used to think X"): the student's own short answer to it ("they do" keeps it)

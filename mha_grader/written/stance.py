@@ -122,6 +122,7 @@ from .cues import (
     SOURCES,
     SUBJECTS,
     SUBORDINATORS,
+    TF_LABEL,
     TRUE_THAT,
     UNDECIDED,
     VERBS,
@@ -1323,6 +1324,26 @@ def _why_answered(question: list[str], after: list[str]) -> bool:
 _UNSURE = frozenset("sure certain convinced confident positive clear idea clue know".split())
 
 
+def _true_false_items(words: list[list[str]], marks: list[_Marks]) -> set[int]:
+    """The sentences a true/false sheet's label opens, when two or more do: "False: X" denies
+    X, "True: X" states it, "True or false, not sure: X" leaves it open; none judges the
+    sentence before it."""
+    found = {k: m for k, w in enumerate(words) if (m := TF_LABEL.match(" ".join(w)))}
+    if len(found) < 2:
+        return set()
+    for k, m in found.items():
+        text = _Text(words[k])
+        span = text.token_span(m)
+        marks[k].cue[: span.stop] = [True] * span.stop
+        marks[k].breaks.add(span.stop)
+        rest = range(span.stop, marks[k].n)
+        if m.group("false"):
+            _apply(marks[k], rest, "deny")
+        elif m.group("open"):
+            _apply(marks[k], rest, "report")
+    return set(found)
+
+
 def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
     """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
     whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
@@ -1362,8 +1383,11 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             asks[k] = False
             for before in marks[:k]:
                 _apply(before, range(before.n), "report")
+    labelled = _true_false_items(words, marks)
     for k in range(1, len(sentences)):
         w = words[k]
+        if k in labelled:
+            continue
         judged = verdict(w)
         if judged is None and asks[k - 1] and w and (len(w) == 1 or w[1] in CLAUSE_PUNCTUATION):
             # "Does it? No." / "Does it? Yes, so ...": the answer judges the question
