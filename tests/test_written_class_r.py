@@ -42,3 +42,35 @@ def test_a_single_false_after_a_claim_still_judges_that_claim():
         "equal chunks afterwards, so no head owns a matrix.",
     )
     assert share == 1.0
+
+
+_Q4_RIGHT = "one softmax per head, each over d_model/num_heads features"
+_Q4_WRONG = "nothing at all, it is one attention reshaped"
+
+
+def test_the_unlikelier_side_of_the_odds_is_not_the_answer():
+    share, _, _ = _graded("q4", f"My odds: 25% on {_Q4_RIGHT}, 75% on {_Q4_WRONG}.")
+    assert share == 0.0
+
+
+def test_the_likelier_side_of_the_odds_is_the_answer():
+    share, flagged, _ = _graded("q4", f"My odds: 75% on {_Q4_RIGHT}, 25% on {_Q4_WRONG}.")
+    assert share == 1.0 and not flagged
+
+
+def test_the_smaller_share_of_a_split_is_not_charged():
+    share, flagged, _ = _graded(
+        "q5",
+        "60/40 that num_heads must divide d_model so every head gets an equal d_model/h slice; "
+        "the 40 is on torch padding the last head.",
+    )
+    assert share == 1.0 and not flagged
+
+
+def test_a_split_whose_larger_share_is_the_wrong_idea_charges_it():
+    share, _, _ = _graded(
+        "q5",
+        "40/60 that num_heads must divide d_model so every head gets an equal d_model/h slice; "
+        "the 60 is on torch padding the last head.",
+    )
+    assert share <= 0.5

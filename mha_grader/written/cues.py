@@ -308,10 +308,19 @@ HEDGE = re.compile(
     r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
     r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
     r"(?: (?:it|this|that|everything|things))?(?: (?:correctly|right|well))?|"
+    # odds short of certain on what follows: "90% sure: X", "80 % confident that X"
+    r"(?:i (?:am|m) )?[1-9][0-9]? mod (?:sure|certain|confident)(?: that)?|"
     r"(?:i (?:am|m) )?not (?:100(?: mod)?|entirely|totally|completely|fully|quite|really) sure"
     r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
     r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
 )
+# the student's odds on a claim: "20% on X", "a 30% chance that X", "70/30 that X" put X at the
+# odds given: below even, X is the unlikelier side and not the student's answer (read like
+# someone else's), at even or above it is a guess (a hedge); "the 30 is Y" names what the
+# smaller share of a split is on
+ODDS = re.compile(r"\b(?P<n>[0-9]{1,2}) mod (?:on|for|chance (?:that|of)|odds (?:on|that))(?= )")
+ODDS_SPLIT = re.compile(r"^(?P<a>[0-9]{1,2}) / (?P<b>[0-9]{1,2})(?: (?:that|on|for))?(?= )")
+ODDS_SHARE = r"\bthe {}(?: mod)? (?:is|being|goes to|on|for)(?= )"
 # "maybe the count is the same, maybe not", "..., or not": a claim the student leaves open,
 # neither made nor denied (not "whether or not")
 UNDECIDED = re.compile(

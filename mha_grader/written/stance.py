@@ -99,6 +99,9 @@ from .cues import (
     NOUN_DENY,
     NOUN_REPORT,
     NOW_SEE,
+    ODDS,
+    ODDS_SHARE,
+    ODDS_SPLIT,
     OPEN_QUESTION,
     OPEN_VERDICT,
     OPENERS,
@@ -986,6 +989,25 @@ def _mark_undecided(text: _Text, marks: _Marks) -> None:
         _apply(marks, _scope_back(text.words, span.start), "report")
 
 
+def _mark_odds(text: _Text, marks: _Marks) -> None:
+    """ "20% on X and 80% on Y", "70/30 that X; the 30 is Y": the likelier side is the
+    student's answer, given as a guess; the unlikelier one is not theirs."""
+    found = [(m, int(m.group("n"))) for m in ODDS.finditer(text.text)]
+    for k, (m, n) in enumerate(found):
+        later = text.token_span(found[k + 1][0]).start if k + 1 < len(found) else None
+        _mark_span(text, text.token_span(m), marks, "report" if n < 50 else "hedge", later)
+    split = ODDS_SPLIT.match(text.text)
+    if split is None:
+        return
+    a, b = int(split.group("a")), int(split.group("b"))
+    share = re.compile(ODDS_SHARE.format(min(a, b)))
+    later = next((text.token_span(m).start for m in share.finditer(text.text)), None)
+    _mark_span(text, text.token_span(split), marks, "report" if a < b else "hedge", later)
+    if a != b:
+        for m in share.finditer(text.text):
+            _mark_span(text, text.token_span(m), marks, "report")
+
+
 # An answer word typed without its comma before a clause with a subject of its own ("No they
 # differ", "so no they're not the same", "yes it is"): the reply, not a negation of the clause
 _ANSWER_WORDS = frozenset("no nope nah yes yep yeah".split())
@@ -1028,6 +1050,7 @@ def _read(words: list[str]) -> _Marks:
     # who else says so, before hedges: "everyone seems to believe X" reports X
     _attribute(text, marks)
     _mark_undecided(text, marks)  # before hedges: its "maybe" is part of "maybe not"
+    _mark_odds(text, marks)
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
