@@ -74,3 +74,108 @@ def test_a_split_whose_larger_share_is_the_wrong_idea_charges_it():
         "the 60 is on torch padding the last head.",
     )
     assert share <= 0.5
+
+
+# ----------------------------------------------- a wrong idea beside a full answer is charged
+_FULL_Q1 = (
+    "There is a single Wq, Wk and Wv at d_model x d_model, and Q, K and V are cut into equal "
+    "slices per head afterwards, so no head owns a projection."
+)
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q1", f"{_FULL_Q1} At the end the heads' outputs are averaged."),
+        (
+            "q1",
+            "| matrix | count |\n|---|---|\n| Wq, Wk, Wv | one each for the layer, d_model x "
+            "d_model, cut into equal per-head slices after the projection, no head owning one |"
+            "\n| Wo | one per head |",
+        ),
+        (
+            "q4",
+            "Each head takes softmax(Q_h K_h^T / sqrt(d_model)) by itself, so h heads give h "
+            "independent softmaxes, each over d_model/h features.",
+        ),
+        (
+            "q4",
+            "h heads run h independent softmaxes, each over d_model/h features. The scores are "
+            "still divided by sqrt(d_model) as before.",
+        ),
+        (
+            "q5",
+            "num_heads has to divide d_model so every head gets an equal d_model/num_heads slice. "
+            "Not really, though: the library just gives the final head a narrower slice.",
+        ),
+        (
+            "q5",
+            "Like slicing a cake for guests: d_model must be divisible by num_heads, so every "
+            "guest is handed an equal number of tokens.",
+        ),
+    ],
+)
+def test_a_wrong_idea_beside_right_ones_is_charged(qid, text):
+    share, _, output = _graded(qid, text)
+    assert share <= 0.5 and "Re-check" in output
+
+
+def test_a_full_answer_and_a_wrong_idea_in_a_sentence_of_its_own_is_halved_unflagged():
+    share, flagged, _ = _graded("q1", f"{_FULL_Q1} At the end the heads' outputs are averaged.")
+    assert share == 0.5 and not flagged
+
+
+def test_the_scale_at_full_width_with_one_head_is_no_wrong_idea():
+    share, _, _ = _graded(
+        "q4",
+        "1 head: one softmax(Q K^T / sqrt(d_model)) over d_model dims. h heads: h independent "
+        "softmax(Q_i K_i^T / sqrt(d_model/h)), each over d_model/h dims.",
+    )
+    assert share == 1.0
+
+
+def test_a_work_multiplied_by_the_head_count_is_the_compute_misconception():
+    share, _, output = _graded(
+        "q4",
+        "Four heads mean four independent softmaxes, each over d_model/4 dims, so it is 4 times "
+        "the work.",
+    )
+    assert share <= 0.5 and "computation" in output
+
+
+def test_one_head_said_to_learn_the_same_things_contradicts_the_capability():
+    share, _, _ = _graded(
+        "challenge",
+        "Equal parameters are not equal capability: eight heads run eight independent softmaxes "
+        "over d_model/8 subspaces, so a token can attend to several things in one layer, while "
+        "one head forces a single softmax to serve every relationship. Still, a single head "
+        "could learn the same patterns given the same parameters.",
+    )
+    assert share <= 0.5
+
+
+# ------------------------------------------------------------------- slips and notation
+def test_a_phones_slips_for_softmaxes_and_the_head_count_are_read():
+    softmaxes, _, _ = _graded(
+        "q4", "more soft Macs, one independent one per head, each over d_model/h dims"
+    )
+    divisible, _, _ = _graded("q5", "d model has to be divisible by num hands")
+    assert softmaxes == 1.0 and divisible > 0
+
+
+def test_the_head_width_as_a_quotient_in_words_is_the_heads_part():
+    share, _, _ = _graded(
+        "q4",
+        "There is one independent softmax per head, each over d_model divided by num_heads "
+        "dimensions.",
+    )
+    assert share == 1.0
+
+
+def test_a_table_reads_row_by_row():
+    share, flagged, _ = _graded(
+        "q3",
+        "| token 1 looks at | key 1 | key 2 | key 3 |\n|---|---|---|---|\n"
+        "| head 0 | 0.7 | 0.3 | 0 |\n| head 1 | 0 | 0 | 1 |\n| same pattern? | no | | |",
+    )
+    assert share == 1.0 and not flagged
