@@ -179,3 +179,22 @@ def test_a_table_reads_row_by_row():
         "| head 0 | 0.7 | 0.3 | 0 |\n| head 1 | 0 | 0 | 1 |\n| same pattern? | no | | |",
     )
     assert share == 1.0 and not flagged
+
+
+# ------------------------------------------------------ reported, then doubted or borne out
+def test_a_passive_report_then_said_to_be_unproven_claims_nothing():
+    share, _, _ = _graded(
+        "q3",
+        "Heads are said to look at different things; head 0 is reported to weight tokens 2 and "
+        "3 for token 0, head 1 token 4. That has not been verified.",
+    )
+    assert share == 0.0
+
+
+def test_a_report_borne_out_in_ones_own_run_is_claimed_past_an_instead_of():
+    share, _, _ = _graded(
+        "q4",
+        "It is said that every head runs an independent softmax over d_model/h features "
+        "instead of d_model, which was confirmed by my notebook: 2 heads gave (2, 5, 5) weights.",
+    )
+    assert share == 1.0

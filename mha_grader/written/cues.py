@@ -124,6 +124,10 @@ GENERIC_SAY = re.compile(
 IT_IS_SAID = re.compile(
     r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
     r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
+    # the passive with an infinitive: "head 0 is reported to split token 0 ...", "they are said
+    # to attend to different things"
+    r"|\b(?:is|are|was|were) (?:(?:often|commonly|widely|sometimes|generally) )?(?:said|reported|"
+    r"claimed|believed|thought|supposed|rumou?red|alleged) to\b"
     # how things might look, in a modal: "while it might seem that X", "it may appear as if X",
     # "at first it could look like X" (the student's own "it seems that X" is a hedge: HEDGE)
     r"|\b(?:it|this|that|one|you) (?:might|may|could|would|can) (?:(?:at first|initially|easily|"
@@ -457,6 +461,11 @@ NO_VOUCH = re.compile(
     r"(?:convinced|sure|persuaded)|doubt|(?:do not|can not) see (?:how|why)) (?:that|it|this)"
     r"(?: really)? (?:changes?|matters?|makes? (?:a|any) difference|means? anything|would "
     r"(?:change|matter|make (?:a|any) difference))\b"
+    # what came before said to be unproven: "Whether this holds beyond one seed has not been
+    # established.", "That hasn't been verified."
+    r"|^(?:(?:but|and|yet|still) )?(?:whether (?:[a-z0-9_]+ ){1,10}?|(?:this|that|it|none of "
+    r"(?:this|that|it)) )(?:has|have|is|was|had) not (?:yet )?(?:been )?(?:established|shown|"
+    r"verified|confirmed|demonstrated|tested|checked|proven|proved)(?: (?:yet|either))?$"
 )
 # sarcasm opening a sentence ("Oh sure, the heads 'genuinely differ' ...", "Sure, because
 # splitting a matrix doubles its size", "Yeah right, ..."): the student mocks what the sentence
@@ -608,6 +617,11 @@ ENDORSE_CLAUSE = (
     r"that|this|it|so)(?: [a-z_0-9]+){0,5}?(?: too| as well)?"
     r"|(?:which|that|this|it) (?:(?:later|indeed|also) )?turned out (?:to be )?(?:true|right|"
     r"correct|so|the case)"
+    # the passive: "and this was borne out in my run", "which my notebook confirmed"
+    r"|(?:which|that|this|it) (?:(?:is|was|has been) )?(?:(?:also|later|indeed) )?(?:borne out|"
+    r"confirmed|verified|backed up|reproduced) (?:in|by) (?:my|our) (?:own )?(?:experiment|run|"
+    r"check|test|results?|code|notebook|output|printout|numbers|heatmaps?|plots?|"
+    r"measurements?)s?"
     rf"|(?:she|he|they|which|that|this|it) (?:(?:is|are|was|were|s) )?{ADV}{POS_VERDICT}"
     r"|(?:it|they|that|this|he|she) (?:is|are|was|were|does|do|did|has|have)(?= [:;,]|$))"
 )

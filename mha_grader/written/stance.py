@@ -281,7 +281,9 @@ def _scope_forward(
     wrong to think any number works, d_model has to be divisible by it")."""
     for i in range(begin, len(words)):
         w = words[i]
-        if w in CONTRASTS or (w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]):
+        if (w in CONTRASTS and not _instead_of(words, i)) or (
+            w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]
+        ):
             return range(begin, i)
         if conclusion_ends and w in CONCLUSIONS and NECESSITY & set(words[i + 1 : i + 7]):
             return range(begin, i)
@@ -307,6 +309,12 @@ def _scope_forward(
     return range(begin, len(words))
 
 
+def _instead_of(words: list[str], at: int) -> bool:
+    """ "over d_model/h dims instead of d_model": a phrase inside the clause, no contrast
+    between two."""
+    return words[at] == "instead" and words[at + 1 : at + 2] == ["of"]
+
+
 def _list_comma(words: list[str], at: int) -> bool:
     """The comma at ``at`` separates the items of a list ("one Wq, Wk and Wv", "Q, K, V"): one
     word, then "and", "or" or the next comma."""
@@ -329,7 +337,7 @@ def _scope_back(words: list[str], end: int) -> range:
     """From the start of the statement (after the last colon or semicolon, or a contrast)
     up to ``end``."""
     for i in range(end - 1, -1, -1):
-        if words[i] in SCOPE_ENDS or words[i] in CONTRASTS:
+        if words[i] in SCOPE_ENDS or (words[i] in CONTRASTS and not _instead_of(words, i)):
             return range(i + 1, end)
     return range(0, end)
 
