@@ -8,18 +8,13 @@ import pytest
 from written_support import graded as _graded
 
 from mha_grader.written import grade_answer
-from mha_grader.written.flags import CONTRADICTORY, MIXED, UNSURE
+from mha_grader.written.flags import CONTRADICTORY, MIXED, MIXED_PLAIN, UNSURE
 
 
 # --------------------------------------------------------- a wrong idea beside right ones
 @pytest.mark.parametrize(
     ("qid", "text"),
     [
-        (
-            "q4",
-            "There are more independent softmaxes, each on a smaller slice of d_model, and each "
-            "head also adds parameters of its own.",
-        ),
         (
             "q3",
             "They differ: head 0 attends to tokens 2 and 3, head 1 to token 4, because head 0 "
@@ -31,6 +26,17 @@ def test_a_wrong_idea_beside_right_ones_goes_to_a_teacher_at_half_marks(qid, tex
     share, flagged, output = _graded(qid, text)
     assert flagged and share <= 0.5
     assert MIXED.message in output and "Re-check" in output
+
+
+def test_a_full_answer_beside_a_wrong_idea_of_its_own_is_halved_without_review():
+    # every idea asked for, each in clauses apart from the wrong one: the reading is certain
+    share, flagged, output = _graded(
+        "q4",
+        "There are more independent softmaxes, each on a smaller slice of d_model, and each "
+        "head also adds parameters of its own.",
+    )
+    assert share == 0.5 and not flagged
+    assert MIXED_PLAIN.message in output and "Re-check" in output
 
 
 @pytest.mark.parametrize(

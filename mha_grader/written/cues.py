@@ -124,6 +124,10 @@ GENERIC_SAY = re.compile(
 IT_IS_SAID = re.compile(
     r"\bit (?:is |s )?(?:(?:often|commonly|widely|sometimes|generally|frequently|usually) )?"
     r"(?:said|claimed|believed|thought|argued|assumed|suggested|stated|held|rumou?red)(?: that)?\b"
+    # the passive with an infinitive: "head 0 is reported to split token 0 ...", "they are said
+    # to attend to different things"
+    r"|\b(?:is|are|was|were) (?:(?:often|commonly|widely|sometimes|generally) )?(?:said|reported|"
+    r"claimed|believed|thought|supposed|rumou?red|alleged) to\b"
     # how things might look, in a modal: "while it might seem that X", "it may appear as if X",
     # "at first it could look like X" (the student's own "it seems that X" is a hedge: HEDGE)
     r"|\b(?:it|this|that|one|you) (?:might|may|could|would|can) (?:(?:at first|initially|easily|"
@@ -308,10 +312,19 @@ HEDGE = re.compile(
     r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
     r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
     r"(?: (?:it|this|that|everything|things))?(?: (?:correctly|right|well))?|"
+    # odds short of certain on what follows: "90% sure: X", "80 % confident that X"
+    r"(?:i (?:am|m) )?[1-9][0-9]? mod (?:sure|certain|confident)(?: that)?|"
     r"(?:i (?:am|m) )?not (?:100(?: mod)?|entirely|totally|completely|fully|quite|really) sure"
     r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
     r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
 )
+# the student's odds on a claim: "20% on X", "a 30% chance that X", "70/30 that X" put X at the
+# odds given: below even, X is the unlikelier side and not the student's answer (read like
+# someone else's), at even or above it is a guess (a hedge); "the 30 is Y" names what the
+# smaller share of a split is on
+ODDS = re.compile(r"\b(?P<n>[0-9]{1,2}) mod (?:on|for|chance (?:that|of)|odds (?:on|that))(?= )")
+ODDS_SPLIT = re.compile(r"^(?P<a>[0-9]{1,2}) / (?P<b>[0-9]{1,2})(?: (?:that|on|for))?(?= )")
+ODDS_SHARE = r"\bthe {}(?: mod)? (?:is|being|goes to|on|for)(?= )"
 # "maybe the count is the same, maybe not", "..., or not": a claim the student leaves open,
 # neither made nor denied (not "whether or not")
 UNDECIDED = re.compile(
@@ -448,6 +461,11 @@ NO_VOUCH = re.compile(
     r"(?:convinced|sure|persuaded)|doubt|(?:do not|can not) see (?:how|why)) (?:that|it|this)"
     r"(?: really)? (?:changes?|matters?|makes? (?:a|any) difference|means? anything|would "
     r"(?:change|matter|make (?:a|any) difference))\b"
+    # what came before said to be unproven: "Whether this holds beyond one seed has not been
+    # established.", "That hasn't been verified."
+    r"|^(?:(?:but|and|yet|still) )?(?:whether (?:[a-z0-9_]+ ){1,10}?|(?:this|that|it|none of "
+    r"(?:this|that|it)) )(?:has|have|is|was|had) not (?:yet )?(?:been )?(?:established|shown|"
+    r"verified|confirmed|demonstrated|tested|checked|proven|proved)(?: (?:yet|either))?$"
 )
 # sarcasm opening a sentence ("Oh sure, the heads 'genuinely differ' ...", "Sure, because
 # splitting a matrix doubles its size", "Yeah right, ..."): the student mocks what the sentence
@@ -465,6 +483,15 @@ OPEN_VERDICT = re.compile(
     r"^(?:(?:my|our|the|final|so|overall) )*(?:verdict|conclusion|answer|take|bottom line)"
     r"(?: [:,])?(?P<open> (?:unclear|unsure|not sure|undecided|open|unknown|no idea|idk|dunno|"
     r"(?:i )?do not know|pending|tbd|who knows|(?:i )?can not (?:say|tell)|none yet))?$"
+)
+# a true/false sheet's label opening a statement ("True: X", "False: X", "True/False?: X",
+# "True or false, not sure: X"): in an answer of two or more such items each label judges the
+# statement after it, not the sentence before (one item alone keeps the verdict reading: "False:
+# they share one Wq" after a claim judges that claim)
+TF_LABEL = re.compile(
+    r"^(?:(?P<open>(?:true (?:/|or) false|false (?:/|or) true|t / f)"
+    r"(?: (?:[;,] )?(?:not sure|unsure|no idea|dunno|(?:i )?do not know))?)"
+    r"|(?P<true>true|t)|(?P<false>false|f)) [:—–-] "
 )
 # "..., they didn't" / "We don't." after a condition: what it supposes is not so
 # "..., but now I see they don't" / "..., but in fact it isn't" after a view reported or given
@@ -590,6 +617,11 @@ ENDORSE_CLAUSE = (
     r"that|this|it|so)(?: [a-z_0-9]+){0,5}?(?: too| as well)?"
     r"|(?:which|that|this|it) (?:(?:later|indeed|also) )?turned out (?:to be )?(?:true|right|"
     r"correct|so|the case)"
+    # the passive: "and this was borne out in my run", "which my notebook confirmed"
+    r"|(?:which|that|this|it) (?:(?:is|was|has been) )?(?:(?:also|later|indeed) )?(?:borne out|"
+    r"confirmed|verified|backed up|reproduced) (?:in|by) (?:my|our) (?:own )?(?:experiment|run|"
+    r"check|test|results?|code|notebook|output|printout|numbers|heatmaps?|plots?|"
+    r"measurements?)s?"
     rf"|(?:she|he|they|which|that|this|it) (?:(?:is|are|was|were|s) )?{ADV}{POS_VERDICT}"
     r"|(?:it|they|that|this|he|she) (?:is|are|was|were|does|do|did|has|have)(?= [:;,]|$))"
 )

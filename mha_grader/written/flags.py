@@ -94,6 +94,16 @@ MIXED = Flag(
     "Your answer states some of the ideas asked for, and also an idea the module shows is "
     "wrong; a teacher will read it and set the final score.",
 )
+# ... unless the reading is certain: every idea asked for stated, each in clauses of its own,
+# apart from the wrong idea's: a full answer with a wrong idea beside it is half marks by the
+# course's convention (the penalty), no teacher needed to weigh the two
+MIXED_PLAIN = Flag(
+    "mixed-plain",
+    0.5,
+    "Your answer states the ideas asked for, and also an idea the module shows is wrong: the "
+    "wrong idea costs half the points.",
+    review=False,
+)
 UNSURE = Flag(
     "unsure",
     0.5,
@@ -245,7 +255,13 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
         or earned <= 0
         and sum(rubric.weight(c) for c in reading.apart) >= MIXED_APART_SHARE * rubric.total_weight
     ):
-        found.append(MIXED)
+        full = all(
+            s is Status.RECOGNISED and c in reading.apart
+            for c, s in status.items()
+            if rubric.weight(c) > 0
+        )
+        plain = full and earned > 0 and not reading.doubtful
+        found.append(MIXED_PLAIN if plain else MIXED)
     if right and reading.doubtful:
         found.append(UNSURE)
     if is_keyword_list(text):

@@ -99,6 +99,9 @@ from .cues import (
     NOUN_DENY,
     NOUN_REPORT,
     NOW_SEE,
+    ODDS,
+    ODDS_SHARE,
+    ODDS_SPLIT,
     OPEN_QUESTION,
     OPEN_VERDICT,
     OPENERS,
@@ -122,6 +125,7 @@ from .cues import (
     SOURCES,
     SUBJECTS,
     SUBORDINATORS,
+    TF_LABEL,
     TRUE_THAT,
     UNDECIDED,
     VERBS,
@@ -277,7 +281,9 @@ def _scope_forward(
     wrong to think any number works, d_model has to be divisible by it")."""
     for i in range(begin, len(words)):
         w = words[i]
-        if w in CONTRASTS or (w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]):
+        if (w in CONTRASTS and not _instead_of(words, i)) or (
+            w in SCOPE_ENDS and words[i + 1 : i + 2] != ["which"]
+        ):
             return range(begin, i)
         if conclusion_ends and w in CONCLUSIONS and NECESSITY & set(words[i + 1 : i + 7]):
             return range(begin, i)
@@ -303,6 +309,12 @@ def _scope_forward(
     return range(begin, len(words))
 
 
+def _instead_of(words: list[str], at: int) -> bool:
+    """ "over d_model/h dims instead of d_model": a phrase inside the clause, no contrast
+    between two."""
+    return words[at] == "instead" and words[at + 1 : at + 2] == ["of"]
+
+
 def _list_comma(words: list[str], at: int) -> bool:
     """The comma at ``at`` separates the items of a list ("one Wq, Wk and Wv", "Q, K, V"): one
     word, then "and", "or" or the next comma."""
@@ -325,7 +337,7 @@ def _scope_back(words: list[str], end: int) -> range:
     """From the start of the statement (after the last colon or semicolon, or a contrast)
     up to ``end``."""
     for i in range(end - 1, -1, -1):
-        if words[i] in SCOPE_ENDS or words[i] in CONTRASTS:
+        if words[i] in SCOPE_ENDS or (words[i] in CONTRASTS and not _instead_of(words, i)):
             return range(i + 1, end)
     return range(0, end)
 
@@ -985,6 +997,25 @@ def _mark_undecided(text: _Text, marks: _Marks) -> None:
         _apply(marks, _scope_back(text.words, span.start), "report")
 
 
+def _mark_odds(text: _Text, marks: _Marks) -> None:
+    """ "20% on X and 80% on Y", "70/30 that X; the 30 is Y": the likelier side is the
+    student's answer, given as a guess; the unlikelier one is not theirs."""
+    found = [(m, int(m.group("n"))) for m in ODDS.finditer(text.text)]
+    for k, (m, n) in enumerate(found):
+        later = text.token_span(found[k + 1][0]).start if k + 1 < len(found) else None
+        _mark_span(text, text.token_span(m), marks, "report" if n < 50 else "hedge", later)
+    split = ODDS_SPLIT.match(text.text)
+    if split is None:
+        return
+    a, b = int(split.group("a")), int(split.group("b"))
+    share = re.compile(ODDS_SHARE.format(min(a, b)))
+    later = next((text.token_span(m).start for m in share.finditer(text.text)), None)
+    _mark_span(text, text.token_span(split), marks, "report" if a < b else "hedge", later)
+    if a != b:
+        for m in share.finditer(text.text):
+            _mark_span(text, text.token_span(m), marks, "report")
+
+
 # An answer word typed without its comma before a clause with a subject of its own ("No they
 # differ", "so no they're not the same", "yes it is"): the reply, not a negation of the clause
 _ANSWER_WORDS = frozenset("no nope nah yes yep yeah".split())
@@ -1027,6 +1058,7 @@ def _read(words: list[str]) -> _Marks:
     # who else says so, before hedges: "everyone seems to believe X" reports X
     _attribute(text, marks)
     _mark_undecided(text, marks)  # before hedges: its "maybe" is part of "maybe not"
+    _mark_odds(text, marks)
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
@@ -1323,6 +1355,26 @@ def _why_answered(question: list[str], after: list[str]) -> bool:
 _UNSURE = frozenset("sure certain convinced confident positive clear idea clue know".split())
 
 
+def _true_false_items(words: list[list[str]], marks: list[_Marks]) -> set[int]:
+    """The sentences a true/false sheet's label opens, when two or more do: "False: X" denies
+    X, "True: X" states it, "True or false, not sure: X" leaves it open; none judges the
+    sentence before it."""
+    found = {k: m for k, w in enumerate(words) if (m := TF_LABEL.match(" ".join(w)))}
+    if len(found) < 2:
+        return set()
+    for k, m in found.items():
+        text = _Text(words[k])
+        span = text.token_span(m)
+        marks[k].cue[: span.stop] = [True] * span.stop
+        marks[k].breaks.add(span.stop)
+        rest = range(span.stop, marks[k].n)
+        if m.group("false"):
+            _apply(marks[k], rest, "deny")
+        elif m.group("open"):
+            _apply(marks[k], rest, "report")
+    return set(found)
+
+
 def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
     """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
     whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
@@ -1362,8 +1414,11 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             asks[k] = False
             for before in marks[:k]:
                 _apply(before, range(before.n), "report")
+    labelled = _true_false_items(words, marks)
     for k in range(1, len(sentences)):
         w = words[k]
+        if k in labelled:
+            continue
         judged = verdict(w)
         if judged is None and asks[k - 1] and w and (len(w) == 1 or w[1] in CLAUSE_PUNCTUATION):
             # "Does it? No." / "Does it? Yes, so ...": the answer judges the question

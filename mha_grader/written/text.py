@@ -73,6 +73,13 @@ _MATH: list[tuple[str, str]] = [
     # code's truth test of a remainder: "if d_model % num_heads: raise" runs when it is not 0
     (r"\bif[ \t]+([\w.]+)[ \t]*%[ \t]*([\w.]+)[ \t]*:", r"if \1 % \2 != 0:"),
     (r"\$+", " "),
+    # the scale taken at the model's full width, "/ sqrt(d_model)", "√d_model": one token of its
+    # own (each head scales by its own width: a rubric names the full width as a wrong scale)
+    (
+        r"(?:1[ \t]*/[ \t]*)?(?:\\?sqrt|√|square[ \t]+root[ \t]+of)[ \t]*[({]?[ \t]*(?:the[ \t]+)?"
+        r"(?:d_?\{?model\}?|model[ \t]+(?:width|dimension|dim|size))[ \t]*[)}]?(?![ \t]*/)",
+        " sqrt_model ",
+    ),
     # the attention's scale, "1/sqrt(d_k)", "√d_head", "the square root of d_k": the scaling, not
     # what a head's width is (one token that no rubric reads as the head's width)
     (
@@ -174,10 +181,25 @@ _MATH: list[tuple[str, str]] = [
     (r"(?<=\w)\s+\|\s+(?=\w)", " divides "),
 ]
 
+
+def _table_row(match: re.Match[str]) -> str:
+    """A Markdown table's row, "| Wo | one per head | d_head x d_model |", as a note's line:
+    its first cell the label, the others what is said of it ("Wo: one per head; d_head x
+    d_model.")."""
+    cells = [c.strip() for c in match.group(1).split("|")]
+    cells = [c for c in cells if c]
+    if not cells:
+        return ""
+    return cells[0] + (": " + "; ".join(cells[1:]) if cells[1:] else "") + "."
+
+
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), r)
     for p, r in [
         (r"[’‘`´]", "'"),
+        # a Markdown table: its rule row goes, each other row reads as a line of notes
+        (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", ""),
+        (r"(?m)^[ \t]*\|(.*)\|[ \t]*$", _table_row),
         # notation first, while LaTeX's braces still delimit it: d_{model}, W^{Q}, W_i^Q, XW_Q
         (r"(?<=[a-z])(?=w_\{?[qkvo]\}?(?![a-z]))", " "),
         (r"\bd_?\{?(model|k|v|head)\}?", r"d_\1"),
