@@ -370,19 +370,27 @@ def written(qid: str, text: str):
     return next(r for r in grade_written(text) if r.question == qid)
 
 
-def test_a_wrong_claim_beside_a_right_answer_is_charged_and_flagged():
+def test_a_wrong_claim_beside_a_right_answer_is_charged_and_told():
+    """Halved, as a teacher halves it (a wrong idea of the student's own beside the right
+    ones, set R's rule: no second look needed), and the feedback says why."""
     right = written("q1", with_answer("## Q1", Q1))
     wrong = written("q1", with_answer("## Q1", Q1 + SPLITS_THE_SEQUENCE))
     assert right.score == POINTS["q1"] and not right.needs_review
-    assert wrong.score < POINTS["q1"] and wrong.needs_review
+    assert wrong.score <= POINTS["q1"] / 2
+    assert "the wrong idea costs half the points" in wrong.output
 
 
 @pytest.mark.parametrize("how", list(SEEN_OTHERWISE))
 def test_a_wrong_claim_a_person_reads_is_charged_however_its_letters_are_encoded(how):
+    """Encoded as it may be, the claim costs what it costs written plainly (and letters that
+    only look Latin are flagged for a person besides)."""
     hidden_claim = SEEN_OTHERWISE[how](SPLITS_THE_SEQUENCE)
     assert hidden_claim != SPLITS_THE_SEQUENCE
+    plain = written("q1", with_answer("## Q1", Q1 + SPLITS_THE_SEQUENCE))
     result = written("q1", with_answer("## Q1", Q1 + hidden_claim))
-    assert result.score < POINTS["q1"] and result.needs_review
+    assert result.score == plain.score < POINTS["q1"]
+    if how == "lookalike letters":
+        assert result.needs_review
 
 
 def test_the_right_claim_offered_among_wrong_alternatives_is_not_given_it():
