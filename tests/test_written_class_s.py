@@ -122,3 +122,14 @@ def test_an_assistants_reply_is_flagged_and_never_full(text):
     assert "wording typical of an AI assistant" in output
     for word in ("cheat", "plagiar", "dishonest", "misconduct"):
         assert word not in output.lower()
+
+
+def test_more_heads_at_the_same_parameter_count_is_no_wrong_idea():
+    # the question's premise restated in the answer is no claim that heads add parameters
+    share, flagged, _ = _graded(
+        "q4",
+        "Going to more heads at an unchanged parameter count, the change is in the softmaxes: "
+        "one independent softmax per head, each over d_model/num_heads dimensions instead of "
+        "d_model.",
+    )
+    assert share == 1.0 and not flagged
