@@ -133,3 +133,22 @@ def test_more_heads_at_the_same_parameter_count_is_no_wrong_idea():
         "d_model.",
     )
     assert share == 1.0 and not flagged
+
+
+def test_an_answer_named_but_not_given_claims_nothing():
+    # "my run showed whether ...": what the run showed is not said, neither way
+    share, flagged, output = _graded(
+        "q3",
+        "My run showed whether different heads produce the same attention pattern for one token, "
+        "and what pattern each head produces.",
+    )
+    assert share == 0.0 and not flagged and "Re-check" not in output
+
+
+def test_how_someone_elses_claim_strikes_the_student_endorses_it():
+    share, flagged, _ = _graded(
+        "q5",
+        "My tutor says num_heads has to divide d_model so that every head gets an equal slice. "
+        "Seems correct to me, and my own run with 3 heads at d_model = 8 raised an error.",
+    )
+    assert share == 1.0 and not flagged

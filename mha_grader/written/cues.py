@@ -340,6 +340,14 @@ OPEN_QUESTION = re.compile(
     r"(?:it (?:is |s )?)?(?:unclear|not clear|debatable|an open question|doubtful)(?: to me)?)"
     r" (?:if|whether)\b"
 )
+# an answer named, not given: "my experiment showed what different heads produce for the same
+# token", "the heatmap tells you whether they agree": what the embedded question asks is neither
+# claimed nor denied (a colon after it opens the answer: "showed which tokens: head 0 ..."; "the
+# count doesn't show what is lost" says something of it)
+NAMED_ANSWER = re.compile(
+    r"(?<!not )(?<!never )\b(?:show|shows|showed|shown|tell|tells|told|reveal|reveals|revealed|"
+    r"answer|answers|answered) (?:(?:us|me|you) )?(?:what|whether|which)\b"
+)
 # a whole sentence that judges the previous one
 VERDICT_SUBJECT = (
     r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course|actually)(?: [,;])? )*"
@@ -382,8 +390,10 @@ NEG_SENTENCE = re.compile(
     rf"|^(?:(?:but|and|well|honestly|still) )?(?:i|we) (?:have|ve got) (?:my|our|some|serious) "
     rf"doubts(?: (?:though|about (?:it|that|this)))?$"
 )
+# "Sounds right to me", "seems correct": how it strikes the student, a verdict all the same
+_STRIKES = rf"(?:{BE} |(?:sounds|seems|looks) )?{ADV}{POS_VERDICT}(?: to (?:me|us))?"
 POS_SENTENCE = re.compile(
-    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT}$"
+    rf"^{VERDICT_SUBJECT}{_STRIKES}$"
     r"|^(?:(?:and|but) )?(?:i|we) (?:(?:fully|totally|completely) )?(?:agree|believe it|buy it)$"
     r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
 )
@@ -401,7 +411,7 @@ NEG_OPENING = re.compile(
     rf"go along with) (?:it|that|this|that view|this view|the view|that idea|this idea|the idea|"
     rf"that claim|this claim|the claim|that reading|them)(?: (?:though|at all|either))? [:;,(—–-] "
 )
-POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
+POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}{_STRIKES} [:;,(—–-] ")
 # where a judgement of what came before ends: the sentence, or a colon or semicolon
 CLOSES = r"(?= [:;]|$)"
 # "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before

@@ -88,6 +88,7 @@ from .cues import (
     IRONY_OPENING,
     IT_IS_SAID,
     MISTAKE_IS,
+    NAMED_ANSWER,
     NECESSITY,
     NEG_OPENING,
     NEG_SENTENCE,
@@ -1114,6 +1115,7 @@ def _read(words: list[str]) -> _Marks:
         SOURCE_LABEL,
         IN_WORDS,
         OPEN_QUESTION,
+        NAMED_ANSWER,
     ):
         _mark_forward(text, pattern, marks, "report")
     _mark_put_in(text, marks)
