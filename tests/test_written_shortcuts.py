@@ -41,6 +41,10 @@ def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer()
         (r"\bmtx\b|\bmatx\b", "one MTX"),
         (r"(?<=[a-z] )\(([a-z]+)\)(?= [a-z])", "no (separate) matrices"),
         (r"(\d)\s*[x×*]\s*(\d)", "8×8"),
+        (
+            r"(?m)^[ \t]*(?:edit(?:ed)?|update|correction)(?:[ \t]*\d+)?[ \t]*[:–—-][ \t]*",
+            "EDIT 2: scratch that",
+        ),
         (r"(?m)^[ \t]*\|(.*)\|[ \t]*$", "| Wo | one per head |"),
         (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", "|---|---|"),
         (r"(?:\\?sqrt|√)[ \t]*[({]?[ \t]*d_?\{?model\}?[ \t]*[)}]?(?![ \t]*/)", "sqrt(d_model)"),

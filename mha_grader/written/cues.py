@@ -340,9 +340,18 @@ OPEN_QUESTION = re.compile(
     r"(?:it (?:is |s )?)?(?:unclear|not clear|debatable|an open question|doubtful)(?: to me)?)"
     r" (?:if|whether)\b"
 )
+# an answer named, not given: "my experiment showed what different heads produce for the same
+# token", "the heatmap tells you whether they agree": what the embedded question asks is neither
+# claimed nor denied (a colon after it opens the answer: "showed which tokens: head 0 ..."; "the
+# count doesn't show what is lost" says something of it)
+NAMED_ANSWER = re.compile(
+    r"(?<!not )(?<!never )\b(?:show|shows|showed|shown|tell|tells|told|reveal|reveals|revealed|"
+    r"answer|answers|answered) (?:(?:us|me|you) )?(?:what|whether|which)\b"
+)
 # a whole sentence that judges the previous one
 VERDICT_SUBJECT = (
-    r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course) )*(?:(?:that|this|it|which|"
+    r"(?:(?:but|and|so|well|yeah|honestly|frankly|of course|actually)(?: [,;])? )*"
+    r"(?:(?:that|this|it|which|"
     r"all of (?:this|that|it)|all (?:this|that)|this claim|that claim|the claim|this idea|"
     r"that idea|the idea|this view|that view|both|both claims|they|these people|those people|"
     r"such claims|this belief|that belief|that statement|this statement|the team|the myth) )?"
@@ -381,8 +390,10 @@ NEG_SENTENCE = re.compile(
     rf"|^(?:(?:but|and|well|honestly|still) )?(?:i|we) (?:have|ve got) (?:my|our|some|serious) "
     rf"doubts(?: (?:though|about (?:it|that|this)))?$"
 )
+# "Sounds right to me", "seems correct": how it strikes the student, a verdict all the same
+_STRIKES = rf"(?:{BE} |(?:sounds|seems|looks) )?{ADV}{POS_VERDICT}(?: to (?:me|us))?"
 POS_SENTENCE = re.compile(
-    rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT}$"
+    rf"^{VERDICT_SUBJECT}{_STRIKES}$"
     r"|^(?:(?:and|but) )?(?:i|we) (?:(?:fully|totally|completely) )?(?:agree|believe it|buy it)$"
     r"|^(?:(?:and|but) )?(?:they|these people|those people) (?:are |were )?(?:right|correct)$"
 )
@@ -400,7 +411,7 @@ NEG_OPENING = re.compile(
     rf"go along with) (?:it|that|this|that view|this view|the view|that idea|this idea|the idea|"
     rf"that claim|this claim|the claim|that reading|them)(?: (?:though|at all|either))? [:;,(—–-] "
 )
-POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}(?:{BE} )?{ADV}{POS_VERDICT} [:;,(—–-] ")
+POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}{_STRIKES} [:;,(—–-] ")
 # where a judgement of what came before ends: the sentence, or a colon or semicolon
 CLOSES = r"(?= [:;]|$)"
 # "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before
@@ -637,3 +648,79 @@ ENDORSE_TAIL = re.compile(
     rf" (?:[,;:(—–-]|and|but|so)(?: and| but| so)? {ENDORSE_CLAUSE}(?= [:;,]|$| because| since)"
 )
 ENDORSE_SENTENCE = re.compile(rf"^(?:(?:and|but|so|well|honestly) )?{ENDORSE_CLAUSE}$")
+
+
+# ------------------------------------------------------------- backing withdrawn, irony
+# The student withdrawing their backing from what they wrote before it, wherever in the answer
+# the disclaimer stands: a small lexicon of predicates (retract, have no view of one's own, not
+# know or not check oneself, copied, leave it to the reader or to later), each with what makes
+# it the student's own withdrawal ("myself", "actually", "of my own": "I'm not sure" after a
+# claim of their own is a hedge, "no idea why" leaves only the reason open). What it governs is
+# everything the answer says before it (stance.py, _withdrawn): neither claimed nor denied.
+_WHAT_BEFORE = (
+    r"(?:(?:all )?(?:of )?(?:that|this|it)|the above|everything (?:above|before)|"
+    r"what (?:i|we) (?:just )?(?:said|wrote|put)|my (?:answer|first answer)|"
+    r"the first (?:part|line))"
+)
+_ONESELF = r"(?:myself|ourselves|for myself|personally|of my own|of our own|either way)"
+WITHDRAWN = re.compile(
+    # a retraction: "scratch that", "ignore that", "disregard what I wrote", "forget all that"
+    rf"\b(?:scratch|strike|ignore|disregard|forget|delete|cross out|take back) {_WHAT_BEFORE}"
+    r"(?= [,;:]|$)"
+    # no view of one's own: "I have no opinion", "no opinion either way", "no idea myself"
+    rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:real |personal )?(?:opinion|view|stance)"
+    rf"(?: (?:on (?:it|this|that)|{_ONESELF}))?(?= [,;:]|$)"
+    rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:idea|clue) {_ONESELF}(?= [,;:]|$)"
+    # not knowing it oneself: "I don't actually know (what changes)", "I don't know myself"
+    rf"|\b(?:i|we) (?:do not|did not) (?:actually know|know {_ONESELF})\b"
+    # not checked oneself: "didn't check myself", "never verified it myself", "(I) haven't run
+    # it myself" (a note drops the subject)
+    r"|(?:^|(?<=[,;:]) |\b(?:i|we) )(?:did not|have not|had not|never|not) "
+    r"(?:(?:really|actually) )?(?:check|checked|verify|verified|test|tested|run|ran|confirm|"
+    r"confirmed|try|tried)"
+    rf"(?: (?:it|that|this|them|any of (?:it|this|that)))? {_ONESELF}(?= [,;:]|$)"
+    # copied from someone else: "I copied that line from someone's notes", "pasting it because
+    # ...", "not my own words"
+    r"|\b(?:i|we) (?:just |only )?(?:copied|pasted|lifted|cribbed) (?:it|that|this|them|all of it|"
+    r"(?:that|this|these|those|the) (?:line|lines|answer|bit|part|sentence|sentences|text|reply))\b"
+    r"|\b(?:pasting|copying) (?:it|this|that|them)\b"
+    r"|\bnot my (?:own )?(?:words|answer|work|writing)\b"
+    # the reader, or later work, left to decide: "draw your own conclusions", "make of it what
+    # you will", "we leave the verification of this premise to future work", "which we leave to
+    # future work", "this remains to be verified"
+    r"|\bdraw your own conclusions?\b|\bmake of (?:it|that|this) what you (?:will|want)\b"
+    r"|\bjudge for yourselves?\b"
+    r"|\b(?:i|we) leave (?:(?:the )?(?:verification|proof|checking|confirmation|testing) of )?"
+    r"(?:(?:it|this|that)(?: (?:premise|claim|assumption|conjecture|question|point))? )?"
+    r"(?:to|for) (?:future work|later work|the reader|others)\b"
+    r"|\b(?:this|that|it|which) (?:remains|is left|has yet) to be (?:verified|shown|checked|"
+    r"confirmed|proven|proved|seen|tested)\b"
+)
+# irony: what a sarcastic answer says it mocks (scare quotes around its key terms, "heaven
+# forbid", a mock "Oh yes," and a closing "Sure."); one sign alone may be a manner of speaking,
+# two make the answer mockery, and nothing in it is the student's claim (stance.py, _ironic)
+IRONY_OPENING = re.compile(
+    r"^(?:oh|ah)(?: ,)? (?:yes|yeah|sure|right|of course|totally|absolutely|definitely)\b"
+)
+IRONY_INLINE = re.compile(
+    r"\b(?:(?:heaven|heavens|god|lord) forbid|perish the thought|yeah (?:, )?right|"
+    r"because (?:obviously|of course) (?:that|this|it) (?:is|makes) (?:how|sense))\b"
+)
+IRONY_CLOSER = re.compile(
+    r"^(?:(?:oh|ah|yeah|yes) (?:, )?)?(?:sure|right|of course|totally|obviously|absolutely|"
+    r"definitely|makes total sense|very convincing)$"
+)
+# a term in scare quotes: one to three words quoted inside running text ('its "equal chunk"',
+# 'd_model "must" be'), not a whole quoted sentence
+SCARE_QUOTES = re.compile(r"(?<=[\w,] )[\"“]([A-Za-z_][\w' -]{0,30}?)[\"”](?=[\s,.;:!?)])")
+# an AI assistant's reply pasted in: its boilerplate, as such replies word it (flags.py)
+AI_REPLY = re.compile(
+    r"\bas an ai(?: language)? model\b|\bas a (?:large )?language model\b"
+    r"|^\W*(?:certainly|absolutely|of course|sure|great question|good question|excellent "
+    r"question)\s*!"
+    r"|\bhere(?:'s| is) (?:a|an|the|your) (?:[\w-]+ ){0,4}?(?:answer|explanation|summary|"
+    r"response|overview)\b\s*:"
+    r"|\bi hope (?:this|that) helps\b|\blet me know if you(?:'d| would) like\b"
+    r"|\bfeel free to (?:ask|let me know)\b|\bi don'?t have the ability to\b",
+    re.IGNORECASE | re.MULTILINE,
+)

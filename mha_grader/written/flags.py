@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cues import AUXILIARIES
+from .cues import AI_REPLY, AUXILIARIES
 from .match import Status
 from .reading import Reading
 from .rubric import Rubric
@@ -148,6 +148,27 @@ ANALOGY = Flag(
     "this question asks about; a teacher will read it and set the final score. Saying which part "
     "of the layer each part of your picture stands for makes it clear to any reader.",
 )
+# An answer in an AI assistant's reply's own words ("Certainly! Here's a concise answer:", "As
+# an AI language model", "I hope this helps!"): a source, which the student may have checked or
+# not; a person reads it (the course's rules on such help are theirs to apply), and it is never
+# graded in full without one. The message says only what was seen.
+AI_REPLY_CAP = 0.5
+
+
+def ai_reply(text: str) -> Flag | None:
+    """The flag for an answer that holds an AI assistant's reply's boilerplate, quoting it."""
+    m = AI_REPLY.search(text)
+    if m is None:
+        return None
+    seen = " ".join(m.group(0).split()).strip(" :")
+    return Flag(
+        "ai-reply",
+        AI_REPLY_CAP,
+        f'Your answer contains wording typical of an AI assistant\'s reply ("{seen}"); a '
+        "teacher will read it and set the final score. State what you found in your own words.",
+    )
+
+
 OTHER_LANGUAGE = Flag(
     "other-language",
     0.5,
@@ -269,6 +290,8 @@ def flags_for(rubric: Rubric, text: str, reading: Reading, earned: float) -> lis
         found.append(KEYWORD_TERMS if few and not _STATES.search(text) else KEYWORD_LIST)
     if len(words(text)) > rubric.max_words:
         found.append(TOO_LONG)
+    if (pasted := ai_reply(text)) is not None:
+        found.append(pasted)
     # a picture ("one big cake baked once, a slice per head") may say all of it in words no
     # rubric holds: a teacher reads one that earns little, unless it states a wrong idea
     if (

@@ -83,8 +83,12 @@ from .cues import (
     I_REPORTED,
     IGNORE,
     IN_WORDS,
+    IRONY_CLOSER,
+    IRONY_INLINE,
+    IRONY_OPENING,
     IT_IS_SAID,
     MISTAKE_IS,
+    NAMED_ANSWER,
     NECESSITY,
     NEG_OPENING,
     NEG_SENTENCE,
@@ -130,6 +134,7 @@ from .cues import (
     UNDECIDED,
     VERBS,
     WH_OR_AUXILIARY,
+    WITHDRAWN,
     WRONG_TO_SAY,
     YES,
 )
@@ -1110,6 +1115,7 @@ def _read(words: list[str]) -> _Marks:
         SOURCE_LABEL,
         IN_WORDS,
         OPEN_QUESTION,
+        NAMED_ANSWER,
     ):
         _mark_forward(text, pattern, marks, "report")
     _mark_put_in(text, marks)
@@ -1256,6 +1262,43 @@ def _asks(part: list[str]) -> bool:
     )
 
 
+def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
+    """ "EDIT: scratch that", "I have no opinion", "no idea myself", "didn't check myself",
+    "I copied that line from someone's notes", "draw your own conclusions", "we leave the
+    verification of this premise to future work": the student withdraws their backing from
+    everything the answer says before the disclaimer (in its sentence and the sentences before),
+    which is then neither claimed nor denied; what they write after it is theirs ("scratch that.
+    I reread my code: there is one Wq")."""
+    for k, w in enumerate(words):
+        text = _Text(w)
+        for m in WITHDRAWN.finditer(text.text):
+            span = text.token_span(m)
+            for i in span:
+                marks[k].cue[i] = True
+            _apply(marks[k], range(span.start), "report")
+            for j in range(k):
+                _apply(marks[j], range(marks[j].n), "report")
+
+
+def _ironic(words: list[list[str]], marks: list[_Marks], scare_quotes: int) -> bool:
+    """Mockery: two signs of irony in one answer (terms in scare quotes, a mock "Oh yes," opening
+    a sentence, "heaven forbid", a closing "Sure."): the answer claims nothing it says (one sign
+    alone may be a manner of speaking). Whether it was."""
+    signs = scare_quotes
+    for w in words:
+        text = " ".join(w)
+        signs += bool(IRONY_OPENING.match(text)) + len(IRONY_INLINE.findall(text))
+        signs += bool(IRONY_CLOSER.match(text))
+    if signs < 2:
+        return False
+    for w, m in zip(words, marks, strict=True):
+        text = " ".join(w)
+        if IRONY_CLOSER.match(text):
+            m.cue = [True] * m.n
+        _apply(m, range(m.n), "report")
+    return True
+
+
 def _no_vouch(words: list[list[str]], marks: list[_Marks], k: int) -> bool:
     """ "That's what the notes say; I can't confirm it.", "I'd want to see it on more seeds
     before believing it.": the student does not vouch for what came before, the clauses before
@@ -1375,7 +1418,9 @@ def _true_false_items(words: list[list[str]], marks: list[_Marks]) -> set[int]:
     return set(found)
 
 
-def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) -> list[Stances]:
+def read_stances(
+    sentences: list[Sentence], pasted: list[bool] | None = None, scare_quotes: int = 0
+) -> list[Stances]:
     """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
     whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
     claims nothing, unless the next sentence answers it with a bare "No." or "Yes.". A sentence
@@ -1448,6 +1493,9 @@ def read_stances(sentences: list[Sentence], pasted: list[bool] | None = None) ->
             marks[k].cue = [True] * len(w)
         _apply(marks[k - 1], range(marks[k - 1].n), "disown" if how == "deny" else how)
         asks[k - 1] = False  # a question answered: its words are now claimed, or denied
+    _withdrawn(words, marks)
+    if _ironic(words, marks, scare_quotes):
+        asks = [False] * len(sentences)
     return [
         Stances(
             tuple(clause_starts(w, m.breaks)),

@@ -197,6 +197,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), r)
     for p, r in [
         (r"[’‘`´]", "'"),
+        # a revision's label opening a line ("EDIT: ...", "Update 2 - ...", "Correction: ..."):
+        # what follows is the student's next sentence ("EDIT: actually, not true." judges the
+        # answer before it)
+        (r"(?m)^[ \t]*(?:edit(?:ed)?|update|correction)(?:[ \t]*\d+)?[ \t]*[:–—-][ \t]*", ""),
         # a Markdown table: its rule row goes, each other row reads as a line of notes
         (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", ""),
         (r"(?m)^[ \t]*\|(.*)\|[ \t]*$", _table_row),
