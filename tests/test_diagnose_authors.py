@@ -123,6 +123,10 @@ VERDICT_MISTAKES = {
     "takes K as already transposed (it hands attention Kᵀ): with a right attention answering its "
     "calls it is wrong, and its results on large scores are read as its own unstable softmax "
     "(FINDINGS_H.md: graded 6/9; open)",
+    ("fast_transformers_linear_elu", "multi_head_attention"): "right only with its own "
+    "split_heads' (n, h, d) layout, turned heads-first before attention: by contract §7 a "
+    "composite is judged given right callees, where it is wrong (FINDINGS_K.md: graded 0/9, a "
+    "verdict disagreement; left as is)",
 }
 
 

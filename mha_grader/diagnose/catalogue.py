@@ -1049,8 +1049,8 @@ _ENTRIES = [
         "scaled scores, as torch's module returns them. A smoothed copy looks like them (rows "
         "still sum to 1) but every entry is off, and anything that reads the weights (a check "
         "against torch, head comparisons) sees weights no head used.",
-        "return each head's softmax weights exactly as attention gave them; smooth a copy only "
-        "where a log needs it, in the analysis code.",
+        "hand back each head's softmax weights exactly as attention gave them; smooth a copy "
+        "only where a log needs it, in the analysis code.",
     ),
     Misconception(
         "mha-grouped-projections",
@@ -1089,7 +1089,8 @@ _ENTRIES = [
         "divergence or a sum over many entries is another quantity: small gaps count far less "
         "(a divergence is second order in them) or add up over the tokens, so heads a little "
         "more than atol apart are called the same, or heads within atol everywhere distinct.",
-        "call two heads distinct when np.max(np.abs(w_i - w_j)) > atol.",
+        "call two heads distinct when the largest absolute difference between an entry of one "
+        "and the same entry of the other is above atol.",
     ),
 ]
 
