@@ -1,7 +1,7 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
 tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
-heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/ and heldout_j/, no longer held out
-once their results were read).
+heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/, heldout_j/ and heldout_k/, no
+longer held out once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -14,7 +14,8 @@ open classes were fixed in issue-20-heldout-d-fixes, and it is tuned on from the
 heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes), heldout_f/ (FINDINGS_F.md,
 issue-20-heldout-f-fixes), heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes), heldout_h/
 (FINDINGS_H.md, issue-20-heldout-h-fixes), heldout_i/ (FINDINGS_I.md,
-issue-20-heldout-i-fixes) and heldout_j/ (FINDINGS_J.md, issue-20-heldout-j-fixes).
+issue-20-heldout-i-fixes), heldout_j/ (FINDINGS_J.md, issue-20-heldout-j-fixes) and heldout_k/
+(FINDINGS_K.md, issue-20-heldout-k-fixes).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ TUNING_PARTS = tuple(
         "heldout_h",
         "heldout_i",
         "heldout_j",
+        "heldout_k",
     )
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
@@ -77,6 +79,10 @@ PROPOSED = {
     ("mha-activated-projections", "multi_head_attention"): "mha-transforms-projections",
     ("mha-qk-norm", "multi_head_attention"): "mha-transforms-projections",
     ("adapter-float32-roundtrip", "weights_from_torch"): "adapter-rounded-weights",
+    # set K's proposals, named by the classes they belong to (issue-20-heldout-k-fixes)
+    ("attention-linear-kernel", "attention"): "attention-not-softmax",
+    ("mha-clipped-projections", "multi_head_attention"): "mha-transforms-projections",
+    ("pairs-divergence", "distinct_head_pairs"): "pairs-another-distance",
 }
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).
@@ -117,6 +123,10 @@ VERDICT_MISTAKES = {
     "takes K as already transposed (it hands attention Kᵀ): with a right attention answering its "
     "calls it is wrong, and its results on large scores are read as its own unstable softmax "
     "(FINDINGS_H.md: graded 6/9; open)",
+    ("fast_transformers_linear_elu", "multi_head_attention"): "right only with its own "
+    "split_heads' (n, h, d) layout, turned heads-first before attention: by contract §7 a "
+    "composite is judged given right callees, where it is wrong (FINDINGS_K.md: graded 0/9, a "
+    "verdict disagreement; left as is)",
 }
 
 

@@ -8,7 +8,10 @@ in another layout, an output tied to the queries' width, counts by how they beha
 of its own (set H, FINDINGS_H.md); weights whose rows are the right ones times a factor (an
 attention sink's extra logit of any value), key/value heads shared by groups of any size, the
 projections transformed (any activation, any normalisation) or narrowed to any width, weights
-rounded through any lower precision (set J, FINDINGS_J.md). Transformations outside a class
+rounded through any lower precision (set J, FINDINGS_J.md); returned weights mixed with the
+uniform distribution or powered, projections through diagonal blocks, weights from a kernel
+without exp, projections clipped or capped at any c, heads compared by a measure of their own,
+counts of another layer (set K, FINDINGS_K.md). Transformations outside a class
 (a temperature, ALiBi's biases by distance for a cap, a squashing that is not near the identity,
 positions added to X, a bias by absolute positions, a tolerance that follows atol, the last
 columns of the projections) are not given its name."""
@@ -833,3 +836,224 @@ def test_weights_through_a_lower_precision_are_adapter_rounded_weights(precision
 
     d = diagnose("weights_from_torch", reference_env(weights_from_torch=module_dtype))
     assert d is not None and d.misconceptions == ("adapter-float32-weights",), d and d.message
+
+
+# --- set K (FINDINGS_K.md): each class beyond its example -------------------------------------
+
+
+def _heads_of(X, Wq, Wk, Wv, num_heads):
+    d_head = X.shape[-1] // num_heads
+    if X.shape[-1] % num_heads:
+        raise ValueError(f"num_heads {num_heads}")
+    return [ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv)]
+
+
+def _returned_weights(transform, follows=False):
+    """The right layer whose returned weights are ``transform(w)``; its output from them
+    (``follows``) or the right one."""
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        q, k, v = _heads_of(X, Wq, Wk, Wv, num_heads)
+        out, w = ref.attention(q, k, v)
+        t = transform(w)
+        if follows:
+            out = t @ v
+        return ref.merge_heads(out) @ Wo, t
+
+    return mha
+
+
+def _power(a):
+    return lambda w: w**a / (w**a).sum(axis=-1, keepdims=True)
+
+
+SMOOTHED = {
+    "mix-0.05": (lambda w: 0.95 * w + 0.05 / w.shape[-1], False, "e = 0.05"),
+    "mix-0.3-followed": (lambda w: 0.7 * w + 0.3 / w.shape[-1], True, "e = 0.3"),
+    "eps-1e-3": (lambda w: (w + 1e-3) / (w + 1e-3).sum(axis=-1, keepdims=True), False, "e = "),
+    "flattened-0.5": (_power(0.5), False, "power 0.5"),
+    "sharpened-3": (_power(3.0), False, "power 3"),
+}
+
+
+@pytest.mark.parametrize("name", SMOOTHED)
+def test_returned_weights_mixed_with_uniform_or_powered_are_mha_smoothed_weights(name):
+    transform, follows, said = SMOOTHED[name]
+    mha = _returned_weights(transform, follows)
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-smoothed-weights",), d and d.message
+    assert said in d.message
+    told = "the one those weights give" if follows else "the right one"
+    assert told in d.message
+
+
+def test_a_temperature_on_the_scores_themselves_keeps_its_scale_id():
+    """A temperature the output follows is a scale of the scores, not a smoothing."""
+
+    def hotter(X, Wq, Wk, Wv, Wo, num_heads):
+        q, k, v = _heads_of(X, Wq, Wk, Wv, num_heads)
+        w = ref.softmax(q @ np.swapaxes(k, -1, -2) / (2.0 * math.sqrt(q.shape[-1])), axis=-1)
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=hotter))
+    assert d is not None and "mha-smoothed-weights" not in d.misconceptions, d.message
+
+
+def _blocked(groups, which="QKV"):
+    """The right layer with ``groups(num_heads, d_model)`` blocks on the diagonal of the
+    matrices in ``which``, refusing a d_model they do not divide."""
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_model = X.shape[-1]
+        g = groups(num_heads, d_model)
+        if d_model % g or d_model % num_heads:
+            raise ValueError(f"{g} groups, {num_heads} heads, d_model {d_model}")
+        size = d_model // g
+        mask = np.kron(np.eye(g), np.ones((size, size)))
+        Ws = [W * mask if c in which else W for c, W in zip("QKVO", (Wq, Wk, Wv, Wo), strict=True)]
+        return ref.multi_head_attention(X, *Ws, num_heads)
+
+    return mha
+
+
+@pytest.mark.parametrize(
+    "groups, which, said",
+    [
+        (lambda h, d: 2, "QKV", "2 blocks of d_model / 2"),
+        (lambda h, d: 3, "QKVO", "3 blocks of d_model / 3"),
+        (lambda h, d: h, "QKV", "one block per head"),
+        (lambda h, d: 2, "V", "of Wv used"),
+    ],
+    ids=["two-groups", "three-groups-with-wo", "per-head", "values-only"],
+)
+def test_projections_through_diagonal_blocks_are_mha_grouped_projections(groups, which, said):
+    mha = _blocked(groups, which)
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-grouped-projections",), d and d.message
+    assert said in d.message
+
+
+def test_an_off_diagonal_block_is_not_called_a_grouped_projection():
+    def anti(X, Wq, Wk, Wv, Wo, num_heads):
+        d_model = X.shape[-1]
+        mask = np.kron(np.fliplr(np.eye(2)), np.ones((d_model // 2, d_model // 2)))
+        return ref.multi_head_attention(X, Wq * mask, Wk, Wv, Wo, num_heads)
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=anti))
+    assert d is None or "mha-grouped-projections" not in d.misconceptions, d.message
+
+
+def _kernel(phi=None, on_scores=None, eps=0.0):
+    def attention(Q, K, V):
+        if phi is not None:
+            N = phi(Q) @ np.swapaxes(phi(K), -1, -2)
+        else:
+            N = on_scores(Q @ np.swapaxes(K, -1, -2))
+        w = N / (N.sum(axis=-1, keepdims=True) + eps)
+        return w @ V, w
+
+    return attention
+
+
+KERNELS = {
+    "elu1-eps-1e-5": (_kernel(phi=lambda x: np.where(x > 0, x + 1, np.exp(x)), eps=1e-5), "elu"),
+    "softplus": (_kernel(phi=lambda x: np.logaddexp(0, x)), "softplus"),
+    "exp-features": (_kernel(phi=np.exp), "exp(x)"),
+    "relu-scores-eps-1e-6": (_kernel(on_scores=lambda s: np.maximum(s, 0), eps=1e-6), "relu"),
+    "abs-scores": (_kernel(on_scores=np.abs), "absolute"),
+}
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_weights_from_a_kernel_without_exp_are_attention_not_softmax(name):
+    attention, said = KERNELS[name]
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("attention-not-softmax",), d and d.message
+    assert said in d.message and "no exp and no softmax" in d.message
+
+
+def test_a_softmax_of_other_scores_is_not_called_a_kernel():
+    d = diagnose("attention", reference_env(attention=_attention(lambda s: 0.5 * s)))
+    assert d is not None and "attention-not-softmax" not in d.misconceptions, d.message
+
+
+def _clipped(cap, which="QKV"):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        heads = _heads_of(X, Wq, Wk, Wv, num_heads)
+        heads = [cap(h) if c in which else h for c, h in zip("QKV", heads, strict=True)]
+        out, w = ref.attention(*heads)
+        return ref.merge_heads(out) @ Wo, w
+
+    return mha
+
+
+@pytest.mark.parametrize(
+    "cap, which, said",
+    [
+        (lambda x: np.clip(x, -5.0, 5.0), "QKV", "clipped to [-c, c] before attention, c = 5"),
+        (lambda x: np.clip(x, -2.0, 2.0), "K", "keys clipped to [-c, c] before attention, c = 2"),
+        (lambda x: 20.0 * np.tanh(x / 20.0), "QK", "capped as c * tanh(x / c)"),
+    ],
+    ids=["clip-5", "clip-2-keys", "tanh-20"],
+)
+def test_projections_clipped_or_capped_of_any_size_are_mha_transforms_projections(cap, which, said):
+    mha = _clipped(cap, which)
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-transforms-projections",), d and d.message
+    assert said in d.message
+
+
+def _by_measure(measure):
+    def distinct_head_pairs(weights, atol=1e-6):
+        w = np.asarray(weights, dtype=np.float64)
+        h = len(w)
+        return [(i, j) for i in range(h) for j in range(i + 1, h) if measure(w[i], w[j]) > atol]
+
+    return distinct_head_pairs
+
+
+def _kl(p, q):
+    return np.sum(p * np.log(p / q), axis=-1)
+
+
+MEASURES = {
+    "js-mean": lambda x, y: np.mean((_kl(x, (x + y) / 2) + _kl(y, (x + y) / 2)) / 2),
+    "symmetric-kl-sum": lambda x, y: np.sum(_kl(x, y) + _kl(y, x)),
+    "l2-norm": lambda x, y: np.linalg.norm(x - y),
+    "rms": lambda x, y: np.sqrt(np.mean((x - y) ** 2)),
+    "mean-abs": lambda x, y: np.mean(np.abs(x - y)),
+}
+
+
+@pytest.mark.parametrize("name", MEASURES)
+def test_heads_compared_by_a_measure_of_their_own_are_pairs_another_distance(name):
+    f = _by_measure(MEASURES[name])
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=f))
+    if d is None:
+        pytest.skip("this measure gives the right pairs on every probe")
+    # where the probes cannot tell it from a fixed tolerance or a relative measure, that class
+    # names it: a measure of its own is named either way
+    assert len(d.misconceptions) == 1 and d.misconceptions[0].startswith("pairs-"), d.message
+
+
+def test_js_divergence_summed_is_pairs_another_distance():
+    f = _by_measure(lambda x, y: np.sum((_kl(x, (x + y) / 2) + _kl(y, (x + y) / 2)) / 2))
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=f))
+    assert d is not None and d.misconceptions == ("pairs-another-distance",), d and d.message
+    assert "Jensen-Shannon" in d.message
+
+
+@pytest.mark.parametrize("groups", [2, 8])
+def test_counts_of_another_layer_are_counts_extra_terms_the_counts_told(groups):
+    def parameter_counts(d_model, head_counts, bias=False):
+        out = {}
+        for h in head_counts:
+            if d_model % h:
+                raise ValueError(f"{h} heads do not divide d_model = {d_model}")
+            per = d_model * max(d_model // groups, 1)  # grouped q, k, v; a full output
+            out[h] = 3 * per + d_model * d_model + (4 * d_model if bias else 0)
+        return out
+
+    d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
+    assert d is not None and d.misconceptions == ("counts-extra-terms",), d and d.message
+    assert "torch's module 1024" in d.message or "d_model^2" in d.message

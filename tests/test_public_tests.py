@@ -691,3 +691,25 @@ def test_mha_with_activated_projections_fails_its_own_checks_told_they_are_linea
 
     failed = failures("multi_head_attention", multi_head_attention=relu_dense)
     assert "a non-linearity before attention" in failed["test_each_head_sees_only_its_own_features"]
+
+
+# -------- set K's classes (issue-20-heldout-k-fixes): projections through diagonal blocks
+
+
+@pytest.mark.parametrize("groups", [2, 4, 8])
+def test_mha_with_grouped_projections_is_told_a_block_of_wq_is_used(groups):
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        d_model = X.shape[-1]
+        if d_model % num_heads or d_model % groups:
+            raise ValueError("heads")
+        size = d_model // groups
+        mask = np.kron(np.eye(groups), np.ones((size, size)))
+        return ref.multi_head_attention(X, Wq * mask, Wk * mask, Wv * mask, Wo, num_heads)
+
+    failed = failures("multi_head_attention", multi_head_attention=multi_head_attention)
+    assert "a grouped projection" in failed["test_each_head_sees_only_its_own_features"]
+
+
+def test_a_right_mha_passes_the_grouped_projection_check():
+    failed = failures("multi_head_attention", multi_head_attention=ref.multi_head_attention)
+    assert "test_each_head_sees_only_its_own_features" not in failed

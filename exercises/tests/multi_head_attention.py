@@ -336,6 +336,16 @@ def test_each_head_sees_only_its_own_features(multi_head_attention):
         "changing the columns 4:8 of Wq (the queries of head 1) left head 1's weights unchanged: "
         "head 1 must use features 4:8 of Q."
     )
+    Wq3 = Wq.copy()
+    Wq3[4:, :4] *= 3.0  # how X's features 4:8 feed the queries of head 0
+    _, weights4 = _call(multi_head_attention, X, [Wq3, Wk, Wv, Wo], 2, "X (3, 8) with 2 heads")
+    assert not np.allclose(weights4[0], weights[0]), (
+        "changing only the rows 4:8 of Wq's columns 0:4 (how X's features 4:8 feed head 0's "
+        "queries) left head 0's weights unchanged: is only a block of Wq on its diagonal used "
+        "(a grouped projection, each head's queries from its own slice of X)? Every head's "
+        "queries combine all d_model features of X: Q = X @ Wq with the whole matrix, split "
+        "into heads afterwards."
+    )
     Wv2, Wo2 = Wv * 2.0, Wo[::-1].copy()
     _, weights3 = _call(multi_head_attention, X, [Wq, Wk, Wv2, Wo2], 2, "X (3, 8) with 2 heads")
     assert _close(weights3, weights), (

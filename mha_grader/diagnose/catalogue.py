@@ -986,15 +986,16 @@ _ENTRIES = [
         "multi_head_attention",
         "Your multi_head_attention transforms the projected queries, keys or values before "
         "attention: an activation on them (a ReLU, as dense layers with activation=relu give; a "
-        "GELU, tanh) or a normalisation (an RMSNorm or LayerNorm of each head's queries and "
+        "GELU, tanh; a clip to [-c, c] or a soft cap where they are large, as clip_qkv does) or "
+        "a normalisation (an RMSNorm or LayerNorm of each head's queries and "
         "keys, as QK-norm does, or a scaling to unit length): its results are the right "
         "layer's with that transform in between.",
         "Multi-head attention's projections are linear and used as they come: Q = X @ Wq, "
         "K = X @ Wk, V = X @ Wv. An activation clips or bends them, and a normalisation throws "
         "away the vectors' lengths (the scores become a scaled cosine); torch's module does "
         "neither.",
-        "attend with X @ Wq, X @ Wk and X @ Wv as they are, split into heads: no activation and "
-        "no normalisation between the projections and the scores.",
+        "attend with X @ Wq, X @ Wk and X @ Wv as they are, split into heads: no activation, "
+        "no clipping and no normalisation between the projections and the scores.",
     ),
     Misconception(
         "mha-narrow-projections",
@@ -1036,6 +1037,60 @@ _ENTRIES = [
         "the pipeline, not rounding, and a cross-check that calls it a match hides it.",
         "choose the tolerance from the module's dtype, relative to the output's scale: for "
         "float64 at most 1e-3 (1e-8 leaves ample room for rounding), for float32 about 1e-4.",
+    ),
+    Misconception(
+        "mha-smoothed-weights",
+        "multi_head_attention",
+        "Your multi_head_attention returns attention weights that are a transform of the right "
+        "ones: mixed with the uniform distribution ((1 - e) w + e / n, a smoothing 'to avoid "
+        "NaNs' in later logs) or sharpened or flattened by a power (a temperature on the "
+        "weights alone).",
+        "The weights returned are the ones the heads attended with: the softmax of each head's "
+        "scaled scores, as torch's module returns them. A smoothed copy looks like them (rows "
+        "still sum to 1) but every entry is off, and anything that reads the weights (a check "
+        "against torch, head comparisons) sees weights no head used.",
+        "hand back each head's softmax weights exactly as attention gave them; smooth a copy "
+        "only where a log needs it, in the analysis code.",
+    ),
+    Misconception(
+        "mha-grouped-projections",
+        "multi_head_attention",
+        "Your multi_head_attention projects through only part of each weight matrix: blocks on "
+        "the diagonal of Wq, Wk or Wv (grouped projections, as SqueezeBERT's grouped 1x1 "
+        "convolutions give, or each head's queries from its own slice of X), so every other "
+        "entry is never used.",
+        "In multi-head attention every head's queries, keys and values are combinations of all "
+        "d_model features of each token: Q = X @ Wq with the whole matrix, and only the split "
+        "into heads comes after. A grouped projection lets each head see a fraction of the "
+        "token.",
+        "multiply X by the whole matrices (X @ Wq, X @ Wk, X @ Wv, then @ Wo), and split the "
+        "results into heads afterwards.",
+    ),
+    Misconception(
+        "attention-not-softmax",
+        "attention",
+        "Your attention's weights are not a softmax of the scaled scores: they are a kernel's "
+        "values normalised per query (a feature map such as elu(x) + 1 or relu on the queries "
+        "and keys, as linear attention uses, or the dot products themselves divided by their "
+        "sum), with no exp.",
+        "Scaled dot-product attention weights each key by exp(q . k / sqrt(d_k)), normalised "
+        "over the keys: a softmax. Rows that sum to 1 and are positive are not enough; a kernel "
+        "without exp weights the keys differently on every input (linear attention computes "
+        "another attention, not a faster softmax).",
+        "compute weights = softmax(Q Kᵀ / sqrt(d_k)) over the keys and out = weights @ V.",
+    ),
+    Misconception(
+        "pairs-another-distance",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs compares two heads by a distance of its own (a divergence "
+        "such as Jensen-Shannon or KL, a norm of the difference, a mean absolute difference) "
+        "against atol, instead of by their largest entry difference.",
+        "Two heads are distinct when some entry of their weights differs by more than atol. A "
+        "divergence or a sum over many entries is another quantity: small gaps count far less "
+        "(a divergence is second order in them) or add up over the tokens, so heads a little "
+        "more than atol apart are called the same, or heads within atol everywhere distinct.",
+        "call two heads distinct when the largest absolute difference between an entry of one "
+        "and the same entry of the other is above atol.",
     ),
 ]
 
@@ -1129,5 +1184,9 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-narrow-projections",
     "adapter-rounded-weights",
     "adapter-loose-tolerance",
+    "mha-smoothed-weights",
+    "mha-grouped-projections",
+    "attention-not-softmax",
+    "pairs-another-distance",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

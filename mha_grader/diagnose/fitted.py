@@ -39,6 +39,14 @@ def _weights(value) -> np.ndarray | None:
 def _fit(make: Callable[[float], Callable], probe: Probe, target: np.ndarray) -> Outcome:
     """The outcome of ``make(c)`` on ``probe`` for the cap ``c`` whose weights come nearest
     ``target`` (a grid, then a golden-section search between the grid's neighbours)."""
+    return fit_cap(make, probe, target)[1]
+
+
+def fit_cap(
+    make: Callable[[float], Callable], probe: Probe, target: np.ndarray
+) -> tuple[float, Outcome]:
+    """The cap ``c`` whose ``make(c)`` gives weights nearest ``target`` on ``probe``, and that
+    outcome (a grid, then a golden-section search between the grid's neighbours)."""
 
     def loss(c: float) -> float:
         w = _weights(run(make(c), [probe])[0].value)
@@ -60,8 +68,8 @@ def _fit(make: Callable[[float], Callable], probe: Probe, target: np.ndarray) ->
             lo, a, fa = a, b, fb
             b = lo + _GOLDEN * (hi - lo)
             fb = loss(math.exp(b))
-    best = min((losses[i], _GRID[i]), (fa, math.exp(a)), (fb, math.exp(b)))[1]
-    return run(make(best), [probe])[0]
+    best = float(min((losses[i], _GRID[i]), (fa, math.exp(a)), (fb, math.exp(b)))[1])
+    return best, run(make(best), [probe])[0]
 
 
 def capped(
@@ -552,3 +560,110 @@ def rows_words(fit: RowFit, what: str = "head") -> str:
                 return f"{said}: they are {words}, never divided by their sum."
         return f"{said}: each row is the right row scaled up by a factor of its own."
     return f"{said}: each row is the right row times a factor of its own."
+
+
+# -- the returned weights a transform of the right ones: mixed with the uniform distribution
+# ((1 - e) w + e / m, a smoothing "to avoid NaNs", or eps added and the rows renormalised) or
+# raised to a power and renormalised (a temperature on the weights alone), the output the right
+# one or the one those weights give ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WeightsFit:
+    """How the returned weights were transformed: ``kind`` "mix" (``values`` the weights of
+    the uniform distribution, one per probe) or "power" (the powers, one per probe), and
+    whether the output follows the transformed weights (``follows``) or is the right one."""
+
+    kind: str
+    values: tuple[float, ...]
+    follows: bool
+
+
+def _mixed(w: np.ndarray, got: np.ndarray) -> tuple[float, np.ndarray] | None:
+    u = np.full_like(w, 1.0 / w.shape[-1]) - w
+    den = float(np.sum(u * u))
+    if den <= 1e-18:
+        return None
+    e = float(np.sum((got - w) * u)) / den
+    return e, w + e * u
+
+
+def _powered(w: np.ndarray, got: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """The power ``a`` with ``got`` = w**a renormalised per row, fitted on the entries both
+    hold above underflow (each against its row's largest), and the weights it gives."""
+    if np.any(w < 0) or np.any(got < 0):
+        return None
+    lw, lg = np.log(w), np.log(got)
+    lw, lg = lw - lw.max(axis=-1, keepdims=True), lg - lg.max(axis=-1, keepdims=True)
+    ok = np.isfinite(lw) & np.isfinite(lg) & (lw > -600) & (lg > -600)
+    den = float(np.sum(lw[ok] ** 2))
+    if den <= 1e-18:
+        return None
+    a = float(np.sum(lw[ok] * lg[ok])) / den
+    if a <= 0:
+        return None
+    z = np.exp(a * lw)
+    return a, z / z.sum(axis=-1, keepdims=True)
+
+
+def weights_transformed(
+    given: Sequence[Outcome],
+    right: Sequence[np.ndarray],
+    outs: Sequence[np.ndarray],
+    finish: Callable[[int, np.ndarray], tuple],
+) -> WeightsFit | None:
+    """``given`` is, on every probe ``i``, the right output ``outs[i]`` (or ``finish(i, t)``'s,
+    the output the transformed weights give) with weights ``t`` a transform of the right ones
+    ``right[i]``: mixed with the uniform distribution over the keys, or raised to a power and
+    renormalised (a temperature), the transform's parameter fitted per probe and not the
+    identity on some probe. None otherwise."""
+    for kind, fit in (("mix", _mixed), ("power", _powered)):
+        values, fits = [], []
+        for got, w in zip(given, right, strict=True):
+            g = _weights(got.value) if got.ok else None
+            if g is None or g.shape != w.shape or not np.all(np.isfinite(g)):
+                return None
+            with np.errstate(all="ignore"):
+                found = fit(w, g)
+            if found is None:
+                break
+            values.append(found[0])
+            fits.append(found[1])
+        else:
+            identity = 0.0 if kind == "mix" else 1.0
+            if all(abs(v - identity) <= 1e-9 for v in values):
+                continue
+            for follows in (False, True):
+                made = [
+                    Outcome(value=finish(i, t) if follows else (outs[i], t))
+                    for i, t in enumerate(fits)
+                ]
+                if matches(given, made):
+                    return WeightsFit(kind, tuple(values), follows)
+    return None
+
+
+def weights_words(fit: WeightsFit) -> str:
+    """What was seen of the returned weights: the mix with the uniform distribution, or the
+    power, and what the output does."""
+    lo, hi = min(fit.values), max(fit.values)
+    value = f"{lo:.3g}" if hi - lo <= 1e-6 * max(abs(hi), 1e-12) else f"{lo:.3g} to {hi:.3g}"
+    if fit.kind == "mix":
+        how = (
+            f"the right weights mixed with the uniform distribution over the keys, "
+            f"(1 - e) w + e / m with e = {value} (rows still summing to 1, every weight pulled "
+            "toward 1 / m)"
+        )
+    else:
+        how = (
+            f"the right weights raised to the power {value} and each row renormalised (a "
+            f"temperature of {1 / hi:.3g} on the weights)"
+            if hi - lo <= 1e-6 * abs(hi)
+            else f"the right weights raised to a power of {value} and each row renormalised"
+        )
+    out = (
+        "its output is the one those weights give"
+        if fit.follows
+        else "its output is the right one, from the weights before that change"
+    )
+    return f" On our inputs its weights are {how}; {out}."

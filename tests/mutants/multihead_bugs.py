@@ -1675,3 +1675,114 @@ def multi_head_attention__quarter_width_qk(X, Wq, Wk, Wv, Wo, num_heads):
     v = split_heads(X @ Wv, num_heads, d_head)
     w = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(c), axis=-1)
     return merge_heads(w @ v) @ Wo, w
+
+
+# --- the eleventh authors' set, seen (tests/data/authors/heldout_k/): weights smoothed before
+# they are returned, grouped projections, attention without a softmax, the projections clipped,
+# heads compared by a distance of their own, a layer other than torch's counted (each class
+# beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("mha-smoothed-weights", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__eps_renormalised_weights(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    w = (w + 0.01) / (w + 0.01).sum(axis=-1, keepdims=True)  # "no zeros for the entropy"
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-smoothed-weights", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__sharpened_weights(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    w = w**1.5 / (w**1.5).sum(axis=-1, keepdims=True)  # a temperature of 2/3 for the plots
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-grouped-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__per_head_slices(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    heads = []
+    for W in (Wq, Wk, Wv):  # each head from its own d_head features of X and its own block
+        blocks = [
+            X[:, i * d_head : (i + 1) * d_head]
+            @ W[i * d_head : (i + 1) * d_head, i * d_head : (i + 1) * d_head]
+            for i in range(num_heads)
+        ]
+        heads.append(np.stack(blocks))
+    out, w = attention(*heads)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-grouped-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__two_groups_qk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    d_model = X.shape[-1]
+    mask = np.zeros((d_model, d_model))
+    half = d_model // 2
+    mask[:half, :half] = mask[half:, half:] = 1.0  # two groups, queries and keys only
+    q, k = (split_heads(X @ (W * mask), num_heads, d_head) for W in (Wq, Wk))
+    out, w = attention(q, k, split_heads(X @ Wv, num_heads, d_head))
+    return merge_heads(out) @ Wo, w
+
+
+@bug("attention-not-softmax")
+def attention__relu_feature_map(Q, K, V):
+    phi_q, phi_k = np.maximum(Q, 0.0), np.maximum(K, 0.0)
+    kernel = phi_q @ np.swapaxes(phi_k, -1, -2)
+    weights = kernel / (kernel.sum(axis=-1, keepdims=True) + 1e-4)
+    return weights @ V, weights
+
+
+@bug("attention-not-softmax")
+def attention__squared_scores_normalised(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = scores**2 / (scores**2).sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+@bug("mha-transforms-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__clip_qk_at_3(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k = (split_heads(np.clip(X @ W, -3.0, 3.0), num_heads, d_head) for W in (Wq, Wk))
+    out, w = attention(q, k, split_heads(X @ Wv, num_heads, d_head))
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-transforms-projections", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__soft_capped_qkv(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(12.0 * np.tanh(X @ W / 12.0), num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w
+
+
+@bug("pairs-another-distance")
+def distinct_head_pairs__mean_squared_difference(weights, atol=1e-6):
+    w = np.asarray(weights, dtype=np.float64)
+    h = len(w)
+    return [(i, j) for i in range(h) for j in range(i + 1, h) if np.mean((w[i] - w[j]) ** 2) > atol]
+
+
+@bug("pairs-another-distance")
+def distinct_head_pairs__mean_kl(weights, atol=1e-6):
+    w = np.asarray(weights, dtype=np.float64)
+    h = len(w)
+
+    def kl(p, q):
+        return np.mean(np.sum(p * np.log(p / q), axis=-1))
+
+    return [(i, j) for i in range(h) for j in range(i + 1, h) if kl(w[i], w[j]) > atol]
+
+
+@bug("counts-extra-terms")
+def parameter_counts__grouped_qkv_two_groups(d_model, head_counts, bias=False):
+    counts = {}
+    for h in head_counts:
+        if d_model % h:
+            raise ValueError(f"{h} heads do not divide d_model = {d_model}")
+        total = 3 * d_model * (d_model // 2) + d_model * d_model  # grouped q, k, v in two
+        counts[h] = total + (4 * d_model if bias else 0)
+    return counts

@@ -21,7 +21,7 @@ from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
 from ..catalogue import CATALOGUE
-from ..compare import as_array, matches, same
+from ..compare import Outcome, as_array, matches, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis, named
 from ..trusted import trusted
@@ -74,6 +74,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if rows is not None:  # the right weights times a factor per row: rows not summing to 1
             found = ("attention-rows-not-normalised",), mut.attention_ref, False
             layout = (None, rows, "attention-rows-not-normalised")
+        kernel = None if found is not None else _kernel_fit(given, probes)
+        if kernel is not None:  # weights from a kernel normalised per query: no softmax at all
+            found = ("attention-not-softmax",), mut.attention_ref, False
+            layout = (None, kernel, "attention-not-softmax")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -209,6 +213,91 @@ def _rows_rescaled(given, probes) -> str | None:
     right = [ref.softmax(s, axis=-1) for s in scores]
     fit = fitted.rows_rescaled(given, right, scores, lambda i, w: (w @ probes[i].args[2], w))
     return None if fit is None else fitted.rows_words(fit)
+
+
+def _elu1(x):
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+
+
+# Feature maps phi of kernelised (linear) attention: weights phi(q_i) . phi(k_j), normalised
+# per query; and maps f of the scores themselves, normalised per query: (words, map, on).
+KERNELS = (
+    ("the feature map elu(x) + 1 on the queries and keys", _elu1, "features"),
+    ("the feature map relu(x) on the queries and keys", lambda x: np.maximum(x, 0.0), "features"),
+    (
+        "the feature map softplus(x) on the queries and keys",
+        lambda x: np.logaddexp(0.0, x),
+        "features",
+    ),
+    ("the feature map exp(x) on the queries and keys", np.exp, "features"),
+    ("the feature map x**2 on the queries and keys", np.square, "features"),
+    (
+        "the feature map relu(x)**2 on the queries and keys",
+        lambda x: np.maximum(x, 0.0) ** 2,
+        "features",
+    ),
+    (
+        "the feature map sigmoid(x) on the queries and keys",
+        lambda x: 1 / (1 + np.exp(-x)),
+        "features",
+    ),
+    ("the plain dot products q . k", lambda s: s, "scores"),
+    ("relu of the dot products", lambda s: np.maximum(s, 0.0), "scores"),
+    ("the squared dot products", np.square, "scores"),
+    ("relu of the dot products, squared", lambda s: np.maximum(s, 0.0) ** 2, "scores"),
+    ("sigmoid of the dot products", lambda s: 1 / (1 + np.exp(-s)), "scores"),
+    ("the dot products' absolute values", np.abs, "scores"),
+)
+# Where 1/sqrt(d_k) goes: nowhere, on the queries, or d_k^(-1/4) on each of Q and K.
+_KERNEL_SCALES = (
+    ("", lambda d: (1.0, 1.0)),
+    (", the queries divided by sqrt(d_k) first", lambda d: (1 / math.sqrt(d), 1.0)),
+    (", Q and K each divided by d_k^(1/4) first", lambda d: (d**-0.25, d**-0.25)),
+)
+
+
+def _kernel_weights(Q, K, f, on: str, scale) -> np.ndarray:
+    a, b = scale(Q.shape[-1])
+    if on == "features":
+        return f(Q * a) @ _t(f(K * b))
+    return f((Q * a) @ _t(K * b))
+
+
+def _kernel_fit(given, probes) -> str | None:
+    """The words for weights that are, on every probe, no softmax but a kernel's values
+    normalised per query (``KERNELS``: linear attention's feature maps, or a map of the dot
+    products), with an epsilon in the denominator read from the rows' sums, the output their
+    product with V; None where none fits."""
+    for (words, f, on), (where, scale) in itertools.product(KERNELS, _KERNEL_SCALES):
+        made, epsilons = [], []
+        for got, (Q, K, V) in zip(given, (p.args for p in probes), strict=True):
+            w = fitted._weights(got.value) if got.ok else None
+            with np.errstate(all="ignore"):
+                N = _kernel_weights(np.asarray(Q, float), np.asarray(K, float), f, on, scale)
+            if w is None or w.shape != N.shape or not np.all(np.isfinite(N)):
+                break
+            D = N.sum(axis=-1)
+            r = w.sum(axis=-1)
+            read = (np.abs(D) > 1e-9) & (r > 0)  # rows all zero tell no epsilon
+            if not read.any():
+                break
+            # an epsilon added to each row's sum, read from the rows' sums
+            e = float(np.median((D * (1.0 / np.where(read, r, 1.0) - 1.0))[read]))
+            if abs(e) <= 1e-12 * float(np.max(np.abs(D))):
+                e = 0.0
+            epsilons.append(e)
+            with np.errstate(all="ignore"):
+                wk = np.nan_to_num(N / (D + e)[..., None])
+            made.append(Outcome(value=(wk @ np.asarray(V, float), wk)))
+        else:
+            if matches(given, made):
+                eps = max(epsilons, key=abs)
+                plus = f" + {eps:.1g}" if abs(eps) > 1e-15 else ""
+                return (
+                    f" On our inputs its weights are {words}{where}, divided by their sum over "
+                    f"the keys{plus}, with no exp and no softmax; its out is those weights times V."
+                )
+    return None
 
 
 def _weights_layout(given, expected, probes) -> str | None:

@@ -49,6 +49,16 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         words = f"Here the pairs it lists are those whose {measure} is above atol."
         return named(found.misconceptions, qid, f"{head} {words}{hint}{tail}", qid)
 
+    distance = _another_distance(student, probes)
+    if distance is not None:  # a measure of its own against atol: which measure told
+        found = s.in_function(qid, ("pairs-another-distance",), inline=False)
+        head, hint, tail = found.message.partition(" Hint: ")
+        words = (
+            f"Here the pairs it lists are those whose {distance} is above atol (the first "
+            "measure we tried that gives its pairs on our inputs)."
+        )
+        return named(found.misconceptions, qid, f"{head} {words}{hint}{tail}", qid)
+
     def describe(got, want, probe):
         try:
             got_set = {pair(p) for p in got}
@@ -149,4 +159,90 @@ def _relative_measure(student, probes) -> str | None:
         want = trusted(("relative pairs", kind), pairs, probes)
         if all(same_pairs(got, e) for got, e in zip(student, want, strict=True)):
             return words.replace("the largest difference", "largest difference of the two heads")
+    return None
+
+
+def _smooth(x: np.ndarray, e: float) -> np.ndarray:
+    return (1.0 - e) * x + e / x.shape[-1]
+
+
+def _kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return np.sum(p * np.log(p / q), axis=-1)
+
+
+def _js(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    m = (p + q) / 2
+    return (_kl(p, m) + _kl(q, m)) / 2
+
+
+def _rows(f):
+    """A measure of two heads' rows (one value per query) as (sum over the queries, mean)."""
+    return (
+        ("summed over the queries", lambda x, y: float(np.sum(f(x, y)))),
+        ("averaged over the queries", lambda x, y: float(np.mean(f(x, y)))),
+        ("largest over the queries", lambda x, y: float(np.max(f(x, y)))),
+    )
+
+
+def _distances():
+    """Measures of how far apart two heads' weights are: (words, measure)."""
+    found = []
+    for e in (0.0, 1e-3, 1e-4):
+        smooth = f" (each map smoothed as {1 - e:g} w + {e:g} / n first)" if e else ""
+        for name, f in (
+            ("Jensen-Shannon divergence", _js),
+            ("KL divergence", _kl),
+            ("symmetric KL divergence", lambda p, q: _kl(p, q) + _kl(q, p)),
+        ):
+            for how, m in _rows(f):
+                found.append(
+                    (
+                        f"{name} {how}{smooth}",
+                        lambda x, y, m=m, e=e: m(_smooth(x, e), _smooth(y, e)),
+                    )
+                )
+    d = lambda x, y: (x - y).reshape(-1)  # noqa: E731
+    found += [
+        ("L2 norm of the difference (Frobenius)", lambda x, y: float(np.linalg.norm(d(x, y)))),
+        ("squared L2 norm of the difference", lambda x, y: float(np.sum(d(x, y) ** 2))),
+        ("sum of absolute differences (L1)", lambda x, y: float(np.sum(np.abs(d(x, y))))),
+        ("mean absolute difference", lambda x, y: float(np.mean(np.abs(d(x, y))))),
+        ("root mean square difference", lambda x, y: float(np.sqrt(np.mean(d(x, y) ** 2)))),
+        ("mean squared difference", lambda x, y: float(np.mean(d(x, y) ** 2))),
+        ("absolute difference of the sums", lambda x, y: float(abs(np.sum(x) - np.sum(y)))),
+        ("absolute difference of the means", lambda x, y: float(abs(np.mean(x) - np.mean(y)))),
+        (
+            "largest row L1 distance (total variation times 2)",
+            lambda x, y: float(np.max(np.sum(np.abs(x - y), axis=-1))),
+        ),
+        (
+            "cosine distance of the flattened maps",
+            lambda x, y: float(
+                1 - np.dot(x.ravel(), y.ravel()) / (np.linalg.norm(x) * np.linalg.norm(y))
+            ),
+        ),
+    ]
+    return found
+
+
+def _another_distance(student, probes) -> str | None:
+    """The words for pairs that are, on every probe, those whose distance by another measure
+    than the largest entry difference (a divergence, a norm, a mean; ``_distances``) is above
+    atol; None where no measure gives them."""
+    for k, (words, measure) in enumerate(_distances()):
+
+        def pairs(weights, atol=1e-6, measure=measure):
+            w = np.asarray(weights, dtype=np.float64)
+            w = w.reshape(len(w), -1, w.shape[-1])
+            with np.errstate(all="ignore"):
+                return [
+                    (i, j)
+                    for i in range(len(w))
+                    for j in range(i + 1, len(w))
+                    if measure(w[i], w[j]) > atol
+                ]
+
+        want = trusted(("another distance", k), pairs, probes)
+        if all(same_pairs(got, e) for got, e in zip(student, want, strict=True)):
+            return words
     return None

@@ -674,10 +674,159 @@ def _narrow_words(widths, which: str, scale: str) -> str:
     )
 
 
+# -- the returned weights a transform of the right ones (mixed with the uniform distribution,
+# a temperature), the output right or following them -----------------------------------------
+
+
+def _smoothed(given, probes) -> str | None:
+    """The words for weights that are, on every probe, a transform of the right ones (mixed
+    with 1 / n, or a power renormalised), the output the right one or the one they give."""
+    if any(p.args[0].shape[-1] % p.args[-1] for p in probes):
+        return None
+    heads = [_heads(p) for p in probes]
+    right = [ref.softmax(s, axis=-1) for *_, s in heads]
+    outs = [ref.multi_head_attention(*p.args)[0] for p in probes]
+
+    def finish(i, w):
+        return ref.merge_heads(w @ heads[i][2]) @ probes[i].args[4], w
+
+    fit = fitted.weights_transformed(given, right, outs, finish)
+    return None if fit is None else fitted.weights_words(fit)
+
+
+# -- projections that use only part of each weight matrix: blocks on the diagonal (grouped 1x1
+# convolutions, each group of outputs from its own group of inputs; a head's queries from its
+# own slice of X), the other entries never used ------------------------------------------------
+
+
+def _blocks(d_model: int, groups: int) -> np.ndarray:
+    size = d_model // groups
+    mask = np.zeros((d_model, d_model))
+    for g in range(groups):
+        mask[g * size : (g + 1) * size, g * size : (g + 1) * size] = 1.0
+    return mask
+
+
+def _grouped_layer(X, Wq, Wk, Wv, Wo, h, groups: int, which: str):
+    mask = _blocks(X.shape[-1], groups)
+    Ws = [W * mask if c in which else W for c, W in zip("QKVO", (Wq, Wk, Wv, Wo), strict=True)]
+    return ref.multi_head_attention(X, *Ws, h)
+
+
+_BLOCKED = ("QKV", "QKVO", "QK", "Q", "K", "V", "O", "QKO", "VO")
+
+
+def _said_blocked(which: str) -> str:
+    names = [{"Q": "Wq", "K": "Wk", "V": "Wv", "O": "Wo"}[c] for c in which]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _grouped_projections(given, probes) -> str | None:
+    """The words for results that are, on every probe it answers, the right layer's with some
+    of Wq, Wk, Wv, Wo cut to g blocks on their diagonal (the other entries zero): g the same on
+    every probe, or the head count on every probe (each head from its own slice of X); the
+    probes it refuses are those whose d_model g does not divide. None otherwise."""
+    for which in _BLOCKED:
+        fits: list[set[int | str]] = []
+        refused: list[int] = []
+        for got, probe in zip(given, probes, strict=True):
+            X, *_, h = probe.args
+            d_model = X.shape[-1]
+            if not got.ok:
+                refused.append(d_model)
+                continue
+            if d_model % h:
+                break
+            seen: set[int | str] = set()
+            for g in range(2, d_model + 1):
+                if d_model % g:
+                    continue
+                made = Outcome(value=_grouped_layer(*probe.args, groups=g, which=which))
+                if matches([got], [made]):
+                    seen.add(g)
+                    if g == h:
+                        seen.add("heads")
+            if not seen:
+                break
+            fits.append(seen)
+        else:
+            if not fits:
+                continue
+            common = set.intersection(*fits)
+            told = None
+            if "heads" in common and not refused:
+                told = (
+                    "one block per head (each head's queries, keys or values from its own "
+                    "d_head features of X)"
+                )
+            else:
+                for g in sorted(c for c in common if isinstance(c, int)):
+                    if all(d % g for d in refused):
+                        told = f"{g} blocks of d_model / {g}"
+                        if refused:
+                            said = ", ".join(str(d) for d in sorted(set(refused)))
+                            told += f" (and it refuses d_model = {said}, which {g} does not divide)"
+                        break
+            if told is None:
+                continue
+            return (
+                f" Here its results are the right layer's with only the blocks on the diagonal "
+                f"of {_said_blocked(which)} used, {told}; every other entry of "
+                f"{'that matrix' if len(which) == 1 else 'those matrices'} is ignored."
+            )
+    return None
+
+
+# -- the projections clipped or softly capped where they are large (clip_qkv), the same on
+# small values: a cap fitted to the student's weights ------------------------------------------
+
+
+def _capped_projections(given, probes) -> str | None:
+    """The words for results that are, on every probe, the right layer's with the projected
+    queries, keys and/or values clipped to [-c, c] (or capped as c * tanh(x / c)), one c
+    fitted where the weights differ most; None otherwise."""
+    if any(not g.ok for g in given) or any(p.args[0].shape[-1] % p.args[-1] for p in probes):
+        return None
+    expected = [ref.multi_head_attention(*p.args) for p in probes]
+    gaps = []
+    for got, want in zip(given, expected, strict=True):
+        w = fitted._weights(got.value)
+        if w is None or w.shape != want[1].shape:
+            return None
+        gaps.append(float(np.max(np.abs(w - want[1]))))
+    worst = int(np.argmax(gaps))
+    kinds = (
+        ("clipped to [-c, c]", lambda c: lambda x: np.clip(x, -c, c)),
+        ("capped as c * tanh(x / c)", lambda c: lambda x: c * np.tanh(x / c)),
+    )
+    for (words, cap), which in itertools.product(kinds, ("QKV", "QK", "Q", "K", "V")):
+
+        def make(c, cap=cap, which=which):
+            return _projected(cap(c), which, "model")
+
+        c, best = fitted.fit_cap(make, probes[worst], fitted._weights(given[worst].value))
+        if not best.ok:
+            continue
+        if matches(given, [Outcome(value=make(c)(*p.args)) for p in probes]):
+            return (
+                f" Here its results are the right layer's with the projected "
+                f"{_said_names(which)} {words} before attention, c = {c:.3g} on our inputs: "
+                "the same as the right layer wherever every projected value is smaller."
+            )
+    return None
+
+
+def _transformed_or_capped(given, probes) -> str | None:
+    found = _transformed_projections(given, probes)
+    return found if found is not None else _capped_projections(given, probes)
+
+
 CLASSES = (
     ("mha-weights-misassigned", _misassigned),
     ("mha-transforms-input", _transformed_input),
     ("mha-rows-not-normalised", _rows_rescaled),
-    ("mha-transforms-projections", _transformed_projections),
+    ("mha-transforms-projections", _transformed_or_capped),
     ("mha-narrow-projections", _narrow),
+    ("mha-smoothed-weights", _smoothed),
+    ("mha-grouped-projections", _grouped_projections),
 )

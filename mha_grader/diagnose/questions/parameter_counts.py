@@ -4,6 +4,7 @@ and the ValueError for a head count that does not divide d_model."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -188,10 +189,10 @@ _TERMS = (
 )
 
 
-def _formula(coef) -> str:
+def _formula(coef, terms=_TERMS) -> str:
     parts = []
-    order = sorted(range(len(_TERMS)), key=lambda i: coef[i] < 0)  # the positive terms first
-    for k, (name, _) in ((coef[i], _TERMS[i]) for i in order):
+    order = sorted(range(len(coef)), key=lambda i: coef[i] < 0)  # the positive terms first
+    for k, (name, _) in ((coef[i], terms[i]) for i in order):
         if k == 0:
             continue
         mag = abs(k)
@@ -255,7 +256,7 @@ def _extra_terms(s: DiagnosisSession, qid: str, student, expected, probes):
         A, y = np.array(rows, dtype=float), np.array(diffs, dtype=float)
         coef = np.round(np.linalg.lstsq(A, y, rcond=None)[0]).astype(int)
         if not np.array_equal(A @ coef, y):
-            return None
+            return _other_layer(s, qid, got, want, every)
         fits[bias] = tuple(int(k) for k in coef)
     if not any(any(c) for c in fits.values()):
         return None
@@ -283,3 +284,51 @@ def _plus(coef) -> str:
     if sum(1 for k in coef if k) == 1:
         return f"minus {f[1:]}" if f.startswith("-") else f"plus {f}"
     return f"plus ({f})"
+
+
+def _eighths(A: np.ndarray, y: np.ndarray) -> tuple[Fraction, ...] | None:
+    """Coefficients in eighths that give ``y`` exactly from ``A``'s columns, or None."""
+    coef = np.round(np.linalg.lstsq(A, y, rcond=None)[0] * 8) / 8
+    if not np.allclose(A @ coef, y, rtol=0, atol=1e-6):
+        return None
+    return tuple(Fraction(float(k)).limit_denominator(8) for k in coef)
+
+
+def _other_layer(s: DiagnosisSession, qid: str, got, want, every) -> tuple[str, str] | None:
+    """counts-extra-terms for counts of a layer other than torch's: counts that do not change
+    with the head count but differ from the module's on every shape, the difference fitted in
+    more terms (eighths of d_model^2, d_model, d_model^2 / h, ...) on the widths where one
+    fits, and the counts told beside the module's."""
+    if any(g is None or set(g) != set(e.value) for g, e in zip(got, want, strict=True)):
+        return None
+    seen: dict[tuple[int, bool], tuple[int, int]] = {}
+    for g, e, p in zip(got, want, every, strict=True):
+        if len(set(g.values())) != 1:
+            return None
+        key = (p.args[0], bool(p.kwargs.get("bias")))
+        mine, torch_s = next(iter(g.values())), e.value[next(iter(g))]
+        if mine <= 0 or seen.get(key, (mine, torch_s)) != (mine, torch_s):
+            return None
+        seen[key] = (mine, torch_s)
+    if any(mine == torch_s for mine, torch_s in seen.values()):
+        return None
+    fitted = []
+    for bias in (False, True):
+        shapes = sorted(k for k in seen if k[1] == bias)
+        if len(shapes) < 2:
+            continue
+        rows = [[f(d, 1) for _, f in _TERMS[:2]] for d, _ in shapes]
+        y = [seen[k][0] - seen[k][1] for k in shapes]
+        coef = _eighths(np.array(rows, dtype=float), np.array(y, dtype=float))
+        if coef is not None and len(shapes) > 2:
+            fitted.append(f"{_formula(coef)} {'with' if bias else 'without'} biases")
+    told = "; ".join(
+        f"d_model = {d} {'with' if b else 'without'} biases: {m} (torch's module {t})"
+        for (d, b), (m, t) in sorted(seen.items())
+    )
+    words = (
+        "Here your counts are the same for every head count but those of a layer other than "
+        f"torch's, on every shape we tried: {told}"
+    )
+    words += f"; the difference is {', and '.join(fitted)}." if fitted else "."
+    return "counts-extra-terms", words

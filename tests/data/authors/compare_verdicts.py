@@ -7,7 +7,7 @@ Usage (from the worktree root, after grading):
     python tests/data/authors/compare_verdicts.py tuning OUT_T CHECK > table.md
 (the part is any folder beside this file: tuning, heldout, tuning_b, heldout_b, tuning_c,
 heldout_c, tuning_d, heldout_d, heldout_e, heldout_f, heldout_g, heldout_h, heldout_i,
-heldout_j).
+heldout_j, heldout_k).
 
 Prints a Markdown table (one row per submission and function) and the disagreements by class.
 """
@@ -55,6 +55,10 @@ ALIASES = {
     "mha-activated-projections": "mha-transforms-projections",
     "mha-qk-norm": "mha-transforms-projections",
     "adapter-float32-roundtrip": "adapter-rounded-weights",
+    # set K's proposals, named by the classes they belong to (issue-20-heldout-k-fixes)
+    "attention-linear-kernel": "attention-not-softmax",
+    "mha-clipped-projections": "mha-transforms-projections",
+    "pairs-divergence": "pairs-another-distance",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
