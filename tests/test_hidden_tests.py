@@ -672,12 +672,13 @@ def test_the_moderate_difference_lies_between_float64s_bound_and_float32s():
     """The module it is asked on: its output moved by 2e-3 of its size is above 1e-3 of that
     size and below 1e-2 in absolute terms, so a fixed 1e-2 tolerance calls it a match."""
     from autograder.tests import cross_check as case
+    from mha_grader.diagnose import moderate
     from mha_grader.grading import honesty
 
     probe = case._probe(802, 3, 12, 4, torch.float64, True)
-    moved = honesty.moved(probe.pair[0], probe.scale)
+    moved = moderate.moved(probe.pair[0], probe.scale)
     diff = float(np.abs(moved - probe.pair[0]).max())
-    assert honesty.MODERATE * probe.scale < diff < honesty.LARGE
+    assert moderate.MODERATE * probe.scale < diff < honesty.LARGE
 
 
 def test_unexpected_error_in_a_test_becomes_a_failed_case_with_a_neutral_message(monkeypatch):

@@ -46,6 +46,7 @@ import numpy as np
 from mha_check.questions import CALLEES as QUESTION_CALLEES
 
 from ..calls import CalleeCall, Observed, answering
+from ..diagnose.moderate import moved
 from ..errors import NotAttempted, StudentCodeError, StudentRaised
 from . import carry, checks
 from .context import Carried, Case
@@ -57,12 +58,6 @@ KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
 NOISE = {"float64": 1e-10, "float32": 1e-5}
 ROUNDING = 1e-5
 LARGE = 1e-2
-# A float64 module whose pipeline differs by more than MODERATE * scale is no match (float32
-# keeps LARGE: its tolerance may be as loose as 1e-2). The grader's moderate difference, made by
-# answering cross_check's calls of multi_head_attention with the reference's output moved (its
-# largest entry by SHIFT * scale), lies between the two.
-MODERATE = 1e-3
-SHIFT = 2e-3
 ZERO_KEY = "a module that adds a zero attention key"
 CALLEES = QUESTION_CALLEES["cross_check"]
 
@@ -521,14 +516,6 @@ LOOSE = (
     "large is a mistake, not rounding). On a float64 module a difference above 1e-3 of the "
     "output's size is never a match: choose the tolerance from the module's dtype."
 )
-
-
-def moved(out: np.ndarray, size: float) -> np.ndarray:
-    """``out`` with every entry moved in proportion to it, the largest by SHIFT * ``size``: a
-    difference an absolute tolerance above MODERATE * size calls a match, and so does a
-    relative one above SHIFT (bfloat16's 1.6e-2)."""
-    top = float(np.max(np.abs(out)))
-    return out * (1.0 + SHIFT * size / top) if top > 0 else out + SHIFT * size
 
 
 def _moved(reference: ReferenceMHA, size: float) -> ReferenceMHA:

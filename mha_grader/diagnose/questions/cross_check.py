@@ -17,6 +17,7 @@ from .. import probes as pr
 from ..catalogue import CATALOGUE
 from ..compare import Outcome, run
 from ..explain import error_text
+from ..moderate import moved
 from ..result import Diagnosis, named
 from ..trusted import trusted
 
@@ -190,9 +191,7 @@ def _named_seen(s: DiagnosisSession, qid: str, mid: str, seen: str, right, wrong
 
 def _shifted(X, Wq, Wk, Wv, Wo, num_heads):
     """The reference pipeline with its output moved in proportion to each entry, the largest by
-    SHIFT times its size (at least 1), as grading's (mha_grader.grading.honesty.moved)."""
-    from ...grading.honesty import moved
-
+    SHIFT times its size (at least 1), as grading's (diagnose.moderate.moved)."""
     out, weights = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
     return moved(out, max(1.0, float(np.max(np.abs(out))))), weights
 
