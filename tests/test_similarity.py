@@ -349,3 +349,33 @@ def test_fingerprints_are_the_same_in_every_process():
         values.add(run.stdout.strip())
     assert len(values) == 1 and values != {""}
     assert np.array_equal(similarity.kgram_hashes("abc" * 20), similarity.kgram_hashes("abc" * 20))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # torch-style checks over a module's attributes (set K's flash-attention author)
+        'for name in ("in_proj_bias", "bias_k", "bias_v"):\n'
+        "    if getattr(mha, name) is not None:\n"
+        '        raise ValueError(f"module has {name}")\n',
+        'for key in ["q_proj", "k_proj"]:\n    assert hasattr(layer, key)\n',
+        "from types import SimpleNamespace\ncfg = SimpleNamespace(d_model=8)\n",
+    ],
+)
+def test_names_taken_from_a_loop_over_string_literals_and_plain_types_are_not_runtime_code(code):
+    assert similarity.runtime_reasons(code) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # the loop's name also bound or used elsewhere: what getattr reads is not only literals
+        'for name in ("a",):\n    pass\nname = "__glo" + "bals__"\ng = getattr(f, name)\n',
+        'for name in ("a",):\n    other = name\ng = getattr(f, name)\n',
+        "g = getattr(f, computed)\n",
+        "import types\nf = types.LambdaType(code, {})\n",
+        "from types import MethodType\n",
+    ],
+)
+def test_a_getattr_whose_name_is_not_only_literals_or_types_building_functions_is_listed(code):
+    assert similarity.runtime_reasons(code) != []

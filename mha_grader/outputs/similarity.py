@@ -126,6 +126,7 @@ _ROUTES = frozenset(
     # frames and code objects
     | {"f_globals", "f_locals", "f_builtins", "f_back", "f_code", "tb_frame", "gi_frame"}
     | {"cr_frame", "ag_frame", "_getframe", "co_code", "CodeType", "FunctionType"}
+    | {"LambdaType", "MethodType"}  # types' other names that build or bind functions
     # NumPy's and torch's ways of loading or compiling code
     | {"load", "loads", "load_inline", "cpp_extension", "jit", "hub", "f2py", "ctypeslib"}
     | {"_C", "_dynamo", "allow_pickle", "read_array", "weights_only", "load_library"}
@@ -148,6 +149,9 @@ _PLAIN_MODULES = frozenset(
     | {"operator", "collections", "typing", "typing_extensions", "dataclasses", "abc", "enum"}
     | {"warnings", "copy", "random", "statistics", "fractions", "decimal", "__future__"}
     | {"contextlib", "re", "string", "textwrap", "time", "heapq", "bisect", "scipy"}
+    # types: what in it builds functions from code (FunctionType, LambdaType, CodeType,
+    # MethodType) is watched by name wherever it stands; SimpleNamespace is plain data
+    | {"types"}
 )
 # Dunder names plain code uses; any other (``__globals__``, ``__builtins__``, ``__code__``,
 # ``__dict__``, ``__subclasses__``...) reaches the interpreter's internals. Defining a dunder
@@ -230,8 +234,9 @@ def _next_token(tokens: list, i: int) -> int:
 
 
 def _getattr_is_plain(tokens: list, i: int) -> bool:
-    """Whether the ``getattr`` at ``i`` is called with a plain string literal as the name:
-    ``getattr(obj, "name"[, default])``."""
+    """Whether the ``getattr`` at ``i`` is called with a plain string literal as the name,
+    ``getattr(obj, "name"[, default])``, or with a name bound only by loops over such literals
+    (``for name in ("in_proj_bias", "bias_k"): getattr(mha, name)``: ``_literal_loop_name``)."""
     j = _next_token(tokens, i)
     if j >= len(tokens) or tokens[j][4] != "(":
         return False
@@ -248,10 +253,89 @@ def _getattr_is_plain(tokens: list, i: int) -> bool:
             break
         j = _next_token(tokens, j)
     j = _next_token(tokens, j)
+    if j < len(tokens) and tokens[j][2] and _literal_loop_name(tokens, tokens[j][2]):
+        after = _next_token(tokens, j)
+        return after < len(tokens) and tokens[after][4] in (",", ")")
     if j >= len(tokens) or not tokens[j][1] or "f" in tokens[j][1][:2].lower():
         return False
     after = _next_token(tokens, j)
     return after < len(tokens) and tokens[after][4] in (",", ")")
+
+
+def _literal_loop_name(tokens: list, name: str) -> bool:
+    """Whether every place ``name`` stands in the file is either the target of a loop over a
+    tuple or list of plain string literals (``for name in ("a", "b"):``) or the name argument of
+    a ``getattr``/``hasattr`` call: then it only ever holds those strings (each one read by
+    ``_string_reasons`` like any string)."""
+    loops = 0
+    for k, token in enumerate(tokens):
+        if token[2] != name:
+            continue
+        before = _previous_token(tokens, k)
+        if before >= 0 and tokens[before][2] == "for" and _over_literals(tokens, k):
+            loops += 1
+            continue
+        after = _next_token(tokens, k)
+        if after >= len(tokens) or tokens[after][4] not in (",", ")"):
+            return False
+        comma = _previous_token(tokens, k)
+        if comma < 0 or tokens[comma][4] != ",":
+            return False
+        if not _call_of(tokens, comma, ("getattr", "hasattr")):
+            return False
+    return loops > 0
+
+
+def _over_literals(tokens: list, k: int) -> bool:
+    """Whether the loop target at ``k`` is followed by ``in (`` or ``in [``, plain string
+    literals separated by commas, the closing bracket and ``:``."""
+    j = _next_token(tokens, k)
+    if j >= len(tokens) or tokens[j][2] != "in":
+        return False
+    j = _next_token(tokens, j)
+    if j >= len(tokens) or tokens[j][4] not in ("(", "["):
+        return False
+    close = ")" if tokens[j][4] == "(" else "]"
+    j = _next_token(tokens, j)
+    while j < len(tokens):
+        string, op = tokens[j][1], tokens[j][4]
+        if string and "f" not in string[:2].lower():
+            j = _next_token(tokens, j)
+            if j < len(tokens) and tokens[j][4] == ",":
+                j = _next_token(tokens, j)
+            continue
+        if op == close:
+            j = _next_token(tokens, j)
+            return j < len(tokens) and tokens[j][4] == ":"
+        return False
+    return False
+
+
+def _previous_token(tokens: list, i: int) -> int:
+    """The index of the last token before ``i`` that is not layout or a comment (or -1)."""
+    i -= 1
+    while i >= 0 and tokens[i][0]:
+        i -= 1
+    return i
+
+
+def _call_of(tokens: list, comma: int, names: tuple[str, ...]) -> bool:
+    """Whether the comma at ``comma`` separates the first two arguments of a call of one of
+    ``names`` (``getattr(obj, <here>``): its first argument a dotted name."""
+    j = _previous_token(tokens, comma)
+    while j >= 0 and tokens[j][2]:
+        k = _previous_token(tokens, j)
+        if k >= 0 and tokens[k][4] == ".":
+            j = _previous_token(tokens, k)
+            continue
+        break
+    else:
+        return False
+    k = _previous_token(tokens, j)
+    if k < 0 or tokens[k][4] != "(":
+        return False
+    k = _previous_token(tokens, k)
+    return k >= 0 and tokens[k][2] in names
 
 
 def _ends_statement(tokens: list, i: int) -> bool:
