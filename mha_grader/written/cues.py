@@ -696,6 +696,42 @@ WITHDRAWN = re.compile(
     r"|\b(?:this|that|it|which) (?:remains|is left|has yet) to be (?:verified|shown|checked|"
     r"confirmed|proven|proved|seen|tested)\b"
 )
+# ownership refused, or the source called unreliable: the student says outright that what the
+# answer gives is not theirs ("not mine", "her answer, not mine", "I don't hold this position",
+# "playing devil's advocate", "the answer I'm not giving", "I'm not putting my name to it"), or
+# that where it comes from cannot be trusted or placed ("I've been told they're unreliable",
+# "I don't check her maths", "whether they meant this lab, I couldn't tell you"), or that it is
+# there only to fill the space ("only so the box isn't empty"). Unlike a retraction, this governs
+# the whole sentence it stands in, so a quotation it introduces ("..., and I don't check her
+# maths: '...'") is unclaimed too, and every sentence before it (stance.py, _withdrawn).
+_HELD = (
+    r"(?:this|that|it|any of (?:it|this|that)|(?:this|that|the|such an?) (?:position|view|"
+    r"answer|claim|take|argument|line))"
+)
+OWNERSHIP_REFUSED = re.compile(
+    rf"\b(?:i|we) (?:do not|did not|would not|will not|cannot|can not|could not) (?:hold|share|"
+    rf"endorse|defend|own|vouch for|stand behind|stand by|sign off on) {_HELD}\b"
+    r"|\bnot (?:mine|ours)\b|\bnot my (?:own )?(?:view|position|claim|take|opinion)\b"
+    r"|\bnot (?:a|the|an) (?:view|position|claim|take|opinion|answer) (?:i|we) (?:hold|share|"
+    r"endorse|would defend|stand behind)\b"
+    r"|\b(?:treat|take|read|count) (?:this|that|it) as (?:her|his|their|someone else|somebody else)"
+    r"(?: s)? (?:answer|view|words|claim|work)\b"
+    r"|\b(?:i|we)(?: m| am| are)? not (?:putting|signing|attaching) (?:my|our) names? "
+    r"(?:to|on|under)\b"
+    r"|\bdevil (?:s )?advocate\b"
+    r"|\b(?:the |an |this |that )?answer (?:i|we)(?: m| am| are)? (?:not giving|not going to give|"
+    r"will not give|refuse to give)\b"
+    r"|\b(?:i|we)(?: m| am| are) not (?:giving|offering) (?:it|this|that) as (?:my|our) "
+    r"(?:own )?answer\b"
+    r"|\bso (?:the|this|my|our) (?:box|field|space|page|answer) (?:is not|was not|is not left|"
+    r"was not left|does not stay|would not be) (?:empty|blank)\b"
+    r"|\b(?:they|it|these|those|this|that|which)(?: are| is| were| was| may be| might be)? "
+    r"(?:(?:quite|very|pretty|often|notoriously|known to be|said to be) )?(?:unreliable|"
+    r"untrustworthy)\b"
+    r"|\b(?:i|we) (?:do not|did not|never|have not|had not) (?:check|checked|verify|verified) "
+    r"(?:her|his|their|its) (?:maths|math|work|numbers|working|sums|answers?|notes|claims?)\b"
+    r"|\b(?:i|we) (?:could not|cannot|can not) (?:tell you|say)(?= [,;:]|$)"
+)
 # irony: what a sarcastic answer says it mocks (scare quotes around its key terms, "heaven
 # forbid", a mock "Oh yes," and a closing "Sure."); one sign alone may be a manner of speaking,
 # two make the answer mockery, and nothing in it is the student's claim (stance.py, _ironic)

@@ -112,6 +112,7 @@ from .cues import (
     OTHERS_SAY,
     OWN_EVIDENCE,
     OWN_FINDING,
+    OWNERSHIP_REFUSED,
     POS_OPENING,
     POS_SENTENCE,
     POS_TAIL,
@@ -1277,6 +1278,14 @@ def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
                 marks[k].cue[i] = True
             _apply(marks[k], range(span.start), "report")
             for j in range(k):
+                _apply(marks[j], range(marks[j].n), "report")
+        # ownership refused ("not mine", "I don't hold this position", "I don't check her
+        # maths: '...'"): the whole sentence, a quotation it introduces too, and those before
+        for m in OWNERSHIP_REFUSED.finditer(text.text):
+            span = text.token_span(m)
+            for i in span:
+                marks[k].cue[i] = True
+            for j in range(k + 1):
                 _apply(marks[j], range(marks[j].n), "report")
 
 

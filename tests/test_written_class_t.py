@@ -1,0 +1,43 @@
+"""Issue 21, set T seen: its misses handled as mechanisms, in words of their own, not the labelled
+set's. The student refusing ownership of what the answer gives ("not mine", "not a view I hold",
+arguing a side for the sake of it, "the answer I won't give"), or calling its source
+untrustworthy ("those notes are unreliable", "I never check his working"), or putting it there
+only to fill the space, unclaims the sentence it stands in (a quotation it introduces too) and
+everything before it; and a quotation credited to someone else, which the student never
+endorses, is that source's claim, not the student's."""
+
+from __future__ import annotations
+
+import pytest
+from written_support import graded as _graded
+
+_Q1 = "There is one Wq, Wk and Wv at full d_model, and Q, K and V are cut into equal chunks"
+_Q2 = "The counts were equal, 256 and 256, because Wq, Wk, Wv and Wo stay d_model x d_model"
+_Q5 = "d_model must be divisible by num_heads so that each head gets an equal share of features"
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        # ownership refused after the answer
+        ("q1", f"{_Q1}. To be clear, that is not a view I share; I'm only arguing it."),
+        ("q2", f"{_Q2}. This one is my flatmate's answer, not mine."),
+        # a side argued for the sake of argument
+        ("q5", f"Playing devil's advocate for the group: {_Q5}."),
+        # the answer named and then refused
+        ("q1", f"Most people write that {_Q1.lower()}; that's the answer I'm not going to give."),
+        # the source called untrustworthy, before the answer it introduces
+        ("q2", f"From a blog that is known to be unreliable, so take it as you like: '{_Q2}.'"),
+        ("q5", f"My partner's summary (I never check his working): '{_Q5}.'"),
+        # only to fill the space
+        ("q1", f"Putting this here so the box isn't blank: {_Q1}."),
+    ],
+)
+def test_refused_ownership_or_an_untrusted_source_unclaims_the_answer(qid, text):
+    share, _, _ = _graded(qid, text)
+    assert share == 0.0
+
+
+def test_a_view_the_student_holds_is_still_theirs():
+    share, flagged, _ = _graded("q1", f"{_Q1}. That is the position I hold, and my shapes agree.")
+    assert share == 1.0 and not flagged
