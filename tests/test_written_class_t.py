@@ -41,3 +41,32 @@ def test_refused_ownership_or_an_untrusted_source_unclaims_the_answer(qid, text)
 def test_a_view_the_student_holds_is_still_theirs():
     share, flagged, _ = _graded("q1", f"{_Q1}. That is the position I hold, and my shapes agree.")
     assert share == 1.0 and not flagged
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        ("q2", f"My roommate sent me this last night: '{_Q2}.'"),
+        ("q5", f'A line from a stranger\'s post on a forum: "{_Q5}."'),
+        ("q1", f"Heard it at the bus stop from two seniors: '{_Q1}.' Not sure which course."),
+    ],
+)
+def test_a_quotation_credited_to_someone_else_is_theirs_not_the_students(qid, text):
+    share, _, _ = _graded(qid, text)
+    assert share == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # endorsed after it
+        f"My roommate sent me this last night: '{_Q2}.' I agree, my run gave the same.",
+        # agreed with as it is given
+        f"As my tutor put it, '{_Q2}.'",
+        # the student's own output quoted as evidence
+        f"My notebook printed '{_Q2}.'",
+    ],
+)
+def test_an_endorsed_or_own_quotation_stays_claimed(text):
+    share, _, _ = _graded("q2", text)
+    assert share == 1.0

@@ -732,6 +732,44 @@ OWNERSHIP_REFUSED = re.compile(
     r"(?:her|his|their|its) (?:maths|math|work|numbers|working|sums|answers?|notes|claims?)\b"
     r"|\b(?:i|we) (?:could not|cannot|can not) (?:tell you|say)(?= [,;:]|$)"
 )
+# a quotation: words inside quotation marks, an apostrophe inside a word ("don't") no mark;
+# one of QUOTATION_MIN_WORDS words or more is someone's statement, not a term in scare quotes
+QUOTATION = re.compile(r"(?<![\w])[\"“'‘]((?:[^\"“”'‘’\n]|(?<=\w)['’](?=\w))+?)[\"”'’](?![\w])")
+QUOTATION_MIN_WORDS = 5
+# what introduces a quotation as someone else's (stance.py, unendorsed_quotations): a person, a
+# group or a text as its source ("my sister texted me", "overheard at the next table", "from my
+# partner's notes", "last year's exam solutions", "patch notes I read"), or a verb of saying
+QUOTATION_SOURCE = re.compile(
+    r"\b(?:her|his|their|someone|somebody|everyone|everybody|people|they)\b"
+    r"|\b(?:said|says|say|saying|texted|messaged|wrote|writes|told|tells|tweeted|posted|"
+    r"overheard|heard|claims?|claimed|insists?|reckons?|goes|went)\b"
+    r"|\b(?:notes|solutions?|forum|thread|post|blog|article|video|friend|classmate|sister|"
+    r"brother|cousin|partner|roommate|flatmate|mate|tutor|ta|professor|senior|group chat|"
+    r"discord|reddit|chatgpt|textbook|book|paper|exam)\b|\w's\b"
+)
+# ...unless it is the student's own evidence or the course's material they quote as evidence
+# ("my run printed", "the table read", "the module's docstring says", "I wrote"), or the
+# student endorses it anywhere after it ("I agree", "which matches my run", "and that's right")
+QUOTATION_OWN = re.compile(
+    r"\b(?:i|we) (?:(?:also|then|just|had|have|would|d) )*(?:saw|see|found|got|get|measured|"
+    r"observed|printed|wrote|write|say|said|put|answered|concluded|noted|logged|ran)\b"
+    r"|\b(?:my|our) (?:own )?(?:experiment|run|check|test|results?|code|notebook|output|printout|"
+    r"numbers|heatmaps?|plots?|measurements?|answer|words|notes|cell|log)\b"
+    r"|\b(?:printed|prints|printing|returned|returns|output|outputs|error|raised|assert|"
+    r"traceback|docstring|module|notebook|lab|lecture|slides?|handout|course)\b"
+)
+QUOTATION_ENDORSED = re.compile(
+    r"\b(?:i|we) (?:(?:fully|totally|completely|also|do|would|now|can) )*(?:agree|concur)\b"
+    r"|\b(?:which|that|this|it|and it) (?:(?:also|exactly|fully) )*(?:matches|matched|agrees|"
+    r"agreed|fits|fit|squares)\b"
+    r"|\b(?:which|that|this|it|and it|she|he|they)(?:'s| is| was| were| are) (?:(?:exactly|"
+    r"quite|completely|totally|absolutely) )?(?:right|correct|true|spot on|what i (?:got|found|"
+    r"saw|measured))\b"
+    r"|\b(?:i|we) (?:(?:also|then|later|have|had|can) )*(?:confirmed|verified|checked|"
+    r"reproduced|got the same|found the same|saw the same)\b"
+    r"|\bsounds right\b|\bsame (?:as|in) my\b|\bmy (?:run|results?|output|numbers|code) "
+    r"(?:agrees?|matches|match|says? the same|showed the same|confirms?|confirmed)\b"
+)
 # irony: what a sarcastic answer says it mocks (scare quotes around its key terms, "heaven
 # forbid", a mock "Oh yes," and a closing "Sure."); one sign alone may be a manner of speaking,
 # two make the answer mockery, and nothing in it is the student's claim (stance.py, _ironic)
