@@ -70,3 +70,22 @@ def test_a_quotation_credited_to_someone_else_is_theirs_not_the_students(qid, te
 def test_an_endorsed_or_own_quotation_stays_claimed(text):
     share, _, _ = _graded("q2", text)
     assert share == 1.0
+
+
+@pytest.mark.parametrize(
+    ("qid", "text"),
+    [
+        (
+            "q2",
+            f"{_Q2}. At run time, though, four heads burn double the compute of a single one.",
+        ),
+        (
+            "q4",
+            "Each head runs its own softmax over d_model/num_heads dimensions, and every extra "
+            "head multiplies the compute of the layer.",
+        ),
+    ],
+)
+def test_compute_growing_with_heads_beside_the_right_ideas_halves_them(qid, text):
+    share, _, _ = _graded(qid, text)
+    assert share == 0.5
