@@ -89,3 +89,28 @@ def test_an_endorsed_or_own_quotation_stays_claimed(text):
 def test_compute_growing_with_heads_beside_the_right_ideas_halves_them(qid, text):
     share, _, _ = _graded(qid, text)
     assert share == 0.5
+
+
+def test_the_head_count_said_to_divide_the_tokens_too_halves_the_constraint():
+    share, _, _ = _graded(
+        "q5", f"{_Q5}. The head count also has to divide the number of tokens in the input."
+    )
+    assert share == 0.5
+
+
+def test_candidates_left_undecided_are_not_claimed():
+    share, _, _ = _graded(
+        "q4",
+        "Perhaps the number of softmaxes changes, or perhaps the width each one covers. I still "
+        "can't make up my mind between the two.",
+    )
+    assert share == 0.0
+
+
+def test_a_decision_reached_after_all_stays_the_students():
+    share, _, _ = _graded(
+        "q4",
+        "Each head runs its own softmax over d_model/num_heads features. I could not decide at "
+        "first, but my run settled it.",
+    )
+    assert share == 1.0

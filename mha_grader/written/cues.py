@@ -671,6 +671,9 @@ WITHDRAWN = re.compile(
     rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:real |personal )?(?:opinion|view|stance)"
     rf"(?: (?:on (?:it|this|that)|{_ONESELF}))?(?= [,;:]|$)"
     rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:idea|clue) {_ONESELF}(?= [,;:]|$)"
+    # ... or none reached: "I couldn't decide which", "and still can't make up my mind"
+    r"|\b(?:i|we|and) (?:still )?(?:could not|cannot|can not|did not|never) (?:decide|make up "
+    r"(?:my|our) minds?)(?: (?:which|between|whether|if|what)\b|(?= [,;:]|$))"
     # not knowing it oneself: "I don't actually know (what changes)", "I don't know myself"
     rf"|\b(?:i|we) (?:do not|did not) (?:actually know|know {_ONESELF})\b"
     # not checked oneself: "didn't check myself", "never verified it myself", "(I) haven't run
