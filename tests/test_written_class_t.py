@@ -114,3 +114,21 @@ def test_a_decision_reached_after_all_stays_the_students():
         "first, but my run settled it.",
     )
     assert share == 1.0
+
+
+def test_a_tentative_it_would_seem_is_the_students_hedged_claim():
+    share, _, _ = _graded(
+        "q5",
+        "It would appear that d_model must be divisible by num_heads, so each head gets an equal "
+        "share of the features.",
+    )
+    assert share > 0.5
+
+
+def test_how_it_would_seem_at_first_is_still_not_claimed():
+    share, _, _ = _graded(
+        "q1",
+        f"It would seem at first that every head keeps its own Wq, but {_Q1[0].lower()}{_Q1[1:]}, "
+        "so no head has its own matrices.",
+    )
+    assert share == 1.0

@@ -129,9 +129,13 @@ IT_IS_SAID = re.compile(
     r"|\b(?:is|are|was|were) (?:(?:often|commonly|widely|sometimes|generally) )?(?:said|reported|"
     r"claimed|believed|thought|supposed|rumou?red|alleged) to\b"
     # how things might look, in a modal: "while it might seem that X", "it may appear as if X",
-    # "at first it could look like X" (the student's own "it seems that X" is a hedge: HEDGE)
-    r"|\b(?:it|this|that|one|you) (?:might|may|could|would|can) (?:(?:at first|initially|easily|"
-    r"well) )?(?:seem|appear|look|sound)(?: (?:to (?:some|many|people|others|beginners|you|one))?"
+    # "at first it could look like X" (the student's own "it seems that X", and the tentative
+    # "it would seem that X", are hedges: HEDGE)
+    r"|\b(?:it|this|that|one|you) (?:(?:might|may|could|can) (?:(?:at first|initially|easily|"
+    r"well) )?|would (?:at first|initially|easily) |"
+    r"would (?=(?:seem|appear|look|sound) (?:at first|initially)))"
+    r"(?:seem|appear|look|sound)(?: (?:at first|initially))?"
+    r"(?: (?:to (?:some|many|people|others|beginners|you|one))?"
     r"(?: like| as if| as though| that))?\b"
 )
 ACCORDING = re.compile(
@@ -308,6 +312,7 @@ HEDGE = re.compile(
     r"(?:more |most )?likely|"
     r"i (?:think|believe|guess|suppose|reckon|suspect|feel|say|would say|assume|gather|"
     r"understand|imagine)(?: that)?|it seems(?: like| that| to me)?|seems like|seems to|"
+    r"it would (?:seem|appear)(?! at first| initially)(?: that| as if| as though)?|"
     r"it looks like|looks like|as far as i (?:can tell|know|understand|see|remember)|"
     r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
     r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
