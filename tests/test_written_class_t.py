@@ -132,3 +132,11 @@ def test_how_it_would_seem_at_first_is_still_not_claimed():
         "so no head has its own matrices.",
     )
     assert share == 1.0
+
+
+def test_a_claim_heard_elsewhere_and_never_checked_is_not_claimed():
+    share, _, _ = _graded(
+        "q2",
+        f"Supposedly {_Q2[0].lower()}{_Q2[1:]}; read that in a group chat and never verified it.",
+    )
+    assert share == 0.0

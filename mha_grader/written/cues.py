@@ -687,6 +687,11 @@ WITHDRAWN = re.compile(
     r"(?:(?:really|actually) )?(?:check|checked|verify|verified|test|tested|run|ran|confirm|"
     r"confirmed|try|tried)"
     rf"(?: (?:it|that|this|them|any of (?:it|this|that)))? {_ONESELF}(?= [,;:]|$)"
+    # ... or heard elsewhere and not checked: "heard that on the course Discord, didn't check",
+    # "read it in a thread and never verified it"
+    r"|\b(?:heard|read|saw|got|picked up) (?:it|that|this) (?:on|from|in|at) (?:[a-z_0-9]+ ){1,6}"
+    r"(?:, |and )(?:but )?(?:(?:i|we) )?(?:did not|have not|had not|never) (?:check|checked|"
+    r"verify|verified|test|tested|confirm|confirmed)(?: (?:it|that|this))?(?= [,;:)]|$)"
     # copied from someone else: "I copied that line from someone's notes", "pasting it because
     # ...", "not my own words"
     r"|\b(?:i|we) (?:just |only )?(?:copied|pasted|lifted|cribbed) (?:it|that|this|them|all of it|"
