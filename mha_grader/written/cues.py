@@ -129,9 +129,13 @@ IT_IS_SAID = re.compile(
     r"|\b(?:is|are|was|were) (?:(?:often|commonly|widely|sometimes|generally) )?(?:said|reported|"
     r"claimed|believed|thought|supposed|rumou?red|alleged) to\b"
     # how things might look, in a modal: "while it might seem that X", "it may appear as if X",
-    # "at first it could look like X" (the student's own "it seems that X" is a hedge: HEDGE)
-    r"|\b(?:it|this|that|one|you) (?:might|may|could|would|can) (?:(?:at first|initially|easily|"
-    r"well) )?(?:seem|appear|look|sound)(?: (?:to (?:some|many|people|others|beginners|you|one))?"
+    # "at first it could look like X" (the student's own "it seems that X", and the tentative
+    # "it would seem that X", are hedges: HEDGE)
+    r"|\b(?:it|this|that|one|you) (?:(?:might|may|could|can) (?:(?:at first|initially|easily|"
+    r"well) )?|would (?:at first|initially|easily) |"
+    r"would (?=(?:seem|appear|look|sound) (?:at first|initially)))"
+    r"(?:seem|appear|look|sound)(?: (?:at first|initially))?"
+    r"(?: (?:to (?:some|many|people|others|beginners|you|one))?"
     r"(?: like| as if| as though| that))?\b"
 )
 ACCORDING = re.compile(
@@ -308,6 +312,7 @@ HEDGE = re.compile(
     r"(?:more |most )?likely|"
     r"i (?:think|believe|guess|suppose|reckon|suspect|feel|say|would say|assume|gather|"
     r"understand|imagine)(?: that)?|it seems(?: like| that| to me)?|seems like|seems to|"
+    r"it would (?:seem|appear)(?! at first| initially)(?: that| as if| as though)?|"
     r"it looks like|looks like|as far as i (?:can tell|know|understand|see|remember)|"
     r"if i (?:am|m) not mistaken|(?:i (?:am|m) )?not sure$|if i (?:am|m) right|"
     r"if i (?:understand|understood|remember|recall|counted|computed|read|did|got|measured)"
@@ -671,6 +676,9 @@ WITHDRAWN = re.compile(
     rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:real |personal )?(?:opinion|view|stance)"
     rf"(?: (?:on (?:it|this|that)|{_ONESELF}))?(?= [,;:]|$)"
     rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:idea|clue) {_ONESELF}(?= [,;:]|$)"
+    # ... or none reached: "I couldn't decide which", "and still can't make up my mind"
+    r"|\b(?:i|we|and) (?:still )?(?:could not|cannot|can not|did not|never) (?:decide|make up "
+    r"(?:my|our) minds?)(?: (?:which|between|whether|if|what)\b|(?= [,;:]|$))"
     # not knowing it oneself: "I don't actually know (what changes)", "I don't know myself"
     rf"|\b(?:i|we) (?:do not|did not) (?:actually know|know {_ONESELF})\b"
     # not checked oneself: "didn't check myself", "never verified it myself", "(I) haven't run
@@ -679,6 +687,11 @@ WITHDRAWN = re.compile(
     r"(?:(?:really|actually) )?(?:check|checked|verify|verified|test|tested|run|ran|confirm|"
     r"confirmed|try|tried)"
     rf"(?: (?:it|that|this|them|any of (?:it|this|that)))? {_ONESELF}(?= [,;:]|$)"
+    # ... or heard elsewhere and not checked: "heard that on the course Discord, didn't check",
+    # "read it in a thread and never verified it"
+    r"|\b(?:heard|read|saw|got|picked up) (?:it|that|this) (?:on|from|in|at) (?:[a-z_0-9]+ ){1,6}"
+    r"(?:, |and )(?:but )?(?:(?:i|we) )?(?:did not|have not|had not|never) (?:check|checked|"
+    r"verify|verified|test|tested|confirm|confirmed)(?: (?:it|that|this))?(?= [,;:)]|$)"
     # copied from someone else: "I copied that line from someone's notes", "pasting it because
     # ...", "not my own words"
     r"|\b(?:i|we) (?:just |only )?(?:copied|pasted|lifted|cribbed) (?:it|that|this|them|all of it|"
@@ -695,6 +708,80 @@ WITHDRAWN = re.compile(
     r"(?:to|for) (?:future work|later work|the reader|others)\b"
     r"|\b(?:this|that|it|which) (?:remains|is left|has yet) to be (?:verified|shown|checked|"
     r"confirmed|proven|proved|seen|tested)\b"
+)
+# ownership refused, or the source called unreliable: the student says outright that what the
+# answer gives is not theirs ("not mine", "her answer, not mine", "I don't hold this position",
+# "playing devil's advocate", "the answer I'm not giving", "I'm not putting my name to it"), or
+# that where it comes from cannot be trusted or placed ("I've been told they're unreliable",
+# "I don't check her maths", "whether they meant this lab, I couldn't tell you"), or that it is
+# there only to fill the space ("only so the box isn't empty"). Unlike a retraction, this governs
+# the whole sentence it stands in, so a quotation it introduces ("..., and I don't check her
+# maths: '...'") is unclaimed too, and every sentence before it (stance.py, _withdrawn).
+_HELD = (
+    r"(?:this|that|it|any of (?:it|this|that)|(?:this|that|the|such an?) (?:position|view|"
+    r"answer|claim|take|argument|line))"
+)
+OWNERSHIP_REFUSED = re.compile(
+    rf"\b(?:i|we) (?:do not|did not|would not|will not|cannot|can not|could not) (?:hold|share|"
+    rf"endorse|defend|own|vouch for|stand behind|stand by|sign off on) {_HELD}\b"
+    r"|\bnot (?:mine|ours)\b|\bnot my (?:own )?(?:view|position|claim|take|opinion)\b"
+    r"|\bnot (?:a|the|an) (?:view|position|claim|take|opinion|answer) (?:i|we) (?:hold|share|"
+    r"endorse|would defend|stand behind)\b"
+    r"|\b(?:treat|take|read|count) (?:this|that|it) as (?:her|his|their|someone else|somebody else)"
+    r"(?: s)? (?:answer|view|words|claim|work)\b"
+    r"|\b(?:i|we)(?: m| am| are)? not (?:putting|signing|attaching) (?:my|our) names? "
+    r"(?:to|on|under)\b"
+    r"|\bdevil (?:s )?advocate\b"
+    r"|\b(?:the |an |this |that )?answer (?:i|we)(?: m| am| are)? (?:not giving|not going to give|"
+    r"will not give|refuse to give)\b"
+    r"|\b(?:i|we)(?: m| am| are) not (?:giving|offering) (?:it|this|that) as (?:my|our) "
+    r"(?:own )?answer\b"
+    r"|\bso (?:the|this|my|our) (?:box|field|space|page|answer) (?:is not|was not|is not left|"
+    r"was not left|does not stay|would not be) (?:empty|blank)\b"
+    r"|\b(?:they|it|these|those|this|that|which)(?: are| is| were| was| may be| might be)? "
+    r"(?:(?:quite|very|pretty|often|notoriously|known to be|said to be) )?(?:unreliable|"
+    r"untrustworthy)\b"
+    r"|\b(?:i|we) (?:do not|did not|never|have not|had not) (?:check|checked|verify|verified) "
+    r"(?:her|his|their|its) (?:maths|math|work|numbers|working|sums|answers?|notes|claims?)\b"
+    r"|\b(?:i|we) (?:could not|cannot|can not) (?:tell you|say)(?= [,;:]|$)"
+)
+# a quotation: words inside quotation marks, an apostrophe inside a word ("don't") no mark;
+# one of QUOTATION_MIN_WORDS words or more is someone's statement, not a term in scare quotes
+QUOTATION = re.compile(r"(?<![\w])[\"“'‘]((?:[^\"“”'‘’\n]|(?<=\w)['’](?=\w))+?)[\"”'’](?![\w])")
+QUOTATION_MIN_WORDS = 5
+# what introduces a quotation as someone else's (stance.py, unendorsed_quotations): a person, a
+# group or a text as its source ("my sister texted me", "overheard at the next table", "from my
+# partner's notes", "last year's exam solutions", "patch notes I read"), or a verb of saying
+QUOTATION_SOURCE = re.compile(
+    r"\b(?:her|his|their|someone|somebody|everyone|everybody|people|they)\b"
+    r"|\b(?:said|says|say|saying|texted|messaged|wrote|writes|told|tells|tweeted|posted|"
+    r"overheard|heard|claims?|claimed|insists?|reckons?|goes|went)\b"
+    r"|\b(?:notes|solutions?|forum|thread|post|blog|article|video|friend|classmate|sister|"
+    r"brother|cousin|partner|roommate|flatmate|mate|tutor|ta|professor|senior|group chat|"
+    r"discord|reddit|chatgpt|textbook|book|paper|exam)\b|\w's\b"
+)
+# ...unless it is the student's own evidence or the course's material they quote as evidence
+# ("my run printed", "the table read", "the module's docstring says", "I wrote"), or the
+# student endorses it anywhere after it ("I agree", "which matches my run", "and that's right")
+QUOTATION_OWN = re.compile(
+    r"\b(?:i|we) (?:(?:also|then|just|had|have|would|d) )*(?:saw|see|found|got|get|measured|"
+    r"observed|printed|wrote|write|say|said|put|answered|concluded|noted|logged|ran)\b"
+    r"|\b(?:my|our) (?:own )?(?:experiment|run|check|test|results?|code|notebook|output|printout|"
+    r"numbers|heatmaps?|plots?|measurements?|answer|words|notes|cell|log)\b"
+    r"|\b(?:printed|prints|printing|returned|returns|output|outputs|error|raised|assert|"
+    r"traceback|docstring|module|notebook|lab|lecture|slides?|handout|course)\b"
+)
+QUOTATION_ENDORSED = re.compile(
+    r"\b(?:i|we) (?:(?:fully|totally|completely|also|do|would|now|can) )*(?:agree|concur)\b"
+    r"|\b(?:which|that|this|it|and it) (?:(?:also|exactly|fully) )*(?:matches|matched|agrees|"
+    r"agreed|fits|fit|squares)\b"
+    r"|\b(?:which|that|this|it|and it|she|he|they)(?:'s| is| was| were| are) (?:(?:exactly|"
+    r"quite|completely|totally|absolutely) )?(?:right|correct|true|spot on|what i (?:got|found|"
+    r"saw|measured))\b"
+    r"|\b(?:i|we) (?:(?:also|then|later|have|had|can) )*(?:confirmed|verified|checked|"
+    r"reproduced|got the same|found the same|saw the same)\b"
+    r"|\bsounds right\b|\bsame (?:as|in) my\b|\bmy (?:run|results?|output|numbers|code) "
+    r"(?:agrees?|matches|match|says? the same|showed the same|confirms?|confirmed)\b"
 )
 # irony: what a sarcastic answer says it mocks (scare quotes around its key terms, "heaven
 # forbid", a mock "Oh yes," and a closing "Sure."); one sign alone may be a manner of speaking,

@@ -22,7 +22,7 @@ from .copies import find_copies
 from .cues import AUXILIARIES, SCARE_QUOTES
 from .match import Match, Status, all_matches, best, phrasing_matches, status_of, unclaimed
 from .rubric import Misconception, Rubric
-from .stance import Stances, read_stances
+from .stance import Stances, read_stances, unendorsed_quotations
 from .text import Sentence, Token, split_sentences
 
 
@@ -230,7 +230,8 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     claim the answer does not make is no evidence)."""
     sentences = written = rubric.normaliser.sentences(text)
     pasted = [copies_prompt(s, rubric.prompt_clauses) for s in sentences]
-    stances = read_stances(sentences, pasted, len(SCARE_QUOTES.findall(text)))
+    quoted = unendorsed_quotations(text, rubric.normaliser.sentences)
+    stances = read_stances(sentences, pasted, len(SCARE_QUOTES.findall(text)), quoted)
     # a question asked back (or the question pasted) asserts nothing, unless answered after it
     sentences = [replace(s, question=st.asks) for s, st in zip(sentences, stances, strict=True)]
     copies = find_copies(rubric, sentences)

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -112,6 +113,7 @@ from .cues import (
     OTHERS_SAY,
     OWN_EVIDENCE,
     OWN_FINDING,
+    OWNERSHIP_REFUSED,
     POS_OPENING,
     POS_SENTENCE,
     POS_TAIL,
@@ -119,6 +121,11 @@ from .cues import (
     POST_MODIFIERS,
     PREPOSITIONS,
     PRONOUNS,
+    QUOTATION,
+    QUOTATION_ENDORSED,
+    QUOTATION_MIN_WORDS,
+    QUOTATION_OWN,
+    QUOTATION_SOURCE,
     REPORT_TAIL,
     SARCASM,
     SAYING,
@@ -1278,6 +1285,61 @@ def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
             _apply(marks[k], range(span.start), "report")
             for j in range(k):
                 _apply(marks[j], range(marks[j].n), "report")
+        # ownership refused ("not mine", "I don't hold this position", "I don't check her
+        # maths: '...'"): the whole sentence, a quotation it introduces too, and those before
+        for m in OWNERSHIP_REFUSED.finditer(text.text):
+            span = text.token_span(m)
+            for i in span:
+                marks[k].cue[i] = True
+            for j in range(k + 1):
+                _apply(marks[j], range(marks[j].n), "report")
+
+
+def unendorsed_quotations(
+    text: str, sentences_of: Callable[[str], list[Sentence]]
+) -> list[tuple[str, ...]]:
+    """The words of each quotation the answer credits to someone else and never endorses: a
+    statement in quotation marks (not a term in scare quotes) that what introduces it (its
+    sentence up to the mark, or the sentence before when that one opens it with a colon) gives
+    a source other than the student ("my sister texted me '...'", "overheard at the next table:
+    '...'", "from last year's solutions: '...'") is that source's claim, neither claimed nor
+    denied, unless the student makes it theirs: "as X said, '...'", "I agree", "which matches my
+    run" after it. The student's own evidence or the course's material quoted as evidence ("my
+    run printed '...'", "the docstring says '...'") stays what it was. Each as the words of its
+    sentences (``sentences_of``), to be found in the answer's."""
+    found: list[tuple[str, ...]] = []
+    lowered = text.lower().replace("’", "'").replace("‘", "'")
+    for m in QUOTATION.finditer(lowered):
+        quoted = m.group(1)
+        if len(re.findall(r"[a-z0-9_]+", quoted)) < QUOTATION_MIN_WORDS:
+            continue
+        before = lowered[: m.start()]
+        intro = re.split(r"(?<=[.!?])\s+|\n\s*\n", before)
+        opening = intro[-1]
+        if len(re.findall(r"[a-z]+", opening)) < 2 and len(intro) > 1:
+            opening = intro[-2] + " " + opening
+        if re.match(r"\s*(?:as|like) ", opening) or QUOTATION_ENDORSED.search(lowered[m.end() :]):
+            continue
+        if not QUOTATION_SOURCE.search(opening) or QUOTATION_OWN.search(opening):
+            continue
+        for sentence in sentences_of(quoted):
+            words = tuple(t.word for t in sentence.tokens)
+            if words:
+                found.append(words)
+    return found
+
+
+def _unclaim_quoted(
+    words: list[list[str]], marks: list[_Marks], quoted: list[tuple[str, ...]]
+) -> None:
+    """Each quotation's words, where the answer has them: someone else's claim."""
+    for q in quoted:
+        n = len(q)
+        for k, w in enumerate(words):
+            at = next((i for i in range(len(w) - n + 1) if tuple(w[i : i + n]) == q), None)
+            if at is not None:
+                _apply(marks[k], range(at, at + n), "report")
+                break
 
 
 def _ironic(words: list[list[str]], marks: list[_Marks], scare_quotes: int) -> bool:
@@ -1419,7 +1481,10 @@ def _true_false_items(words: list[list[str]], marks: list[_Marks]) -> set[int]:
 
 
 def read_stances(
-    sentences: list[Sentence], pasted: list[bool] | None = None, scare_quotes: int = 0
+    sentences: list[Sentence],
+    pasted: list[bool] | None = None,
+    scare_quotes: int = 0,
+    quoted: list[tuple[str, ...]] = (),
 ) -> list[Stances]:
     """Each sentence's stances. ``pasted`` marks sentences that copy the question: they ask,
     whatever their punctuation. A statement that ends in "?" is a hedged claim; a real question
@@ -1494,6 +1559,7 @@ def read_stances(
         _apply(marks[k - 1], range(marks[k - 1].n), "disown" if how == "deny" else how)
         asks[k - 1] = False  # a question answered: its words are now claimed, or denied
     _withdrawn(words, marks)
+    _unclaim_quoted(words, marks, quoted)
     if _ironic(words, marks, scare_quotes):
         asks = [False] * len(sentences)
     return [
