@@ -1057,3 +1057,41 @@ def test_counts_of_another_layer_are_counts_extra_terms_the_counts_told(groups):
     d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
     assert d is not None and d.misconceptions == ("counts-extra-terms",), d and d.message
     assert "torch's module 1024" in d.message or "d_model^2" in d.message
+
+
+# --- set L (FINDINGS_L.md): each class beyond its example -------------------------------------
+
+
+def _softmax_times(c, base=math.e):
+    def softmax(x, axis=-1):
+        z = np.asarray(x, dtype=np.float64) * c
+        e = base ** (z - np.max(z, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    return softmax
+
+
+@pytest.mark.parametrize(
+    "softmax, said",
+    [
+        (_softmax_times(3.0), "times 3,"),
+        (_softmax_times(0.25), "times 0.25,"),
+        (_softmax_times(1.0, base=10.0), "ln 10"),
+        (_softmax_times(-1.0), "times -1,"),
+    ],
+    ids=["sharper-3", "flatter-0.25", "base-ten", "softmin"],
+)
+def test_a_factor_inside_softmax_is_softmax_temperature(softmax, said):
+    d = diagnose("softmax", reference_env(softmax=softmax))
+    assert d is not None and d.misconceptions == ("softmax-temperature",), d and d.message
+    assert said in d.message
+
+
+def test_a_softmax_of_another_function_of_x_is_no_temperature():
+    def squared(x, axis=-1):
+        z = np.asarray(x, dtype=np.float64) ** 2
+        e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    d = diagnose("softmax", reference_env(softmax=squared))
+    assert d is not None and "softmax-temperature" not in d.misconceptions, d.message

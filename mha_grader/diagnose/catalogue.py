@@ -1092,6 +1092,19 @@ _ENTRIES = [
         "call two heads distinct when the largest absolute difference between an entry of one "
         "and the same entry of the other is above atol.",
     ),
+    Misconception(
+        "softmax-temperature",
+        "softmax",
+        "Your softmax returns the softmax of its input times a constant, not of the input "
+        "itself (a temperature inside softmax, or another base: 2**x in place of e**x is the "
+        "softmax of x times ln 2).",
+        "softmax(x) = exp(x - max) / sum along the axis: base e and the input as it comes. A "
+        "factor inside makes every row flatter (a factor below 1) or sharper (above 1) though "
+        "the rows still sum to 1; a caller that scales its own scores to make up for it "
+        "computes another softmax than the contract's.",
+        "exponentiate with base e the input minus its maximum along the axis, with no "
+        "factor, and divide by the sum along that axis.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1188,5 +1201,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-grouped-projections",
     "attention-not-softmax",
     "pairs-another-distance",
+    "softmax-temperature",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1786,3 +1786,21 @@ def parameter_counts__grouped_qkv_two_groups(d_model, head_counts, bias=False):
         total = 3 * d_model * (d_model // 2) + d_model * d_model  # grouped q, k, v in two
         counts[h] = total + (4 * d_model if bias else 0)
     return counts
+
+
+# --- the twelfth authors' set, seen (tests/data/authors/heldout_l/): a softmax with a factor
+# inside (each class beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("softmax-temperature")
+def softmax__base_two(x, axis=-1):
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp2(z)  # the fused kernels' exp2, without their log2(e) on the scores
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@bug("softmax-temperature")
+def softmax__temperature_two(x, axis=-1, temperature=2.0):
+    z = x / temperature
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
