@@ -1095,3 +1095,64 @@ def test_a_softmax_of_another_function_of_x_is_no_temperature():
 
     d = diagnose("softmax", reference_env(softmax=squared))
     assert d is not None and "softmax-temperature" not in d.misconceptions, d.message
+
+
+def _sparse_attention(weigh):
+    def attention(Q, K, V):
+        w = weigh(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
+        return w @ V, w
+
+    return attention
+
+
+def _topk(k):
+    def weigh(s):
+        kth = np.sort(s, axis=-1)[..., -k : -k + 1]
+        return ref.softmax(np.where(s >= kth, s, -np.inf), axis=-1)
+
+    return weigh
+
+
+def _sparsemax_unscaled(Q, K, V):
+    from mha_grader.diagnose.questions.attention import _sparsemax
+
+    w = _sparsemax(Q @ np.swapaxes(K, -1, -2))
+    return w @ V, w
+
+
+def _entmax15_scaled(s):
+    from mha_grader.diagnose.questions.attention import _entmax15
+
+    return _entmax15(s)
+
+
+def _relu_renormalised_softmax(s):
+    w = np.maximum(ref.softmax(s, axis=-1) - 0.1, 0.0)  # small weights dropped, renormalised
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    "attention, said",
+    [
+        (_sparse_attention(_entmax15_scaled), "1.5-entmax of the scores"),
+        (_sparsemax_unscaled, "sparsemax of the unscaled scores"),
+        (_sparse_attention(_topk(3)), "exactly zero weight"),
+        (_sparse_attention(_relu_renormalised_softmax), "exactly zero weight"),
+    ],
+    ids=["entmax15", "sparsemax-unscaled", "top-3-softmax", "thresholded-softmax"],
+)
+def test_weights_cut_to_zero_below_the_best_keys_are_attention_sparse_weights(attention, said):
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("attention-sparse-weights",), d and d.message
+    assert said in d.message
+
+
+def test_a_mask_by_position_is_no_sparse_map():
+    def causal(Q, K, V):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        n, m = s.shape[-2:]
+        w = ref.softmax(np.where(np.tri(n, m, dtype=bool), s, -np.inf), axis=-1)
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=causal))
+    assert d is not None and "attention-sparse-weights" not in d.misconceptions, d.message

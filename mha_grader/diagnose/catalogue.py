@@ -1105,6 +1105,18 @@ _ENTRIES = [
         "exponentiate with base e the input minus its maximum along the axis, with no "
         "factor, and divide by the sum along that axis.",
     ),
+    Misconception(
+        "attention-sparse-weights",
+        "attention",
+        "Your attention's weights are a distribution over the keys for each query that follows "
+        "the order of the scaled scores, but not their softmax: some keys get exactly zero "
+        "weight (a sparse map such as sparsemax or entmax, which cut every key below a "
+        "threshold).",
+        "The softmax gives every key a positive weight, exp of its scaled score over the sum: "
+        "no key is ever cut. A sparse map is another attention mechanism; its weights differ "
+        "from the softmax's on essentially every input, zero or not, and so does the output.",
+        "compute weights = softmax(Q Kᵀ / sqrt(d_k)) over the keys and out = weights @ V.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1202,5 +1214,6 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-not-softmax",
     "pairs-another-distance",
     "softmax-temperature",
+    "attention-sparse-weights",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

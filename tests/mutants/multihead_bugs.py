@@ -1804,3 +1804,26 @@ def softmax__temperature_two(x, axis=-1, temperature=2.0):
     z = x / temperature
     e = np.exp(z - np.max(z, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _sparsemax_rows(z):
+    zs = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    cs = np.cumsum(zs, axis=-1)
+    kk = (1 + k * zs > cs).sum(axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cs, kk - 1, axis=-1) - 1) / kk
+    return np.maximum(z - tau, 0.0)
+
+
+@bug("attention-sparse-weights")
+def attention__sparsemax(Q, K, V):
+    weights = _sparsemax_rows(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
+    return weights @ V, weights
+
+
+@bug("attention-sparse-weights")
+def attention__top2_softmax(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    kth = np.sort(scores, axis=-1)[..., -2:-1]  # only each query's two best keys
+    weights = softmax(np.where(scores >= kth, scores, -np.inf), axis=-1)
+    return weights @ V, weights

@@ -56,12 +56,19 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         found = _own(s, given, probes)
         if found is None and fitted.capped(given, probes, mut.capped):
             found = ("attention-logit-softcap",), mut.attention_ref, False
+        # a distribution per query in the scores' order, the lowest-scoring keys given 0 (before
+        # the masks by position: which keys are cut follows the scores, not the positions)
+        sparse = None if found is not None else _sparse_fit(given, probes)
+        if sparse is not None:
+            found = ("attention-sparse-weights",), mut.attention_ref, False
         fit = None if found is not None else _scores_fit(given, probes)
         if fit is not None:  # any other scale, any mask: the classes beyond their examples
             found = fit_ids(fit), mut.attention_ref, False
         layout = None if found is not None else _layout(given, probes)
         if layout is not None:  # an operand taken in another layout: the product it computed
             found = ("attention-operand-layout",), layout[0], False
+        if sparse is not None:
+            layout = (None, sparse, "attention-sparse-weights")
         moved = None if found is not None else _weights_layout(given, expected, probes)
         if moved is not None:  # the right weights returned with their axes in another order
             found = ("attention-weights-layout",), mut.attention_ref, False
@@ -298,6 +305,84 @@ def _kernel_fit(given, probes) -> str | None:
                     f"the keys{plus}, with no exp and no softmax; its out is those weights times V."
                 )
     return None
+
+
+def _sparsemax(z: np.ndarray) -> np.ndarray:
+    """Sparsemax over the last axis (Martins & Astudillo): the Euclidean projection onto the
+    simplex, max(z - tau, 0)."""
+    zs = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    cs = np.cumsum(zs, axis=-1)
+    support = 1 + k * zs > cs
+    kk = support.sum(axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cs, kk - 1, axis=-1) - 1) / kk
+    return np.maximum(z - tau, 0.0)
+
+
+def _entmax15(z: np.ndarray) -> np.ndarray:
+    """1.5-entmax over the last axis (Peters, Niculae & Martins): max(z / 2 - tau, 0)**2, tau
+    found exactly by sorting."""
+    z = (z - z.max(axis=-1, keepdims=True)) / 2
+    zs = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    mean = np.cumsum(zs, axis=-1) / k
+    mean_sq = np.cumsum(zs**2, axis=-1) / k
+    delta = (1 - k * (mean_sq - mean**2)) / k
+    tau = mean - np.sqrt(np.maximum(delta, 0.0))
+    kk = (tau <= zs).sum(axis=-1, keepdims=True)
+    t = np.take_along_axis(tau, kk - 1, axis=-1)
+    return np.maximum(z - t, 0.0) ** 2
+
+
+# Sparse maps of the scores told by name where one reproduces the weights: (words, map).
+SPARSE_MAPS = (("sparsemax", _sparsemax), ("1.5-entmax", _entmax15))
+
+
+def _sparse_fit(given, probes) -> str | None:
+    """The words for weights that are, on every probe, a distribution over the keys for each
+    query (rows summing to 1, entries in [0, 1]) in the order of the scaled scores (a key never
+    weighs more than one with a higher score), with exactly zero weight on some query's
+    lowest-scoring keys where the softmax gives them weight, the output those weights times V:
+    a sparse map in place of softmax. The map is named where sparsemax or 1.5-entmax of the
+    scores (scaled or not) reproduces the results; None where the property does not hold."""
+    zeroed = False
+    for got, (Q, K, V) in zip(given, (p.args for p in probes), strict=True):
+        w = fitted._weights(got.value) if got.ok else None
+        Q, K, V = (np.asarray(a, float) for a in (Q, K, V))
+        s = Q @ _t(K) / math.sqrt(Q.shape[-1])
+        if w is None or w.shape != s.shape or not np.all(np.isfinite(w)):
+            return None
+        if (w < -1e-12).any() or (w > 1 + 1e-9).any():
+            return None
+        if not np.allclose(w.sum(axis=-1), 1.0, atol=1e-8):
+            return None
+        if not same(got.value[0], w @ V):
+            return None
+        # in the scores' order: sorted by score, the weights never decrease
+        order = np.argsort(s, axis=-1, kind="stable")
+        ws = np.take_along_axis(w, order, axis=-1)
+        if (np.diff(ws, axis=-1) < -1e-9).any():
+            return None
+        soft = ref.softmax(s, axis=-1)
+        zeroed |= bool(((w == 0) & (soft > 1e-3)).any())
+    if not zeroed:
+        return None
+    named_map = ""
+    for (words, f), (where, scale) in itertools.product(SPARSE_MAPS, (("", 1), (" unscaled", 0))):
+        made = []
+        for Q, K, V in (p.args for p in probes):
+            Q, K, V = (np.asarray(a, float) for a in (Q, K, V))
+            s = Q @ _t(K) / (math.sqrt(Q.shape[-1]) if scale else 1.0)
+            wk = f(s)
+            made.append(Outcome(value=(wk @ V, wk)))
+        if matches(given, made):
+            named_map = f" Its weights are {words} of the{where} scores."
+            break
+    return (
+        " On our inputs its weights sum to 1 over the keys and follow the order of the scaled "
+        "scores, but some queries give their lowest-scoring keys exactly zero weight, where "
+        "the softmax gives every key some; its out is those weights times V." + named_map
+    )
 
 
 def _weights_layout(given, expected, probes) -> str | None:
