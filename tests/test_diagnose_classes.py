@@ -1156,3 +1156,50 @@ def test_a_mask_by_position_is_no_sparse_map():
 
     d = diagnose("attention", reference_env(attention=causal))
     assert d is not None and "attention-sparse-weights" not in d.misconceptions, d.message
+
+
+def _activated_mha(f_scores=None, f_out=None):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        q, k, v = _heads_of(X, Wq, Wk, Wv, num_heads)
+        s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+        w = ref.softmax(f_scores(s) if f_scores else s, axis=-1)
+        out = w @ v
+        return ref.merge_heads(f_out(out) if f_out else out) @ Wo, w
+
+    return mha
+
+
+def _leaky_of(a):
+    return lambda x: np.where(x > 0, x, a * x)
+
+
+@pytest.mark.parametrize(
+    "f_scores, f_out, ids, said",
+    [
+        (_leaky_of(0.35), None, ("mha-activated-scores",), "slope 0.35"),
+        (lambda x: np.logaddexp(0.0, x), None, ("mha-activated-scores",), "a softplus"),
+        (None, np.tanh, ("mha-activated-head-outputs",), "tanh applied to each head's output"),
+        (None, lambda x: x / (1 + np.exp(-x)), ("mha-activated-head-outputs",), "a SiLU"),
+        (
+            _leaky_of(0.05),
+            lambda x: np.maximum(x, 0.0),
+            ("mha-activated-scores", "mha-activated-head-outputs"),
+            "slope 0.05",
+        ),
+    ],
+    ids=["leaky-0.35", "softplus-scores", "tanh-heads", "silu-heads", "leaky-and-relu"],
+)
+def test_a_function_on_each_heads_scores_or_output_is_named(f_scores, f_out, ids, said):
+    mha = _activated_mha(f_scores, f_out)
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ids, d and d.message
+    assert said in d.message
+
+
+def test_a_function_on_the_merged_output_is_no_activated_head():
+    def after_wo(X, Wq, Wk, Wv, Wo, num_heads):
+        out, w = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+        return np.tanh(out), w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=after_wo))
+    assert d is None or "mha-activated-head-outputs" not in d.misconceptions, d.message

@@ -1117,6 +1117,30 @@ _ENTRIES = [
         "from the softmax's on essentially every input, zero or not, and so does the output.",
         "compute weights = softmax(Q Kᵀ / sqrt(d_k)) over the keys and out = weights @ V.",
     ),
+    Misconception(
+        "mha-activated-scores",
+        "multi_head_attention",
+        "Your multi_head_attention passes each head's scores through a function before the "
+        "softmax (an activation such as GAT's LeakyReLU, a ReLU or an ELU): the weights are "
+        "the softmax of the changed scores.",
+        "Each head's weights are the softmax of its scaled scores as they are, Q Kᵀ / "
+        "sqrt(d_head): the softmax already turns any score into a positive weight. A function "
+        "in between changes how the keys are weighed (a LeakyReLU shrinks the negative scores, "
+        "so the low-scoring keys get more weight), and torch's module has none.",
+        "softmax each head's scaled scores Q Kᵀ / sqrt(d_head) with nothing applied to them first.",
+    ),
+    Misconception(
+        "mha-activated-head-outputs",
+        "multi_head_attention",
+        "Your multi_head_attention passes each head's output (its weights times V) through a "
+        "function before the heads are merged (an activation such as GAT's ELU on each head, "
+        "a ReLU or a GELU).",
+        "After the softmax, multi-head attention is linear: each head's output is its weights "
+        "times V, the heads are concatenated as they are and projected with Wo. A function on "
+        "the heads' outputs changes the output wherever a head's output is negative (on "
+        "essentially every input), even with the right weights; torch's module has none.",
+        "merge the heads' outputs weights @ V as they are, then project with Wo.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1215,5 +1239,7 @@ ADDED_IDS: tuple[str, ...] = (
     "pairs-another-distance",
     "softmax-temperature",
     "attention-sparse-weights",
+    "mha-activated-scores",
+    "mha-activated-head-outputs",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

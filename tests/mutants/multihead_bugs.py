@@ -1827,3 +1827,37 @@ def attention__top2_softmax(Q, K, V):
     kth = np.sort(scores, axis=-1)[..., -2:-1]  # only each query's two best keys
     weights = softmax(np.where(scores >= kth, scores, -np.inf), axis=-1)
     return weights @ V, weights
+
+
+@bug("mha-activated-scores", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__leaky_relu_scores(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
+    w = softmax(np.where(s > 0, s, 0.2 * s), axis=-1)  # GAT's LeakyReLU(0.2) on the scores
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-activated-scores", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__relu_scores(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    w = softmax(np.maximum(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head), 0.0), axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-activated-head-outputs", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__elu_heads(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    out = np.where(out > 0, out, np.expm1(np.minimum(out, 0.0)))  # GAT's F.elu per head
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-activated-head-outputs", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__relu_heads(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(np.maximum(out, 0.0)) @ Wo, w
