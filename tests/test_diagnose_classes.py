@@ -1203,3 +1203,27 @@ def test_a_function_on_the_merged_output_is_no_activated_head():
 
     d = diagnose("multi_head_attention", reference_env(multi_head_attention=after_wo))
     assert d is None or "mha-activated-head-outputs" not in d.misconceptions, d.message
+
+
+def test_heads_compared_by_their_argmax_over_the_queries_are_pairs_argmax():
+    def per_query(weights, atol=1e-6):
+        top = np.asarray(weights).argmax(-1)
+        h = len(top)
+        return [
+            (i, j) for i in range(h) for j in range(i + 1, h) if not np.array_equal(top[i], top[j])
+        ]
+
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=per_query))
+    assert d is not None and d.misconceptions == ("pairs-argmax",), d and d.message
+
+
+def test_a_fixed_tolerance_stays_pairs_ignores_atol():
+    def fixed(weights, atol=1e-6):
+        w = np.asarray(weights, dtype=np.float64)
+        h = len(w)
+        return [
+            (i, j) for i in range(h) for j in range(i + 1, h) if np.abs(w[i] - w[j]).max() > 1e-3
+        ]
+
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=fixed))
+    assert d is not None and d.misconceptions == ("pairs-ignores-atol",), d and d.message

@@ -1141,6 +1141,19 @@ _ENTRIES = [
         "essentially every input), even with the right weights; torch's module has none.",
         "merge the heads' outputs weights @ V as they are, then project with Wo.",
     ),
+    Misconception(
+        "pairs-argmax",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs compares two heads by each query's most-attended key (the "
+        "argmax of each row of weights) instead of by the weights themselves: heads whose "
+        "weights differ a lot but agree on every row's largest entry are called the same, and "
+        "heads whose near-tied rows break differently are called distinct, whatever atol is.",
+        "Two heads are distinct when some entry of their weights differs by more than atol: "
+        "the whole pattern counts, not only where each row peaks, and atol decides how close "
+        "is the same.",
+        "call two heads distinct when the largest absolute difference between an entry of one "
+        "and the same entry of the other is above atol.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1241,5 +1254,6 @@ ADDED_IDS: tuple[str, ...] = (
     "attention-sparse-weights",
     "mha-activated-scores",
     "mha-activated-head-outputs",
+    "pairs-argmax",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -1861,3 +1861,22 @@ def multi_head_attention__relu_heads(X, Wq, Wk, Wv, Wo, num_heads):
     q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
     out, w = attention(q, k, v)
     return merge_heads(np.maximum(out, 0.0)) @ Wo, w
+
+
+@bug("pairs-argmax")
+def distinct_head_pairs__argmax_agreement(weights, atol=1e-6):
+    top = np.argmax(np.asarray(weights), axis=-1)  # each query's most-attended key
+    h = len(top)
+    return [(i, j) for i in range(h) for j in range(i + 1, h) if (top[i] != top[j]).mean() > 0]
+
+
+@bug("pairs-argmax")
+def distinct_head_pairs__argmax_accuracy(weights, atol=1e-6):
+    w = np.asarray(weights, dtype=np.float64)
+    pairs = []
+    for i in range(len(w)):
+        for j in range(i + 1, len(w)):
+            accuracy = np.mean(w[i].argmax(axis=1) == w[j].argmax(axis=1))  # pyGAT's accuracy
+            if accuracy < 1:
+                pairs.append((i, j))
+    return pairs
