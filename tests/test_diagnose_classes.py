@@ -1227,3 +1227,22 @@ def test_a_fixed_tolerance_stays_pairs_ignores_atol():
 
     d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=fixed))
     assert d is not None and d.misconceptions == ("pairs-ignores-atol",), d and d.message
+
+
+def test_a_width_assert_beside_a_compensated_softmax_is_attention_output_query_width():
+    """Triton's tutorial: exp2 in softmax, log2(e) folded into attention's scale, and an
+    assert that d_v equals d_k (set L)."""
+
+    def softmax2(x, axis=-1):
+        e = np.exp2(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    def attention(Q, K, V):
+        assert Q.shape[-1] == K.shape[-1] == V.shape[-1]
+        w = softmax2(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]) * 1.4426950408889634)
+        return w @ V, w
+
+    env = reference_env(softmax=softmax2, attention=attention)
+    d = diagnose("attention", env)
+    assert d is not None and "attention-output-query-width" in d.misconceptions, d and d.message
+    assert "your own softmax" in d.message

@@ -92,6 +92,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             bound = _width_bound(s, given, expected, probes)
             if bound is not None:
                 return _bound(s, bound, wrong, made.called)
+            if wrong:  # with its own softmax: right where it does not raise (it makes up for it)
+                bound = _width_bound(s, student, expected, probes, own=True)
+                if bound is not None:
+                    return _bound(s, bound, wrong, made.called, own=True)
         if found is not None:
             ids, mutant, inline = found
             if right and wrong:
@@ -433,14 +437,20 @@ def _width_probes() -> tuple[pr.Probe, ...]:
     return tuple(out)
 
 
-def _width_bound(s: DiagnosisSession, given, expected, probes) -> tuple[list[int], bool] | None:
+def _width_bound(
+    s: DiagnosisSession, given, expected, probes, own: bool = False
+) -> tuple[list[int], bool] | None:
     """(the ranks it refuses, whether it refuses values of another width than the queries'),
     when on our inputs and on inputs that change one of these at a time it is right or raises,
-    and raises exactly where its rank is refused or d_v != d_k, the width being one cause."""
+    and raises exactly where its rank is refused or d_v != d_k, the width being one cause.
+    ``own``: its results with its own softmax (``given`` the student's as handed in)."""
     extra = _width_probes()
-    made = s.calls_made("attention", extra, {"softmax": ref.softmax})
+    if own:
+        more = s.student("attention", extra)
+    else:
+        more = s.calls_made("attention", extra, {"softmax": ref.softmax}).given
     want = trusted(("ref", "attention", "width"), mut.attention_ref, extra)
-    every = list(zip((*probes, *extra), (*given, *made.given), (*expected, *want), strict=True))
+    every = list(zip((*probes, *extra), (*given, *more), (*expected, *want), strict=True))
     if any(got.ok and not matches([got], [e]) for _, got, e in every):
         return None
     refused = set()
@@ -457,7 +467,7 @@ def _width_bound(s: DiagnosisSession, given, expected, probes) -> tuple[list[int
     return (sorted(refused), True) if width else None
 
 
-def _bound(s: DiagnosisSession, bound, wrong, called) -> Diagnosis:
+def _bound(s: DiagnosisSession, bound, wrong, called, own: bool = False) -> Diagnosis:
     """attention-output-query-width (and attention-expected-rank for ranks it refuses), with
     what it was seen to refuse."""
     refused, _ = bound
@@ -472,7 +482,12 @@ def _bound(s: DiagnosisSession, bound, wrong, called) -> Diagnosis:
     text = " On our inputs it raises wherever d_v != d_k" + (
         f", and for every {ranks} input," if refused else ","
     )
-    text += " and is right everywhere else."
+    text += (
+        " and is right everywhere else with your own softmax (with a right softmax its "
+        "results there would be wrong: it makes up for your softmax)."
+        if own
+        else " and is right everywhere else."
+    )
     message = found.message.replace(did, did + text, 1)
     return named(found.misconceptions, found.blame, message, found.question)
 
