@@ -1246,3 +1246,37 @@ def test_a_width_assert_beside_a_compensated_softmax_is_attention_output_query_w
     d = diagnose("attention", env)
     assert d is not None and "attention-output-query-width" in d.misconceptions, d and d.message
     assert "your own softmax" in d.message
+
+
+def _scored(score):
+    def attention(Q, K, V):
+        w = ref.softmax(score(Q, K), axis=-1)
+        return w @ V, w
+
+    return attention
+
+
+@pytest.mark.parametrize(
+    "score, said",
+    [
+        (lambda Q, K: np.tanh(Q[..., :, None, :] + K[..., None, :, :]).sum(-1), "tanh(q + k)"),
+        (lambda Q, K: 2.0 * np.tanh(Q[..., :, None, :] - K[..., None, :, :]).sum(-1), "q . k"),
+        (lambda Q, K: -np.abs(Q[..., :, None, :] - K[..., None, :, :]).sum(-1), "q . k"),
+        (lambda Q, K: np.maximum(Q[..., :, None, :] * K[..., None, :, :], 0).sum(-1), "q . k"),
+    ],
+    ids=["additive", "additive-difference", "l1-distance", "relu-products"],
+)
+def test_weights_not_by_the_dot_products_are_attention_scores_not_dot_product(score, said):
+    d = diagnose("attention", reference_env(attention=_scored(score)))
+    assert d is not None and d.misconceptions == ("attention-scores-not-dot-product",), (
+        d and d.message
+    )
+    assert said in d.message
+
+
+def test_another_scale_of_the_dot_products_keeps_its_scale_id():
+    d = diagnose(
+        "attention",
+        reference_env(attention=_scored(lambda Q, K: 3.0 * Q @ np.swapaxes(K, -1, -2))),
+    )
+    assert d is not None and "attention-scores-not-dot-product" not in d.misconceptions

@@ -1154,6 +1154,20 @@ _ENTRIES = [
         "call two heads distinct when the largest absolute difference between an entry of one "
         "and the same entry of the other is above atol.",
     ),
+    Misconception(
+        "attention-scores-not-dot-product",
+        "attention",
+        "Your attention's weights are a distribution over the keys for each query, but they "
+        "do not come from the dot products of the queries and keys: two keys with the same "
+        "dot product with a query get different weights (an additive score as Bahdanau's "
+        "v . tanh(W q + U k), a distance, or another comparison of q and k).",
+        "Scaled dot-product attention scores each key by q . k / sqrt(d_k) alone and weighs "
+        "it by the softmax of those scores: keys with the same dot product with a query get "
+        "the same weight. Another score function is another attention mechanism, with weights "
+        "and an output that differ on essentially every input.",
+        "score with the dot products, scores = Q Kᵀ / sqrt(d_k), then take their softmax over "
+        "the keys and multiply by V.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1255,5 +1269,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-activated-scores",
     "mha-activated-head-outputs",
     "pairs-argmax",
+    "attention-scores-not-dot-product",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

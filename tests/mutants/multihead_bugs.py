@@ -1880,3 +1880,17 @@ def distinct_head_pairs__argmax_accuracy(weights, atol=1e-6):
             if accuracy < 1:
                 pairs.append((i, j))
     return pairs
+
+
+@bug("attention-scores-not-dot-product")
+def attention__additive_tanh(Q, K, V):
+    scores = np.tanh(Q[..., :, None, :] + K[..., None, :, :]).sum(axis=-1)  # Bahdanau, v = 1
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-scores-not-dot-product")
+def attention__negative_distance(Q, K, V):
+    d2 = ((Q[..., :, None, :] - K[..., None, :, :]) ** 2).sum(axis=-1)
+    weights = softmax(-d2 / math.sqrt(Q.shape[-1]), axis=-1)  # an RBF kernel on q and k
+    return weights @ V, weights

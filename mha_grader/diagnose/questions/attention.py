@@ -85,6 +85,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if kernel is not None:  # weights from a kernel normalised per query: no softmax at all
             found = ("attention-not-softmax",), mut.attention_ref, False
             layout = (None, kernel, "attention-not-softmax")
+        other = None if found is not None else _not_dot_product(s, given, probes)
+        if other is not None:  # a distribution per query, but not by the dot products alone
+            found = ("attention-scores-not-dot-product",), mut.attention_ref, False
+            layout = (None, other, "attention-scores-not-dot-product")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -387,6 +391,56 @@ def _sparse_fit(given, probes) -> str | None:
         "scores, but some queries give their lowest-scoring keys exactly zero weight, where "
         "the softmax gives every key some; its out is those weights times V." + named_map
     )
+
+
+def _tied_probes() -> tuple:
+    """Keys with the same dot product with every query (and the same length): any weights
+    that are a function of q . k give them the same weight."""
+    from ..probes import Probe
+
+    Q = np.array([[1.0, 0.5, 0.0, 0.0], [2.0, 1.0, 0.0, 0.0]])  # keys 0 and 1 tied for both
+    K = np.array(
+        [[0.3, 0.9, 0.2, -0.4], [0.95, -0.4, 0.1, math.sqrt(0.0275)], [-0.5, 0.3, 0.2, -0.1]]
+    )
+    V = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    return (Probe((Q, K, V)),)
+
+
+def _additive(Q, K):
+    return np.tanh(Q[..., :, None, :] + K[..., None, :, :]).sum(axis=-1)
+
+
+def _not_dot_product(s: DiagnosisSession, given, probes) -> str | None:
+    """The words for weights that are, on every probe, a distribution over the keys for each
+    query (rows summing to 1, entries in [0, 1]) with the output those weights times V, and
+    that give two keys of the same dot product with every query (and the same length)
+    different weights: scores that are no function of q . k. Bahdanau's additive score
+    sum(tanh(q + k)) is named where it reproduces the results; None otherwise."""
+    for got, (Q, K, V) in zip(given, (p.args for p in probes), strict=True):
+        w = fitted._weights(got.value) if got.ok else None
+        if w is None or w.shape != Q.shape[:-1] + K.shape[-2:-1] or not np.isfinite(w).all():
+            return None
+        if (w < -1e-12).any() or not np.allclose(w.sum(axis=-1), 1.0, atol=1e-8):
+            return None
+        if not same(got.value[0], w @ np.asarray(V, float)):
+            return None
+    tied = _tied_probes()
+    made = s.calls_made("attention", tied, {"softmax": ref.softmax}).given
+    w = fitted._weights(made[0].value) if made[0].ok else None
+    if w is None or w.shape != (2, 3) or abs(w[0, 0] - w[0, 1]) < 1e-6 + 1e-3 * abs(w[0, 0]):
+        return None
+    words = (
+        " On our inputs its weights sum to 1 over the keys and its out is those weights times "
+        "V, but two keys with the same dot product with a query (and the same length) get "
+        "different weights: its scores are no function of q . k."
+    )
+    add = []
+    for Q, K, V in (p.args for p in probes):
+        wk = ref.softmax(_additive(np.asarray(Q, float), np.asarray(K, float)), axis=-1)
+        add.append(Outcome(value=(wk @ V, wk)))
+    if matches(given, add):
+        words += " Its scores are the additive sum over the features of tanh(q + k)."
+    return words
 
 
 def _weights_layout(given, expected, probes) -> str | None:
