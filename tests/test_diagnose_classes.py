@@ -1280,3 +1280,61 @@ def test_another_scale_of_the_dot_products_keeps_its_scale_id():
         reference_env(attention=_scored(lambda Q, K: 3.0 * Q @ np.swapaxes(K, -1, -2))),
     )
     assert d is not None and "attention-scores-not-dot-product" not in d.misconceptions
+
+
+def _positioned(add, where="QK", on_out=None):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        P = add(*X.shape)
+        ins = [X + P if c in where else X for c in "QKV"]
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError("heads")
+        q, k, v = (
+            ref.split_heads(a @ W, num_heads, d_head)
+            for a, W in zip(ins, (Wq, Wk, Wv), strict=True)
+        )
+        out, w = ref.attention(q, k, v)
+        out = ref.merge_heads(out) @ Wo
+        return (on_out(out) if on_out else out), w
+
+    return mha
+
+
+def _detr_sine(n, d):
+    pos = (np.arange(1, n + 1) / n * 2 * np.pi)[:, None]
+    i = np.arange(d)[None, :]
+    angle = pos / 10000 ** (2 * (i // 2) / d)
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+@pytest.mark.parametrize(
+    "mha, follows",
+    [
+        (_positioned(_detr_sine), True),
+        (_positioned(lambda n, d: 0.3 * np.outer(np.arange(n), np.ones(d)), "Q"), True),
+        (_positioned(lambda n, d: np.cos(np.outer(np.arange(n), np.arange(1, d + 1))), "V"), False),
+        (
+            _positioned(
+                lambda n, d: np.zeros((n, d)),
+                on_out=lambda o: o * np.arange(1, len(o) + 1)[:, None],
+            ),
+            False,
+        ),
+    ],
+    ids=["detr-sine-qk", "index-on-queries", "cosines-on-values", "rows-scaled-by-index"],
+)
+def test_results_that_do_not_follow_a_reordering_are_mha_depends_on_positions(mha, follows):
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-depends-on-positions",), d and d.message
+    assert ("the positions enter the weights" in d.message) == follows
+
+
+def test_an_order_free_mistake_is_not_said_to_depend_on_positions():
+    def hotter(X, Wq, Wk, Wv, Wo, num_heads):
+        q, k, v = _heads_of(X, Wq, Wk, Wv, num_heads)
+        s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+        w = ref.softmax(np.sin(3 * s), axis=-1)  # no class, but no position either
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=hotter))
+    assert d is not None and "mha-depends-on-positions" not in d.misconceptions, d.message

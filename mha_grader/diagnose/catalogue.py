@@ -1168,6 +1168,20 @@ _ENTRIES = [
         "score with the dot products, scores = Q Kᵀ / sqrt(d_k), then take their softmax over "
         "the keys and multiply by V.",
     ),
+    Misconception(
+        "mha-depends-on-positions",
+        "multi_head_attention",
+        "Your multi_head_attention's results depend on the tokens' positions: reordering the "
+        "tokens of X does not just reorder its output and weights (a position embedding added "
+        "to the input of some projections, as DETR's with_pos_embed does for the queries and "
+        "keys, or a bias or mask by position of another kind).",
+        "Multi-head attention has no notion of order: each token's output depends on the set "
+        "of tokens, not on where they stand, so reordering X reorders the output's rows and "
+        "the weights' rows and columns the same way. Position information, where a model "
+        "wants it, is added to the embeddings before the layer, not inside it.",
+        "project X itself for the queries, keys and values, with nothing that depends on a "
+        "token's index, and check that permuting X's rows permutes the output's rows.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1270,5 +1284,6 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-activated-head-outputs",
     "pairs-argmax",
     "attention-scores-not-dot-product",
+    "mha-depends-on-positions",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

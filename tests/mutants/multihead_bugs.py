@@ -1894,3 +1894,28 @@ def attention__negative_distance(Q, K, V):
     d2 = ((Q[..., :, None, :] - K[..., None, :, :]) ** 2).sum(axis=-1)
     weights = softmax(-d2 / math.sqrt(Q.shape[-1]), axis=-1)  # an RBF kernel on q and k
     return weights @ V, weights
+
+
+def _sinusoid(n, d):
+    pos = np.arange(n)[:, None]
+    i = np.arange(d)[None, :]
+    angle = pos / 10000 ** (2 * (i // 2) / d)
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+@bug("mha-depends-on-positions", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__sinusoid_on_qk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    qk_in = X + _sinusoid(*X.shape)  # DETR's with_pos_embed, Vaswani's table
+    q, k = (split_heads(qk_in @ W, num_heads, d_head) for W in (Wq, Wk))
+    out, w = attention(q, k, split_heads(X @ Wv, num_heads, d_head))
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-depends-on-positions", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__index_added_to_x(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    X = X + np.arange(len(X))[:, None] / len(X)  # "a learned position", here its start
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w

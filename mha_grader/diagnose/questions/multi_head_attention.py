@@ -103,6 +103,16 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             if words is not None:  # what was seen, said after the id's words
                 found, swap = ((mid,), None), (mid, words)
                 break
+        if found is None:  # no class fits: is it at least equivariant in the tokens' order?
+            words = _positional(s, given, probes)
+            if words is not None:
+                found, swap = (
+                    (("mha-depends-on-positions",), None),
+                    (
+                        "mha-depends-on-positions",
+                        words,
+                    ),
+                )
         unstable = [c for c in made.called if _overflows(s, c)]
         if found is None and unstable:
             # two mistakes at once: one of its own (a causal mask it passes on), read from its
@@ -897,6 +907,58 @@ def _activated(given, probes) -> tuple[tuple[str, ...], str] | None:
             said.append(f"{o_words} applied to each head's output before the heads are merged")
         return tuple(ids), f" Here its results are the right layer's with {' and '.join(said)}."
     return None
+
+
+# -- results that depend on where each token stands: attention has no notion of order, so
+# reordering X's tokens must reorder the output's rows and the weights' rows and columns -----
+
+
+def _reordered(probe) -> tuple[np.ndarray, object]:
+    X = np.asarray(probe.args[0], dtype=np.float64)
+    perm = np.roll(np.arange(len(X)), 1)[::-1]  # neither the identity nor a reversal alone
+    return perm, pr.Probe((X[perm], *probe.args[1:]), dict(probe.kwargs))
+
+
+def _positional(s: DiagnosisSession, given, probes) -> str | None:
+    """The words for results (given right callees, deterministic) that do not follow a
+    reordering of the tokens on some probe while a right layer's would: they depend on the
+    tokens' positions. Said too: whether the output is still the returned weights times the
+    values of X (so that the positions enter only the weights); None where every reordering
+    is followed or the results cannot be read."""
+    moved = []
+    for probe in probes:
+        perm, p = _reordered(probe)
+        moved.append((perm, p))
+    again = s.calls_made("multi_head_attention", [p for _, p in moved], ANSWERS).given
+    broken = False
+    for got, back, (perm, _) in zip(given, again, moved, strict=True):
+        if not (got.ok and back.ok):
+            return None
+        w, wb = fitted._weights(got.value), fitted._weights(back.value)
+        if w is None or wb is None or w.ndim != 3 or w.shape != wb.shape:
+            return None
+        out = np.asarray(got.value[0], dtype=np.float64)
+        want = (out[perm], w[:, perm][:, :, perm])
+        broken |= not same(back.value, want)
+    if not broken:
+        return None
+    words = (
+        " On our inputs, reordering the tokens of X does not reorder its output and weights "
+        "the same way: its results depend on where each token stands."
+    )
+    follows = True
+    for got, probe in zip(given, probes, strict=True):
+        X, Wq, Wk, Wv, Wo, h = probe.args
+        w = fitted._weights(got.value)
+        Vh = ref.split_heads(np.asarray(X, dtype=np.float64) @ Wv, h, X.shape[-1] // h)
+        if w.shape != (h, len(X), len(X)) or not same(got.value[0], ref.merge_heads(w @ Vh) @ Wo):
+            follows = False
+    if follows:
+        words += (
+            " Its output is still the weights it returns times the values projected from X: the "
+            "positions enter the weights, through the queries or keys or the scores."
+        )
+    return words
 
 
 CLASSES = (
