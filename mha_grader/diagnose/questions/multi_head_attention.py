@@ -103,16 +103,6 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             if words is not None:  # what was seen, said after the id's words
                 found, swap = ((mid,), None), (mid, words)
                 break
-        if found is None:  # no class fits: is it at least equivariant in the tokens' order?
-            words = _positional(s, given, probes)
-            if words is not None:
-                found, swap = (
-                    (("mha-depends-on-positions",), None),
-                    (
-                        "mha-depends-on-positions",
-                        words,
-                    ),
-                )
         unstable = [c for c in made.called if _overflows(s, c)]
         if found is None and unstable:
             # two mistakes at once: one of its own (a causal mask it passes on), read from its
@@ -122,6 +112,12 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             if mine is not None:
                 ids, _ = by_calls(*mine, made.called)
                 return s.with_callees(qid, ids, unstable)
+        if found is None:  # no class, nothing read on the moderate probes: is it at least
+            # equivariant in the tokens' order?
+            words = _positional(s, given, probes)
+            if words is not None:
+                found = ("mha-depends-on-positions",), None
+                swap = ("mha-depends-on-positions", words)
         if found is not None:
             ids, callee = by_calls(*found, made.called)
             if right and wrong:
