@@ -1890,9 +1890,9 @@ def attention__additive_tanh(Q, K, V):
 
 
 @bug("attention-scores-not-dot-product")
-def attention__negative_distance(Q, K, V):
-    d2 = ((Q[..., :, None, :] - K[..., None, :, :]) ** 2).sum(axis=-1)
-    weights = softmax(-d2 / math.sqrt(Q.shape[-1]), axis=-1)  # an RBF kernel on q and k
+def attention__negative_l1_distance(Q, K, V):
+    d1 = np.abs(Q[..., :, None, :] - K[..., None, :, :]).sum(axis=-1)
+    weights = softmax(-d1 / math.sqrt(Q.shape[-1]), axis=-1)  # a Laplacian kernel on q and k
     return weights @ V, weights
 
 
