@@ -1822,27 +1822,29 @@ def attention__sparsemax(Q, K, V):
 
 
 @bug("attention-sparse-weights")
-def attention__top2_softmax(Q, K, V):
+def attention__hard_attention(Q, K, V):
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
-    kth = np.sort(scores, axis=-1)[..., -2:-1]  # only each query's two best keys
-    weights = softmax(np.where(scores >= kth, scores, -np.inf), axis=-1)
+    best = np.argmax(scores, axis=-1)[..., None]  # "hard attention": the best key only
+    weights = (np.arange(scores.shape[-1]) == best).astype(float)
     return weights @ V, weights
 
 
 @bug("mha-activated-scores", affects=("multi_head_attention", "cross_check"))
-def multi_head_attention__leaky_relu_scores(X, Wq, Wk, Wv, Wo, num_heads):
+def multi_head_attention__softplus_scores(X, Wq, Wk, Wv, Wo, num_heads):
     d_head = _check_heads(X, num_heads)
     q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
     s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
-    w = softmax(np.where(s > 0, s, 0.2 * s), axis=-1)  # GAT's LeakyReLU(0.2) on the scores
+    w = softmax(np.logaddexp(0.0, s), axis=-1)  # "positive scores" before the softmax
     return merge_heads(w @ v) @ Wo, w
 
 
 @bug("mha-activated-scores", affects=("multi_head_attention", "cross_check"))
-def multi_head_attention__relu_scores(X, Wq, Wk, Wv, Wo, num_heads):
+def multi_head_attention__gelu_scores(X, Wq, Wk, Wv, Wo, num_heads):
     d_head = _check_heads(X, num_heads)
     q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
-    w = softmax(np.maximum(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head), 0.0), axis=-1)
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
+    s = 0.5 * s * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (s + 0.044715 * s**3)))  # GELU
+    w = softmax(s, axis=-1)
     return merge_heads(w @ v) @ Wo, w
 
 
