@@ -1,7 +1,7 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
 tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
-heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/, heldout_j/ and heldout_k/, no
-longer held out once their results were read).
+heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/, heldout_j/, heldout_k/ and
+heldout_l/, no longer held out once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -15,7 +15,8 @@ heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes), heldout_f/ (FINDINGS_F.md,
 issue-20-heldout-f-fixes), heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes), heldout_h/
 (FINDINGS_H.md, issue-20-heldout-h-fixes), heldout_i/ (FINDINGS_I.md,
 issue-20-heldout-i-fixes), heldout_j/ (FINDINGS_J.md, issue-20-heldout-j-fixes) and heldout_k/
-(FINDINGS_K.md, issue-20-heldout-k-fixes).
+(FINDINGS_K.md, issue-20-heldout-k-fixes) and heldout_l/ (FINDINGS_L.md,
+issue-20-heldout-l-fixes).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ TUNING_PARTS = tuple(
         "heldout_i",
         "heldout_j",
         "heldout_k",
+        "heldout_l",
     )
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
@@ -83,6 +85,11 @@ PROPOSED = {
     ("attention-linear-kernel", "attention"): "attention-not-softmax",
     ("mha-clipped-projections", "multi_head_attention"): "mha-transforms-projections",
     ("pairs-divergence", "distinct_head_pairs"): "pairs-another-distance",
+    # set L's proposals, named by the classes they belong to (issue-20-heldout-l-fixes)
+    ("softmax-base-two", "softmax"): "softmax-temperature",
+    ("attention-entmax", "attention"): "attention-sparse-weights",
+    ("attention-additive-scores", "attention"): "attention-scores-not-dot-product",
+    ("mha-position-embedding-qk", "multi_head_attention"): "mha-depends-on-positions",
 }
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).

@@ -1057,3 +1057,284 @@ def test_counts_of_another_layer_are_counts_extra_terms_the_counts_told(groups):
     d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
     assert d is not None and d.misconceptions == ("counts-extra-terms",), d and d.message
     assert "torch's module 1024" in d.message or "d_model^2" in d.message
+
+
+# --- set L (FINDINGS_L.md): each class beyond its example -------------------------------------
+
+
+def _softmax_times(c, base=math.e):
+    def softmax(x, axis=-1):
+        z = np.asarray(x, dtype=np.float64) * c
+        e = base ** (z - np.max(z, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    return softmax
+
+
+@pytest.mark.parametrize(
+    "softmax, said",
+    [
+        (_softmax_times(3.0), "times 3,"),
+        (_softmax_times(0.25), "times 0.25,"),
+        (_softmax_times(1.0, base=10.0), "ln 10"),
+        (_softmax_times(-1.0), "times -1,"),
+    ],
+    ids=["sharper-3", "flatter-0.25", "base-ten", "softmin"],
+)
+def test_a_factor_inside_softmax_is_softmax_temperature(softmax, said):
+    d = diagnose("softmax", reference_env(softmax=softmax))
+    assert d is not None and d.misconceptions == ("softmax-temperature",), d and d.message
+    assert said in d.message
+
+
+def test_a_softmax_of_another_function_of_x_is_no_temperature():
+    def squared(x, axis=-1):
+        z = np.asarray(x, dtype=np.float64) ** 2
+        e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    d = diagnose("softmax", reference_env(softmax=squared))
+    assert d is not None and "softmax-temperature" not in d.misconceptions, d.message
+
+
+def _sparse_attention(weigh):
+    def attention(Q, K, V):
+        w = weigh(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
+        return w @ V, w
+
+    return attention
+
+
+def _topk(k):
+    def weigh(s):
+        kth = np.sort(s, axis=-1)[..., -k : -k + 1]
+        return ref.softmax(np.where(s >= kth, s, -np.inf), axis=-1)
+
+    return weigh
+
+
+def _sparsemax_unscaled(Q, K, V):
+    from mha_grader.diagnose.questions.attention import _sparsemax
+
+    w = _sparsemax(Q @ np.swapaxes(K, -1, -2))
+    return w @ V, w
+
+
+def _entmax15_scaled(s):
+    from mha_grader.diagnose.questions.attention import _entmax15
+
+    return _entmax15(s)
+
+
+def _relu_renormalised_softmax(s):
+    w = np.maximum(ref.softmax(s, axis=-1) - 0.1, 0.0)  # small weights dropped, renormalised
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    "attention, said",
+    [
+        (_sparse_attention(_entmax15_scaled), "1.5-entmax of the scores"),
+        (_sparsemax_unscaled, "sparsemax of the unscaled scores"),
+        (_sparse_attention(_topk(3)), "exactly zero weight"),
+        (_sparse_attention(_relu_renormalised_softmax), "exactly zero weight"),
+    ],
+    ids=["entmax15", "sparsemax-unscaled", "top-3-softmax", "thresholded-softmax"],
+)
+def test_weights_cut_to_zero_below_the_best_keys_are_attention_sparse_weights(attention, said):
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("attention-sparse-weights",), d and d.message
+    assert said in d.message
+
+
+def test_a_mask_by_position_is_no_sparse_map():
+    def causal(Q, K, V):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        n, m = s.shape[-2:]
+        w = ref.softmax(np.where(np.tri(n, m, dtype=bool), s, -np.inf), axis=-1)
+        return w @ V, w
+
+    d = diagnose("attention", reference_env(attention=causal))
+    assert d is not None and "attention-sparse-weights" not in d.misconceptions, d.message
+
+
+def _activated_mha(f_scores=None, f_out=None):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        q, k, v = _heads_of(X, Wq, Wk, Wv, num_heads)
+        s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+        w = ref.softmax(f_scores(s) if f_scores else s, axis=-1)
+        out = w @ v
+        return ref.merge_heads(f_out(out) if f_out else out) @ Wo, w
+
+    return mha
+
+
+def _leaky_of(a):
+    return lambda x: np.where(x > 0, x, a * x)
+
+
+@pytest.mark.parametrize(
+    "f_scores, f_out, ids, said",
+    [
+        (_leaky_of(0.35), None, ("mha-activated-scores",), "slope 0.35"),
+        (lambda x: np.logaddexp(0.0, x), None, ("mha-activated-scores",), "a softplus"),
+        (None, np.tanh, ("mha-activated-head-outputs",), "tanh applied to each head's output"),
+        (None, lambda x: x / (1 + np.exp(-x)), ("mha-activated-head-outputs",), "a SiLU"),
+        (
+            _leaky_of(0.05),
+            lambda x: np.maximum(x, 0.0),
+            ("mha-activated-scores", "mha-activated-head-outputs"),
+            "slope 0.05",
+        ),
+    ],
+    ids=["leaky-0.35", "softplus-scores", "tanh-heads", "silu-heads", "leaky-and-relu"],
+)
+def test_a_function_on_each_heads_scores_or_output_is_named(f_scores, f_out, ids, said):
+    mha = _activated_mha(f_scores, f_out)
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ids, d and d.message
+    assert said in d.message
+
+
+def test_a_function_on_the_merged_output_is_no_activated_head():
+    def after_wo(X, Wq, Wk, Wv, Wo, num_heads):
+        out, w = ref.multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads)
+        return np.tanh(out), w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=after_wo))
+    assert d is None or "mha-activated-head-outputs" not in d.misconceptions, d.message
+
+
+def test_heads_compared_by_their_argmax_over_the_queries_are_pairs_argmax():
+    def per_query(weights, atol=1e-6):
+        top = np.asarray(weights).argmax(-1)
+        h = len(top)
+        return [
+            (i, j) for i in range(h) for j in range(i + 1, h) if not np.array_equal(top[i], top[j])
+        ]
+
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=per_query))
+    assert d is not None and d.misconceptions == ("pairs-argmax",), d and d.message
+
+
+def test_a_fixed_tolerance_stays_pairs_ignores_atol():
+    def fixed(weights, atol=1e-6):
+        w = np.asarray(weights, dtype=np.float64)
+        h = len(w)
+        return [
+            (i, j) for i in range(h) for j in range(i + 1, h) if np.abs(w[i] - w[j]).max() > 1e-3
+        ]
+
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=fixed))
+    assert d is not None and d.misconceptions == ("pairs-ignores-atol",), d and d.message
+
+
+def test_a_width_assert_beside_a_compensated_softmax_is_attention_output_query_width():
+    """Triton's tutorial: exp2 in softmax, log2(e) folded into attention's scale, and an
+    assert that d_v equals d_k (set L)."""
+
+    def softmax2(x, axis=-1):
+        e = np.exp2(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    def attention(Q, K, V):
+        assert Q.shape[-1] == K.shape[-1] == V.shape[-1]
+        w = softmax2(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]) * 1.4426950408889634)
+        return w @ V, w
+
+    env = reference_env(softmax=softmax2, attention=attention)
+    d = diagnose("attention", env)
+    assert d is not None and "attention-output-query-width" in d.misconceptions, d and d.message
+    assert "your own softmax" in d.message
+
+
+def _scored(score):
+    def attention(Q, K, V):
+        w = ref.softmax(score(Q, K), axis=-1)
+        return w @ V, w
+
+    return attention
+
+
+@pytest.mark.parametrize(
+    "score, said",
+    [
+        (lambda Q, K: np.tanh(Q[..., :, None, :] + K[..., None, :, :]).sum(-1), "tanh(q + k)"),
+        (lambda Q, K: 2.0 * np.tanh(Q[..., :, None, :] - K[..., None, :, :]).sum(-1), "q . k"),
+        (lambda Q, K: -np.abs(Q[..., :, None, :] - K[..., None, :, :]).sum(-1), "q . k"),
+        (lambda Q, K: np.maximum(Q[..., :, None, :] * K[..., None, :, :], 0).sum(-1), "q . k"),
+    ],
+    ids=["additive", "additive-difference", "l1-distance", "relu-products"],
+)
+def test_weights_not_by_the_dot_products_are_attention_scores_not_dot_product(score, said):
+    d = diagnose("attention", reference_env(attention=_scored(score)))
+    assert d is not None and d.misconceptions == ("attention-scores-not-dot-product",), (
+        d and d.message
+    )
+    assert said in d.message
+
+
+def test_another_scale_of_the_dot_products_keeps_its_scale_id():
+    d = diagnose(
+        "attention",
+        reference_env(attention=_scored(lambda Q, K: 3.0 * Q @ np.swapaxes(K, -1, -2))),
+    )
+    assert d is not None and "attention-scores-not-dot-product" not in d.misconceptions
+
+
+def _positioned(add, where="QK", on_out=None):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        P = add(*X.shape)
+        ins = [X + P if c in where else X for c in "QKV"]
+        d_head = X.shape[-1] // num_heads
+        if X.shape[-1] % num_heads:
+            raise ValueError("heads")
+        q, k, v = (
+            ref.split_heads(a @ W, num_heads, d_head)
+            for a, W in zip(ins, (Wq, Wk, Wv), strict=True)
+        )
+        out, w = ref.attention(q, k, v)
+        out = ref.merge_heads(out) @ Wo
+        return (on_out(out) if on_out else out), w
+
+    return mha
+
+
+def _detr_sine(n, d):
+    pos = (np.arange(1, n + 1) / n * 2 * np.pi)[:, None]
+    i = np.arange(d)[None, :]
+    angle = pos / 10000 ** (2 * (i // 2) / d)
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+@pytest.mark.parametrize(
+    "mha, follows",
+    [
+        (_positioned(_detr_sine), True),
+        (_positioned(lambda n, d: 0.3 * np.outer(np.arange(n), np.ones(d)), "Q"), True),
+        (_positioned(lambda n, d: np.cos(np.outer(np.arange(n), np.arange(1, d + 1))), "V"), False),
+        (
+            _positioned(
+                lambda n, d: np.zeros((n, d)),
+                on_out=lambda o: o * np.arange(1, len(o) + 1)[:, None],
+            ),
+            False,
+        ),
+    ],
+    ids=["detr-sine-qk", "index-on-queries", "cosines-on-values", "rows-scaled-by-index"],
+)
+def test_results_that_do_not_follow_a_reordering_are_mha_depends_on_positions(mha, follows):
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and d.misconceptions == ("mha-depends-on-positions",), d and d.message
+    assert ("the positions enter the weights" in d.message) == follows
+
+
+def test_an_order_free_mistake_is_not_said_to_depend_on_positions():
+    def hotter(X, Wq, Wk, Wv, Wo, num_heads):
+        q, k, v = _heads_of(X, Wq, Wk, Wv, num_heads)
+        s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+        w = ref.softmax(np.sin(3 * s), axis=-1)  # no class, but no position either
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=hotter))
+    assert d is not None and "mha-depends-on-positions" not in d.misconceptions, d.message

@@ -1092,6 +1092,96 @@ _ENTRIES = [
         "call two heads distinct when the largest absolute difference between an entry of one "
         "and the same entry of the other is above atol.",
     ),
+    Misconception(
+        "softmax-temperature",
+        "softmax",
+        "Your softmax returns the softmax of its input times a constant, not of the input "
+        "itself (a temperature inside softmax, or another base: 2**x in place of e**x is the "
+        "softmax of x times ln 2).",
+        "softmax(x) = exp(x - max) / sum along the axis: base e and the input as it comes. A "
+        "factor inside makes every row flatter (a factor below 1) or sharper (above 1) though "
+        "the rows still sum to 1; a caller that scales its own scores to make up for it "
+        "computes another softmax than the contract's.",
+        "exponentiate with base e the input minus its maximum along the axis, with no "
+        "factor, and divide by the sum along that axis.",
+    ),
+    Misconception(
+        "attention-sparse-weights",
+        "attention",
+        "Your attention's weights are a distribution over the keys for each query that follows "
+        "the order of the scaled scores, but not their softmax: some keys get exactly zero "
+        "weight (a sparse map such as sparsemax or entmax, which cut every key below a "
+        "threshold).",
+        "The softmax gives every key a positive weight, exp of its scaled score over the sum: "
+        "no key is ever cut. A sparse map is another attention mechanism; its weights differ "
+        "from the softmax's on essentially every input, zero or not, and so does the output.",
+        "compute weights = softmax(Q Kᵀ / sqrt(d_k)) over the keys and out = weights @ V.",
+    ),
+    Misconception(
+        "mha-activated-scores",
+        "multi_head_attention",
+        "Your multi_head_attention passes each head's scores through a function before the "
+        "softmax (an activation such as GAT's LeakyReLU, a ReLU or an ELU): the weights are "
+        "the softmax of the changed scores.",
+        "Each head's weights are the softmax of its scaled scores as they are, Q Kᵀ / "
+        "sqrt(d_head): the softmax already turns any score into a positive weight. A function "
+        "in between changes how the keys are weighed (a LeakyReLU shrinks the negative scores, "
+        "so the low-scoring keys get more weight), and torch's module has none.",
+        "softmax each head's scaled scores Q Kᵀ / sqrt(d_head) with nothing applied to them first.",
+    ),
+    Misconception(
+        "mha-activated-head-outputs",
+        "multi_head_attention",
+        "Your multi_head_attention passes each head's output (its weights times V) through a "
+        "function before the heads are merged (an activation such as GAT's ELU on each head, "
+        "a ReLU or a GELU).",
+        "After the softmax, multi-head attention is linear: each head's output is its weights "
+        "times V, the heads are concatenated as they are and projected with Wo. A function on "
+        "the heads' outputs changes the output wherever a head's output is negative (on "
+        "essentially every input), even with the right weights; torch's module has none.",
+        "merge the heads' outputs weights @ V as they are, then project with Wo.",
+    ),
+    Misconception(
+        "pairs-argmax",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs compares two heads by each query's most-attended key (the "
+        "argmax of each row of weights) instead of by the weights themselves: heads whose "
+        "weights differ a lot but agree on every row's largest entry are called the same, and "
+        "heads whose near-tied rows break differently are called distinct, whatever atol is.",
+        "Two heads are distinct when some entry of their weights differs by more than atol: "
+        "the whole pattern counts, not only where each row peaks, and atol decides how close "
+        "is the same.",
+        "call two heads distinct when the largest absolute difference between an entry of one "
+        "and the same entry of the other is above atol.",
+    ),
+    Misconception(
+        "attention-scores-not-dot-product",
+        "attention",
+        "Your attention's weights are a distribution over the keys for each query, but they "
+        "do not come from the dot products of the queries and keys: two keys with the same "
+        "dot product with a query get different weights (an additive score as Bahdanau's "
+        "v . tanh(W q + U k), a distance, or another comparison of q and k).",
+        "Scaled dot-product attention scores each key by q . k / sqrt(d_k) alone and weighs "
+        "it by the softmax of those scores: keys with the same dot product with a query get "
+        "the same weight. Another score function is another attention mechanism, with weights "
+        "and an output that differ on essentially every input.",
+        "score with the dot products, scores = Q Kᵀ / sqrt(d_k), then take their softmax over "
+        "the keys and multiply by V.",
+    ),
+    Misconception(
+        "mha-depends-on-positions",
+        "multi_head_attention",
+        "Your multi_head_attention's results depend on the tokens' positions: reordering the "
+        "tokens of X does not just reorder its output and weights (a position embedding added "
+        "to the input of some projections, as DETR's with_pos_embed does for the queries and "
+        "keys, or a bias or mask by position of another kind).",
+        "Multi-head attention has no notion of order: each token's output depends on the set "
+        "of tokens, not on where they stand, so reordering X reorders the output's rows and "
+        "the weights' rows and columns the same way. Position information, where a model "
+        "wants it, is added to the embeddings before the layer, not inside it.",
+        "project X itself for the queries, keys and values, with nothing that depends on a "
+        "token's index, and check that permuting X's rows permutes the output's rows.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1188,5 +1278,12 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-grouped-projections",
     "attention-not-softmax",
     "pairs-another-distance",
+    "softmax-temperature",
+    "attention-sparse-weights",
+    "mha-activated-scores",
+    "mha-activated-head-outputs",
+    "pairs-argmax",
+    "attention-scores-not-dot-product",
+    "mha-depends-on-positions",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

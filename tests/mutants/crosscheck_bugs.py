@@ -480,3 +480,27 @@ def weights_from_torch__bfloat16_checkpoint(mha):
     _check_module(mha)
     blocks = [*mha.in_proj_weight.detach().chunk(3), mha.out_proj.weight.detach()]
     return tuple(b.to(torch.bfloat16).double().numpy().T.copy() for b in blocks)
+
+
+# --- the twelfth authors' set, seen (tests/data/authors/heldout_l/): two of the table's
+# mistakes at once, both named
+
+
+@bug("adapter-averaged-weights", "adapter-batch-first")
+def cross_check__detr_sequence_first_averaged(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    src = torch.as_tensor(np.asarray(X)).to(dtype).unsqueeze(1)  # flatten NxCxHxW to HWxNxC
+    with torch.no_grad():
+        out_t, w_t = mha(src, src, value=src)  # torch's defaults: weights averaged
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t[:, 0].double().numpy(), w_t[0].double().numpy(), dtype)
+
+
+@bug("adapter-averaged-weights", "adapter-batch-first")
+def cross_check__batch_first_always_averaged(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.tensor(X, dtype=dtype)[None]  # [batch_size, seq_len, hidden_dim]
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, need_weights=True)
+    out, weights = _ours(mha, X)
+    return _report(out, weights, out_t[0].double().numpy(), w_t[0].double().numpy(), dtype)

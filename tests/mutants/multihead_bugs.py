@@ -1786,3 +1786,138 @@ def parameter_counts__grouped_qkv_two_groups(d_model, head_counts, bias=False):
         total = 3 * d_model * (d_model // 2) + d_model * d_model  # grouped q, k, v in two
         counts[h] = total + (4 * d_model if bias else 0)
     return counts
+
+
+# --- the twelfth authors' set, seen (tests/data/authors/heldout_l/): a softmax with a factor
+# inside (each class beyond its example: tests/test_diagnose_classes.py)
+
+
+@bug("softmax-temperature")
+def softmax__base_two(x, axis=-1):
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp2(z)  # the fused kernels' exp2, without their log2(e) on the scores
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@bug("softmax-temperature")
+def softmax__temperature_two(x, axis=-1, temperature=2.0):
+    z = x / temperature
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _sparsemax_rows(z):
+    zs = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    cs = np.cumsum(zs, axis=-1)
+    kk = (1 + k * zs > cs).sum(axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cs, kk - 1, axis=-1) - 1) / kk
+    return np.maximum(z - tau, 0.0)
+
+
+@bug("attention-sparse-weights")
+def attention__sparsemax(Q, K, V):
+    weights = _sparsemax_rows(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]))
+    return weights @ V, weights
+
+
+@bug("attention-sparse-weights")
+def attention__hard_attention(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    best = np.argmax(scores, axis=-1)[..., None]  # "hard attention": the best key only
+    weights = (np.arange(scores.shape[-1]) == best).astype(float)
+    return weights @ V, weights
+
+
+@bug("mha-activated-scores", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__softplus_scores(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
+    w = softmax(np.logaddexp(0.0, s), axis=-1)  # "positive scores" before the softmax
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-activated-scores", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__gelu_scores(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
+    s = 0.5 * s * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (s + 0.044715 * s**3)))  # GELU
+    w = softmax(s, axis=-1)
+    return merge_heads(w @ v) @ Wo, w
+
+
+@bug("mha-activated-head-outputs", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__elu_heads(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    out = np.where(out > 0, out, np.expm1(np.minimum(out, 0.0)))  # GAT's F.elu per head
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-activated-head-outputs", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__relu_heads(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(np.maximum(out, 0.0)) @ Wo, w
+
+
+@bug("pairs-argmax")
+def distinct_head_pairs__argmax_agreement(weights, atol=1e-6):
+    top = np.argmax(np.asarray(weights), axis=-1)  # each query's most-attended key
+    h = len(top)
+    return [(i, j) for i in range(h) for j in range(i + 1, h) if (top[i] != top[j]).mean() > 0]
+
+
+@bug("pairs-argmax")
+def distinct_head_pairs__argmax_accuracy(weights, atol=1e-6):
+    w = np.asarray(weights, dtype=np.float64)
+    pairs = []
+    for i in range(len(w)):
+        for j in range(i + 1, len(w)):
+            accuracy = np.mean(w[i].argmax(axis=1) == w[j].argmax(axis=1))  # pyGAT's accuracy
+            if accuracy < 1:
+                pairs.append((i, j))
+    return pairs
+
+
+@bug("attention-scores-not-dot-product")
+def attention__additive_tanh(Q, K, V):
+    scores = np.tanh(Q[..., :, None, :] + K[..., None, :, :]).sum(axis=-1)  # Bahdanau, v = 1
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+@bug("attention-scores-not-dot-product")
+def attention__negative_l1_distance(Q, K, V):
+    d1 = np.abs(Q[..., :, None, :] - K[..., None, :, :]).sum(axis=-1)
+    weights = softmax(-d1 / math.sqrt(Q.shape[-1]), axis=-1)  # a Laplacian kernel on q and k
+    return weights @ V, weights
+
+
+def _sinusoid(n, d):
+    pos = np.arange(n)[:, None]
+    i = np.arange(d)[None, :]
+    angle = pos / 10000 ** (2 * (i // 2) / d)
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+@bug("mha-depends-on-positions", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__sinusoid_on_qk(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    qk_in = X + _sinusoid(*X.shape)  # DETR's with_pos_embed, Vaswani's table
+    q, k = (split_heads(qk_in @ W, num_heads, d_head) for W in (Wq, Wk))
+    out, w = attention(q, k, split_heads(X @ Wv, num_heads, d_head))
+    return merge_heads(out) @ Wo, w
+
+
+@bug("mha-depends-on-positions", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__index_added_to_x(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    X = X + np.arange(len(X))[:, None] / len(X)  # "a learned position", here its start
+    q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+    out, w = attention(q, k, v)
+    return merge_heads(out) @ Wo, w

@@ -56,12 +56,19 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         found = _own(s, given, probes)
         if found is None and fitted.capped(given, probes, mut.capped):
             found = ("attention-logit-softcap",), mut.attention_ref, False
+        # a distribution per query in the scores' order, the lowest-scoring keys given 0 (before
+        # the masks by position: which keys are cut follows the scores, not the positions)
+        sparse = None if found is not None else _sparse_fit(given, probes)
+        if sparse is not None:
+            found = ("attention-sparse-weights",), mut.attention_ref, False
         fit = None if found is not None else _scores_fit(given, probes)
         if fit is not None:  # any other scale, any mask: the classes beyond their examples
             found = fit_ids(fit), mut.attention_ref, False
         layout = None if found is not None else _layout(given, probes)
         if layout is not None:  # an operand taken in another layout: the product it computed
             found = ("attention-operand-layout",), layout[0], False
+        if sparse is not None:
+            layout = (None, sparse, "attention-sparse-weights")
         moved = None if found is not None else _weights_layout(given, expected, probes)
         if moved is not None:  # the right weights returned with their axes in another order
             found = ("attention-weights-layout",), mut.attention_ref, False
@@ -78,6 +85,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if kernel is not None:  # weights from a kernel normalised per query: no softmax at all
             found = ("attention-not-softmax",), mut.attention_ref, False
             layout = (None, kernel, "attention-not-softmax")
+        other = None if found is not None else _not_dot_product(s, given, probes)
+        if other is not None:  # a distribution per query, but not by the dot products alone
+            found = ("attention-scores-not-dot-product",), mut.attention_ref, False
+            layout = (None, other, "attention-scores-not-dot-product")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -85,6 +96,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             bound = _width_bound(s, given, expected, probes)
             if bound is not None:
                 return _bound(s, bound, wrong, made.called)
+            if wrong:  # with its own softmax: right where it does not raise (it makes up for it)
+                bound = _width_bound(s, student, expected, probes, own=True)
+                if bound is not None:
+                    return _bound(s, bound, wrong, made.called, own=True)
         if found is not None:
             ids, mutant, inline = found
             if right and wrong:
@@ -300,6 +315,134 @@ def _kernel_fit(given, probes) -> str | None:
     return None
 
 
+def _sparsemax(z: np.ndarray) -> np.ndarray:
+    """Sparsemax over the last axis (Martins & Astudillo): the Euclidean projection onto the
+    simplex, max(z - tau, 0)."""
+    zs = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    cs = np.cumsum(zs, axis=-1)
+    support = 1 + k * zs > cs
+    kk = support.sum(axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cs, kk - 1, axis=-1) - 1) / kk
+    return np.maximum(z - tau, 0.0)
+
+
+def _entmax15(z: np.ndarray) -> np.ndarray:
+    """1.5-entmax over the last axis (Peters, Niculae & Martins): max(z / 2 - tau, 0)**2, tau
+    found exactly by sorting."""
+    z = (z - z.max(axis=-1, keepdims=True)) / 2
+    zs = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    mean = np.cumsum(zs, axis=-1) / k
+    mean_sq = np.cumsum(zs**2, axis=-1) / k
+    delta = (1 - k * (mean_sq - mean**2)) / k
+    tau = mean - np.sqrt(np.maximum(delta, 0.0))
+    kk = (tau <= zs).sum(axis=-1, keepdims=True)
+    t = np.take_along_axis(tau, kk - 1, axis=-1)
+    return np.maximum(z - t, 0.0) ** 2
+
+
+# Sparse maps of the scores told by name where one reproduces the weights: (words, map).
+SPARSE_MAPS = (("sparsemax", _sparsemax), ("1.5-entmax", _entmax15))
+
+
+def _sparse_fit(given, probes) -> str | None:
+    """The words for weights that are, on every probe, a distribution over the keys for each
+    query (rows summing to 1, entries in [0, 1]) in the order of the scaled scores (a key never
+    weighs more than one with a higher score), with exactly zero weight on some query's
+    lowest-scoring keys where the softmax gives them weight, the output those weights times V:
+    a sparse map in place of softmax. The map is named where sparsemax or 1.5-entmax of the
+    scores (scaled or not) reproduces the results; None where the property does not hold."""
+    zeroed = False
+    for got, (Q, K, V) in zip(given, (p.args for p in probes), strict=True):
+        w = fitted._weights(got.value) if got.ok else None
+        Q, K, V = (np.asarray(a, float) for a in (Q, K, V))
+        s = Q @ _t(K) / math.sqrt(Q.shape[-1])
+        if w is None or w.shape != s.shape or not np.all(np.isfinite(w)):
+            return None
+        if (w < -1e-12).any() or (w > 1 + 1e-9).any():
+            return None
+        if not np.allclose(w.sum(axis=-1), 1.0, atol=1e-8):
+            return None
+        if not same(got.value[0], w @ V):
+            return None
+        # in the scores' order: sorted by score, the weights never decrease
+        order = np.argsort(s, axis=-1, kind="stable")
+        ws = np.take_along_axis(w, order, axis=-1)
+        if (np.diff(ws, axis=-1) < -1e-9).any():
+            return None
+        soft = ref.softmax(s, axis=-1)
+        zeroed |= bool(((w == 0) & (soft > 1e-3)).any())
+    if not zeroed:
+        return None
+    named_map = ""
+    for (words, f), (where, scale) in itertools.product(SPARSE_MAPS, (("", 1), (" unscaled", 0))):
+        made = []
+        for Q, K, V in (p.args for p in probes):
+            Q, K, V = (np.asarray(a, float) for a in (Q, K, V))
+            s = Q @ _t(K) / (math.sqrt(Q.shape[-1]) if scale else 1.0)
+            wk = f(s)
+            made.append(Outcome(value=(wk @ V, wk)))
+        if matches(given, made):
+            named_map = f" Its weights are {words} of the{where} scores."
+            break
+    return (
+        " On our inputs its weights sum to 1 over the keys and follow the order of the scaled "
+        "scores, but some queries give their lowest-scoring keys exactly zero weight, where "
+        "the softmax gives every key some; its out is those weights times V." + named_map
+    )
+
+
+def _tied_probes() -> tuple:
+    """Keys with the same dot product with every query (and the same length): any weights
+    that are a function of q . k give them the same weight."""
+    from ..probes import Probe
+
+    Q = np.array([[1.0, 0.5, 0.0, 0.0], [2.0, 1.0, 0.0, 0.0]])  # keys 0 and 1 tied for both
+    K = np.array(
+        [[0.3, 0.9, 0.2, -0.4], [0.95, -0.4, 0.1, math.sqrt(0.0275)], [-0.5, 0.3, 0.2, -0.1]]
+    )
+    V = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    return (Probe((Q, K, V)),)
+
+
+def _additive(Q, K):
+    return np.tanh(Q[..., :, None, :] + K[..., None, :, :]).sum(axis=-1)
+
+
+def _not_dot_product(s: DiagnosisSession, given, probes) -> str | None:
+    """The words for weights that are, on every probe, a distribution over the keys for each
+    query (rows summing to 1, entries in [0, 1]) with the output those weights times V, and
+    that give two keys of the same dot product with every query (and the same length)
+    different weights: scores that are no function of q . k. Bahdanau's additive score
+    sum(tanh(q + k)) is named where it reproduces the results; None otherwise."""
+    for got, (Q, K, V) in zip(given, (p.args for p in probes), strict=True):
+        w = fitted._weights(got.value) if got.ok else None
+        if w is None or w.shape != Q.shape[:-1] + K.shape[-2:-1] or not np.isfinite(w).all():
+            return None
+        if (w < -1e-12).any() or not np.allclose(w.sum(axis=-1), 1.0, atol=1e-8):
+            return None
+        if not same(got.value[0], w @ np.asarray(V, float)):
+            return None
+    tied = _tied_probes()
+    made = s.calls_made("attention", tied, {"softmax": ref.softmax}).given
+    w = fitted._weights(made[0].value) if made[0].ok else None
+    if w is None or w.shape != (2, 3) or abs(w[0, 0] - w[0, 1]) < 1e-6 + 1e-3 * abs(w[0, 0]):
+        return None
+    words = (
+        " On our inputs its weights sum to 1 over the keys and its out is those weights times "
+        "V, but two keys with the same dot product with a query (and the same length) get "
+        "different weights: its scores are no function of q . k."
+    )
+    add = []
+    for Q, K, V in (p.args for p in probes):
+        wk = ref.softmax(_additive(np.asarray(Q, float), np.asarray(K, float)), axis=-1)
+        add.append(Outcome(value=(wk @ V, wk)))
+    if matches(given, add):
+        words += " Its scores are the additive sum over the features of tanh(q + k)."
+    return words
+
+
 def _weights_layout(given, expected, probes) -> str | None:
     """The words for weights that are, on every probe, the right weights with their axes in
     another order (the keys before the queries: a book's one-column-per-token convention),
@@ -348,14 +491,20 @@ def _width_probes() -> tuple[pr.Probe, ...]:
     return tuple(out)
 
 
-def _width_bound(s: DiagnosisSession, given, expected, probes) -> tuple[list[int], bool] | None:
+def _width_bound(
+    s: DiagnosisSession, given, expected, probes, own: bool = False
+) -> tuple[list[int], bool] | None:
     """(the ranks it refuses, whether it refuses values of another width than the queries'),
     when on our inputs and on inputs that change one of these at a time it is right or raises,
-    and raises exactly where its rank is refused or d_v != d_k, the width being one cause."""
+    and raises exactly where its rank is refused or d_v != d_k, the width being one cause.
+    ``own``: its results with its own softmax (``given`` the student's as handed in)."""
     extra = _width_probes()
-    made = s.calls_made("attention", extra, {"softmax": ref.softmax})
+    if own:
+        more = s.student("attention", extra)
+    else:
+        more = s.calls_made("attention", extra, {"softmax": ref.softmax}).given
     want = trusted(("ref", "attention", "width"), mut.attention_ref, extra)
-    every = list(zip((*probes, *extra), (*given, *made.given), (*expected, *want), strict=True))
+    every = list(zip((*probes, *extra), (*given, *more), (*expected, *want), strict=True))
     if any(got.ok and not matches([got], [e]) for _, got, e in every):
         return None
     refused = set()
@@ -372,7 +521,7 @@ def _width_bound(s: DiagnosisSession, given, expected, probes) -> tuple[list[int
     return (sorted(refused), True) if width else None
 
 
-def _bound(s: DiagnosisSession, bound, wrong, called) -> Diagnosis:
+def _bound(s: DiagnosisSession, bound, wrong, called, own: bool = False) -> Diagnosis:
     """attention-output-query-width (and attention-expected-rank for ranks it refuses), with
     what it was seen to refuse."""
     refused, _ = bound
@@ -387,7 +536,12 @@ def _bound(s: DiagnosisSession, bound, wrong, called) -> Diagnosis:
     text = " On our inputs it raises wherever d_v != d_k" + (
         f", and for every {ranks} input," if refused else ","
     )
-    text += " and is right everywhere else."
+    text += (
+        " and is right everywhere else with your own softmax (with a right softmax its "
+        "results there would be wrong: it makes up for your softmax)."
+        if own
+        else " and is right everywhere else."
+    )
     message = found.message.replace(did, did + text, 1)
     return named(found.misconceptions, found.blame, message, found.question)
 

@@ -36,6 +36,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             ):
                 return s.in_function(qid, (mid,), inline=False)
 
+    if _by_argmax(s, student, probes):  # pairs by each query's most-attended key, not entries
+        return s.in_function(qid, ("pairs-argmax",), inline=False)
+
     fixed = _fixed_tolerance(student, probes)
     if fixed is not None:  # the same pairs whatever atol is: a tolerance of its own
         found = s.in_function(qid, ("pairs-ignores-atol",), inline=False)
@@ -94,6 +97,44 @@ def same_pairs(got: Outcome, e: Outcome) -> bool:
         return [pair(p) for p in got.value] == e.value
     except Exception:
         return False
+
+
+def _argmax_pairs(weights) -> list[tuple[int, int]]:
+    top = np.argmax(np.asarray(weights, dtype=np.float64), axis=-1)
+    h = len(top)
+    return [(i, j) for i in range(h) for j in range(i + 1, h) if np.any(top[i] != top[j])]
+
+
+def _argmax_probes() -> tuple:
+    """Heads whose argmax agrees but whose entries are far apart (0 and 1), and heads whose
+    entries are close but whose argmax differs (0 and 2), with a small atol and a large one:
+    no tolerance on the entries lists the pairs that the argmax does."""
+    from ..probes import Probe
+
+    w = np.array(
+        [
+            [[0.40, 0.30, 0.20, 0.10], [0.10, 0.20, 0.30, 0.40]],
+            [[0.70, 0.10, 0.10, 0.10], [0.05, 0.05, 0.10, 0.80]],
+            [[0.35, 0.36, 0.19, 0.10], [0.10, 0.20, 0.30, 0.40]],
+        ]
+    )
+    return (Probe((w,)), Probe((w,), {"atol": 0.5}))
+
+
+def _by_argmax(s, student, probes) -> bool:
+    """On every probe and on ``_argmax_probes``, the pairs listed are those of heads whose most
+    attended key (the argmax of a row) differs for some query, whatever atol."""
+    if not all(
+        same_pairs(got, Outcome(value=_argmax_pairs(p.args[0])))
+        for got, p in zip(student, probes, strict=True)
+    ):
+        return False
+    extra = _argmax_probes()
+    got = s.student("distinct_head_pairs", extra)
+    return all(
+        same_pairs(g, Outcome(value=_argmax_pairs(p.args[0])))
+        for g, p in zip(got, extra, strict=True)
+    )
 
 
 def _fixed_tolerance(student, probes) -> str | None:

@@ -20,7 +20,7 @@ from .. import fitted, properties
 from .. import mutants as mut
 from .. import probes as pr
 from ..catalogue import CATALOGUE
-from ..compare import Outcome, matches, same
+from ..compare import Outcome, matches, run, same
 from ..explain import array_diff, first_difference
 from ..result import Diagnosis, named
 from ..trusted import trusted
@@ -96,6 +96,10 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             found = fit_ids(fit, "mha-masks-positions"), ("attention" if fit.scaled else None)
         for mid, seen in CLASSES if found is None else ():
             words = seen(given, probes)  # the classes read from behaviour, after every other
+            if isinstance(words, tuple):  # a class of several ids: which ones were seen
+                ids, words = words
+                found, swap = (ids, None), (ids[0], words)
+                break
             if words is not None:  # what was seen, said after the id's words
                 found, swap = ((mid,), None), (mid, words)
                 break
@@ -108,6 +112,12 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             if mine is not None:
                 ids, _ = by_calls(*mine, made.called)
                 return s.with_callees(qid, ids, unstable)
+        if found is None:  # no class, nothing read on the moderate probes: is it at least
+            # equivariant in the tokens' order?
+            words = _positional(s, given, probes)
+            if words is not None:
+                found = ("mha-depends-on-positions",), None
+                swap = ("mha-depends-on-positions", words)
         if found is not None:
             ids, callee = by_calls(*found, made.called)
             if right and wrong:
@@ -821,6 +831,132 @@ def _transformed_or_capped(given, probes) -> str | None:
     return found if found is not None else _capped_projections(given, probes)
 
 
+# -- each head's scores or output passed through an elementwise function (GAT's LeakyReLU on
+# the scores, its ELU on each head's output before the concatenation) ----------------------
+
+_IDENTITY = ("", None)
+
+
+def _leaky(a: float):
+    return partial(lambda x, a: np.where(x > 0, x, a * x), a=a)
+
+
+def _leaky_slope(given, probes) -> float | None:
+    """The slope ``a`` of a leaky ReLU on the scaled scores read from the weights' logs: for
+    each row the shift from its positive scores, then the slope from its negative ones."""
+    slopes = []
+    for got, probe in zip(given, probes, strict=True):
+        w = fitted._weights(got.value)
+        s = _heads(probe)[3]
+        if w is None or w.shape != s.shape or (w < 0).any():
+            return None
+        with np.errstate(divide="ignore"):
+            lw = np.log(w)
+        rows = zip(s.reshape(-1, s.shape[-1]), lw.reshape(-1, s.shape[-1]), strict=True)
+        for row_s, row_w in rows:
+            seen = np.isfinite(row_w) & (row_w > -600)  # weights that did not underflow
+            pos, neg = seen & (row_s > 0.05), seen & (row_s < -0.05)
+            if pos.any() and neg.any():
+                c = np.median(row_w[pos] - row_s[pos])
+                slopes.extend((row_w[neg] - c) / row_s[neg])
+    return float(np.median(slopes)) if slopes else None
+
+
+def _activated_layer(f_scores, f_out):
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        d_head = X.shape[-1] // num_heads
+        q, k, v = (
+            ref.split_heads(np.asarray(X, float) @ W, num_heads, d_head) for W in (Wq, Wk, Wv)
+        )
+        s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
+        w = ref.softmax(f_scores(s) if f_scores is not None else s, axis=-1)
+        out = w @ v
+        return ref.merge_heads(f_out(out) if f_out is not None else out) @ Wo, w
+
+    return mha
+
+
+def _activated(given, probes) -> tuple[tuple[str, ...], str] | None:
+    """(the ids, the words) for results that are, on every probe, the right layer's with an
+    elementwise function on each head's scaled scores before the softmax (a leaky ReLU of any
+    slope, fitted, or one of ``ACTIVATIONS``) and/or on each head's output before the heads
+    are merged; None where none fits."""
+    if not all(o.ok for o in given):
+        return None
+    slope = _leaky_slope(given, probes)
+    on_scores = [_IDENTITY, *ACTIVATIONS]
+    if slope is not None and 1e-3 < abs(slope - 1.0) and abs(slope) < 50:
+        on_scores.insert(1, (f"a leaky ReLU of slope {slope:.3g}", _leaky(slope)))
+    for (s_words, fs), (o_words, fo) in itertools.product(on_scores, [_IDENTITY, *ACTIVATIONS]):
+        if fs is None and fo is None:
+            continue
+        with np.errstate(all="ignore"):
+            made = run(_activated_layer(fs, fo), probes)
+        if not matches(given, made):
+            continue
+        ids, said = [], []
+        if fs is not None:
+            ids.append("mha-activated-scores")
+            said.append(f"{s_words} applied to each head's scaled scores before the softmax")
+        if fo is not None:
+            ids.append("mha-activated-head-outputs")
+            said.append(f"{o_words} applied to each head's output before the heads are merged")
+        return tuple(ids), f" Here its results are the right layer's with {' and '.join(said)}."
+    return None
+
+
+# -- results that depend on where each token stands: attention has no notion of order, so
+# reordering X's tokens must reorder the output's rows and the weights' rows and columns -----
+
+
+def _reordered(probe) -> tuple[np.ndarray, object]:
+    X = np.asarray(probe.args[0], dtype=np.float64)
+    perm = np.roll(np.arange(len(X)), 1)[::-1]  # neither the identity nor a reversal alone
+    return perm, pr.Probe((X[perm], *probe.args[1:]), dict(probe.kwargs))
+
+
+def _positional(s: DiagnosisSession, given, probes) -> str | None:
+    """The words for results (given right callees, deterministic) that do not follow a
+    reordering of the tokens on some probe while a right layer's would: they depend on the
+    tokens' positions. Said too: whether the output is still the returned weights times the
+    values of X (so that the positions enter only the weights); None where every reordering
+    is followed or the results cannot be read."""
+    moved = []
+    for probe in probes:
+        perm, p = _reordered(probe)
+        moved.append((perm, p))
+    again = s.calls_made("multi_head_attention", [p for _, p in moved], ANSWERS).given
+    broken = False
+    for got, back, (perm, _) in zip(given, again, moved, strict=True):
+        if not (got.ok and back.ok):
+            return None
+        w, wb = fitted._weights(got.value), fitted._weights(back.value)
+        if w is None or wb is None or w.ndim != 3 or w.shape != wb.shape:
+            return None
+        out = np.asarray(got.value[0], dtype=np.float64)
+        want = (out[perm], w[:, perm][:, :, perm])
+        broken |= not same(back.value, want)
+    if not broken:
+        return None
+    words = (
+        " On our inputs, reordering the tokens of X does not reorder its output and weights "
+        "the same way: its results depend on where each token stands."
+    )
+    follows = True
+    for got, probe in zip(given, probes, strict=True):
+        X, Wq, Wk, Wv, Wo, h = probe.args
+        w = fitted._weights(got.value)
+        Vh = ref.split_heads(np.asarray(X, dtype=np.float64) @ Wv, h, X.shape[-1] // h)
+        if w.shape != (h, len(X), len(X)) or not same(got.value[0], ref.merge_heads(w @ Vh) @ Wo):
+            follows = False
+    if follows:
+        words += (
+            " Its output is still the weights it returns times the values projected from X: the "
+            "positions enter the weights, through the queries or keys or the scores."
+        )
+    return words
+
+
 CLASSES = (
     ("mha-weights-misassigned", _misassigned),
     ("mha-transforms-input", _transformed_input),
@@ -829,4 +965,5 @@ CLASSES = (
     ("mha-narrow-projections", _narrow),
     ("mha-smoothed-weights", _smoothed),
     ("mha-grouped-projections", _grouped_projections),
+    ("mha-activated-scores", _activated),
 )

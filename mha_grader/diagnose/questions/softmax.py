@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -12,9 +13,10 @@ from solutions import multihead as ref
 from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
-from ..compare import Outcome, as_array, matches, same_array
+from ..catalogue import CATALOGUE
+from ..compare import Outcome, as_array, matches, run, same_array
 from ..explain import array_diff, first_difference, sums_text
-from ..result import Diagnosis
+from ..result import Diagnosis, named
 from ..trusted import trusted
 
 if TYPE_CHECKING:
@@ -46,6 +48,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         ids = ("softmax-wrong-axis",)
     if ids is None and _global(s_mod, sub):
         ids = ("softmax-global",)
+    factor = None if ids is not None else _temperature(s_mod, sub)
+    if factor is not None:  # the softmax of the input times a constant: a temperature inside
+        ids, behaviour = ("softmax-temperature",), _times(factor)
     if ids is not None:
         unstable = False
         for i in big:
@@ -62,7 +67,8 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         elif unstable and "softmax-unstable" not in ids:
             ids = (*ids, "softmax-unstable")
         if ids:
-            return s.in_function("softmax", ids, inline=False)
+            found = s.in_function("softmax", ids, inline=False)
+            return found if factor is None else _factor_said(found, factor)
 
     def describe(got, want, probe):
         axis = probe.kwargs.get("axis", -1)
@@ -74,6 +80,58 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     if all(not o.ok for o in student):
         return s.raised("softmax", student, probes)
     return s.plain("softmax", f"Your softmax differs from a softmax: {text}.")
+
+
+def _times(c: float) -> Callable:
+    def softmax_times(x, axis=-1):
+        return ref.softmax(np.asarray(x, dtype=np.float64) * c, axis=axis)
+
+    return softmax_times
+
+
+def _temperature(student: list[Outcome], probes) -> float | None:
+    """The one factor ``c`` (not 1) for which every result is ``softmax(c * x)`` along the
+    probe's axis, read from the logs of the results (a least-squares fit per slice, the
+    median over the probes) and checked on every probe; None where none fits."""
+    fits = []
+    for got, p in zip(student, probes, strict=True):
+        a = as_array(got.value) if got.ok else None
+        x = np.asarray(p.args[0], dtype=np.float64)
+        if a is None or a.shape != x.shape or not np.isfinite(a).all() or (a <= 0).any():
+            return None
+        axis = p.kwargs.get("axis", -1)
+        la = np.log(a.astype(np.float64))
+        dl = la - la.mean(axis=axis, keepdims=True)
+        dx = x - x.mean(axis=axis, keepdims=True)
+        den = float(np.sum(dx * dx))
+        if den > 1e-12:
+            fits.append(float(np.sum(dl * dx)) / den)
+    if not fits:
+        return None
+    c = float(np.median(fits))
+    if not np.isfinite(c) or abs(c) < 1e-6 or abs(c - 1.0) < 1e-6:
+        return None
+    f = _times(c)
+    return c if matches(student, run(f, probes)) else None
+
+
+def _factor_words(c: float) -> str:
+    known = (
+        (math.log(2.0), "ln 2 = 0.693: 2**x in place of e**x"),
+        (math.log(10.0), "ln 10 = 2.303: 10**x in place of e**x"),
+        (1 / math.log(2.0), "log2(e) = 1.443"),
+    )
+    for value, words in known:
+        if abs(c - value) <= 1e-6 * value:
+            return f" On our inputs its results are the softmax of x times {words}."
+    return f" On our inputs its results are the softmax of x times {c:.4g}, a factor fitted."
+
+
+def _factor_said(found: Diagnosis, c: float) -> Diagnosis:
+    did = CATALOGUE["softmax-temperature"].did
+    message = found.message.replace(did, did + _factor_words(c), 1)
+    roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
+    return named(found.misconceptions, found.blame, message, found.question, roots)
 
 
 def _global_max(student: list[Outcome], probes, big: list[int]) -> bool:

@@ -59,6 +59,11 @@ ALIASES = {
     "attention-linear-kernel": "attention-not-softmax",
     "mha-clipped-projections": "mha-transforms-projections",
     "pairs-divergence": "pairs-another-distance",
+    # set L's proposals, named by the classes they belong to (issue-20-heldout-l-fixes)
+    "softmax-base-two": "softmax-temperature",
+    "attention-entmax": "attention-sparse-weights",
+    "attention-additive-scores": "attention-scores-not-dot-product",
+    "mha-position-embedding-qk": "mha-depends-on-positions",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
