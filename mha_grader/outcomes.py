@@ -73,6 +73,7 @@ class TestResult:
     # For the grader and the people who run it, never shown as such:
     grader_failed: bool = False  # the grader itself failed here (the student is not charged)
     review_reason: str = ""  # why a person should look (set with Tag.NEEDS_REVIEW)
+    not_attempted: bool = False  # failed because the function still raises NotImplementedError
 
     @property
     def passed(self) -> bool:

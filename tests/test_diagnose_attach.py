@@ -101,3 +101,27 @@ def test_diagnose_never_raises_whatever_the_student_returns(junk):
     for q in CODE_QUESTIONS:
         d = diagnose(q, env)
         assert d is None or (d.misconception is None and d.message)
+
+
+def test_a_function_not_written_yet_is_not_diagnosed_so_no_worker_is_started_for_it():
+    """Its cases already say it is not attempted; the diagnosis would start a worker of its
+    own only to find that out. A case that failed otherwise beside them is still diagnosed."""
+
+    class Refuses:
+        def __init__(self):
+            self.asked = []
+
+        def diagnose(self, qid):
+            self.asked.append(qid)
+            return None
+
+    not_yet = [
+        Result("softmax: a", "softmax", 0.0, 1.0, "not attempted", not_attempted=True),
+        Result("softmax: b", "softmax", 0.0, 1.0, "not attempted", not_attempted=True),
+    ]
+    session = Refuses()
+    assert explain_failures("softmax", not_yet, session) == not_yet
+    assert session.asked == []
+    wrong = Result("softmax: c", "softmax", 0.0, 1.0, "wrong values")
+    explain_failures("softmax", [*not_yet, wrong], session)
+    assert session.asked == ["softmax"]

@@ -22,8 +22,8 @@ def explain_failures(
     share the calls into the same code). Never raises: a failure of the diagnosis itself is
     logged and the results stay as they were.
     """
-    if qid not in CODE_QUESTIONS or all(r.passed for r in results):
-        return results
+    if qid not in CODE_QUESTIONS or all(r.passed or r.not_attempted for r in results):
+        return results  # nothing to diagnose (a function not written yet is told so already)
     try:
         d = session.diagnose(qid)
     except Exception:

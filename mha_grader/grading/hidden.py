@@ -27,7 +27,7 @@ from mha_check.otter_format import exception_test_file_class
 from mha_check.questions import CODE_QUESTIONS
 
 from .. import paths
-from ..errors import StudentCodeError, StudentRaised
+from ..errors import NotAttempted, StudentCodeError, StudentRaised
 from ..outcomes import TestResult
 from ..points import POINTS, POLICY
 from .context import Case
@@ -115,23 +115,23 @@ def _call(tc, env: Mapping[str, Callable], case: Case) -> None:
     tc.body.test_func(**{n: given[n] if n in given else env.get(n, None) for n in names})
 
 
-def _run_case(tc, env: Mapping[str, Callable], case: Case) -> tuple[bool, str, list[str]]:
-    """(passed, output, tags) of one case; a case that passed because an error was carried
-    forward (``carry``) says so in its output and tags."""
+def _run_case(tc, env: Mapping[str, Callable], case: Case) -> tuple[bool, str, list[str], bool]:
+    """(passed, output, tags, not attempted) of one case; a case that passed because an error
+    was carried forward (``carry``) says so in its output and tags."""
     try:
         _call(tc, env, case)
     except AssertionError as e:
-        return False, str(e) or EMPTY_ASSERTION, []
+        return False, str(e) or EMPTY_ASSERTION, [], False
     except StudentCodeError as e:
-        return False, student_message(e), []
+        return False, student_message(e), [], isinstance(e, NotAttempted)
     except Exception as e:  # a bug in a test, or a value no check expected: never crash
         log.warning("hidden test %r raised %s", tc.name, type(e).__name__, exc_info=True)
-        return False, NEUTRAL_FAILURE, []
+        return False, NEUTRAL_FAILURE, [], False
     carried = case.carried
     if carried:
         text = " ".join(c.text for c in carried)
-        return True, f"{PASSED}. {text}", [t for c in carried for t in c.tags]
-    return True, PASSED, []
+        return True, f"{PASSED}. {text}", [t for c in carried for t in c.tags], False
+    return True, PASSED, [], False
 
 
 def run_question(
@@ -147,7 +147,17 @@ def run_question(
     share = case_points(qid)
     results = []
     for tc in test_file.test_cases:
-        passed, output, tags = _run_case(tc, env, Case(carry_forward))
+        passed, output, tags, not_attempted = _run_case(tc, env, Case(carry_forward))
         score = share if passed else 0.0
-        results.append(TestResult(f"{qid}: {tc.name}", qid, score, share, output, tags=tags))
+        results.append(
+            TestResult(
+                f"{qid}: {tc.name}",
+                qid,
+                score,
+                share,
+                output,
+                tags=tags,
+                not_attempted=not_attempted,
+            )
+        )
     return results
