@@ -182,22 +182,30 @@ def _fixed_tolerance(student, probes) -> str | None:
     )
 
 
+def _pairs_by(measure, rows: bool = False):
+    """distinct_head_pairs with heads compared by ``measure(x, y) > atol`` (x, y two heads'
+    weights; ``rows``: as (queries, keys) rows, whatever leading axes they have)."""
+
+    def pairs(weights, atol=1e-6):
+        w = np.asarray(weights, dtype=np.float64)
+        if rows:
+            w = w.reshape(len(w), -1, w.shape[-1])
+        with np.errstate(all="ignore"):
+            return [
+                (i, j)
+                for i in range(len(w))
+                for j in range(i + 1, len(w))
+                if measure(w[i], w[j]) > atol
+            ]
+
+    return pairs
+
+
 def _relative_measure(student, probes) -> str | None:
     """The words for pairs that are, on every probe, those whose relative difference (one of
     ``mut.RELATIVE``'s measures, x and y two heads' weights) is above atol; None otherwise."""
     for kind, (words, measure) in mut.RELATIVE.items():
-
-        def pairs(weights, atol=1e-6, measure=measure):
-            w = np.asarray(weights, dtype=np.float64)
-            with np.errstate(all="ignore"):
-                return [
-                    (i, j)
-                    for i in range(len(w))
-                    for j in range(i + 1, len(w))
-                    if measure(w[i], w[j]) > atol
-                ]
-
-        want = trusted(("relative pairs", kind), pairs, probes)
+        want = trusted(("relative pairs", kind), _pairs_by(measure), probes)
         if all(same_pairs(got, e) for got, e in zip(student, want, strict=True)):
             return words.replace("the largest difference", "largest difference of the two heads")
     return None
@@ -271,19 +279,7 @@ def _another_distance(student, probes) -> str | None:
     than the largest entry difference (a divergence, a norm, a mean; ``_distances``) is above
     atol; None where no measure gives them."""
     for k, (words, measure) in enumerate(_distances()):
-
-        def pairs(weights, atol=1e-6, measure=measure):
-            w = np.asarray(weights, dtype=np.float64)
-            w = w.reshape(len(w), -1, w.shape[-1])
-            with np.errstate(all="ignore"):
-                return [
-                    (i, j)
-                    for i in range(len(w))
-                    for j in range(i + 1, len(w))
-                    if measure(w[i], w[j]) > atol
-                ]
-
-        want = trusted(("another distance", k), pairs, probes)
+        want = trusted(("another distance", k), _pairs_by(measure, rows=True), probes)
         if all(same_pairs(got, e) for got, e in zip(student, want, strict=True)):
             return words
     return None
