@@ -140,8 +140,8 @@ class Pipelines:
     @property
     def raised(self) -> str | None:
         """The callee whose failure here was a raise of the student's code, if it was."""
-        first = next((p for p in self.own if p.failed), None)
-        return first.failed[0] if first and isinstance(first.failure, StudentRaised) else None
+        failed = self.failed
+        return failed[0] if failed and isinstance(self.failure, StudentRaised) else None
 
 
 def _many(func, calls: list[tuple]) -> list:
@@ -427,7 +427,6 @@ def check(
         }
         references = {"weights_from_torch": reference_adapter, "multi_head_attention": reference}
         _past_raises(cross_check, probes, past, callees, references)
-        carried.update(c.name for c in past)
     for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
         if isinstance(report, StudentRaised):
             continue
@@ -449,10 +448,10 @@ def check(
     _moderate_noticed(cross_check, reference, probes, reports, own, called, moderate)
     if case.carry_forward:
         _not_cancelled(given, probes, reports, own)
-    raised = tuple(dict.fromkeys(c.name for c in past))
+    raised = tuple(dict.fromkeys(c.name for c in past))  # carried past a raise (_past_raises)
     if raised:
         case.carry(Carried("cross_check", raised, raised=True))
-    if carried - set(raised):
+    if carried - set(raised):  # carried past wrong values, where not past a raise already
         carry.record(case, "cross_check", tuple(sorted(carried - set(raised))))
 
 

@@ -172,22 +172,32 @@ def _relative(s: DiagnosisSession, qid: str, probes, base) -> str | None:
     multi_head_attention answered by a pipeline that really differs from the module, what it
     reports is not the largest absolute differences but one of these measures of them. None
     where it never called multi_head_attention or no measure fits."""
+    answered = _answered_by(s, qid, probes, base, _skewed)
+    if answered is None:
+        return None
+    given, over = answered
+    if same_report(given, run(check(over), probes), probes) is True:
+        return None  # the absolute differences: no relative error
+    for kind, (words, _) in mut.RELATIVE.items():
+        if same_report(given, run(check(over, relative=kind), probes), probes) is True:
+            return words
+    return None
+
+
+def _answered_by(s: DiagnosisSession, qid: str, probes, base, pipeline):
+    """(cross_check's results with its calls of multi_head_attention answered by ``pipeline``,
+    the callees the grader's own cross_check is given to compare: ``base``'s with ``pipeline``
+    as multi_head_attention); None where it never called multi_head_attention."""
     made = s.calls_made(
         qid,
         probes,
         references(),
         answerable=("multi_head_attention",),
-        answers={**references(), "multi_head_attention": _skewed},
+        answers={**references(), "multi_head_attention": pipeline},
     )
     if "multi_head_attention" not in made.answered:
         return None
-    over = {**(base or {}), "multi_head_attention": _skewed}
-    if same_report(made.given, run(check(over), probes), probes) is True:
-        return None  # the absolute differences: no relative error
-    for kind, (words, _) in mut.RELATIVE.items():
-        if same_report(made.given, run(check(over, relative=kind), probes), probes) is True:
-            return words
-    return None
+    return made.given, {**(base or {}), "multi_head_attention": pipeline}
 
 
 def _relative_named(s: DiagnosisSession, qid: str, probes, base, right, wrong):
@@ -227,19 +237,13 @@ def _loose(s: DiagnosisSession, qid: str, probes, base) -> str | None:
     multi_head_attention answered by the reference moved by a moderate amount, 2e-3 of the
     output's size, as grading's) really differs from it by that amount, the difference reported
     as it is; None where it never called multi_head_attention, or calls it no match."""
-    made = s.calls_made(
-        qid,
-        probes,
-        references(),
-        answerable=("multi_head_attention",),
-        answers={**references(), "multi_head_attention": _shifted},
-    )
-    if "multi_head_attention" not in made.answered:
+    answered = _answered_by(s, qid, probes, base, _shifted)
+    if answered is None:
         return None
-    over = {**(base or {}), "multi_head_attention": _shifted}
+    given, over = answered
     want = run(check(over), probes)
     seen = []
-    for got, c, p in zip(made.given, want, probes, strict=True):
+    for got, c, p in zip(given, want, probes, strict=True):
         dtype = str(p.args[0].in_proj_weight.dtype).removeprefix("torch.")
         if dtype != "float64" or not got.ok or not c.ok or not isinstance(got.value, dict):
             continue
