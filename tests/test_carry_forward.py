@@ -354,7 +354,9 @@ def test_a_cross_check_comparing_a_float64_module_in_float32_never_keeps_full_ma
         assert score(results) < POINTS["cross_check"], [r.output for r in results]
         # said in fixed words: no value cross_check reported in the hidden cases is shown
         assert any(honesty.COARSE in r.output for r in results)
-    fine = _float32_compare(ref.multi_head_attention, cast=False)
+    # compared in float64, the student's own (wrong) pipeline honestly reported: carried (a
+    # right pipeline of its own beside the wrong one is another pipeline's report: set M)
+    fine = _float32_compare(causal, cast=False)
     results = grade("cross_check", multi_head_attention=causal, cross_check=fine)
     assert score(results) == POINTS["cross_check"], [r.output for r in results]
 
@@ -397,3 +399,71 @@ def test_the_policy_is_read_from_points_toml_and_checked(tmp_path):
         bad.write_text(table)
         with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
             load_policy(bad)
+
+
+def _inline_pipeline(dtype):
+    """A cross_check that computes a right pipeline of its own (in ``dtype``) and never calls
+    the student's multi_head_attention (Stable Diffusion's CrossAttention recomputed)."""
+
+    def cross_check(mha, X):
+        import torch
+
+        Ws = [W.astype(dtype) for W in ref_cc.weights_from_torch(mha)]
+        out, w = ref.multi_head_attention(np.asarray(X, dtype), *Ws, mha.num_heads)
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
+        d_out = float(np.abs(out - t_out).max())
+        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
+        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": bool(d_out <= tol and d_w <= 1e-4),
+        }
+
+    return cross_check
+
+
+def _rescaled(factor):
+    """A multi_head_attention whose scores are scaled by ``factor`` times the right scale."""
+
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads} does not divide d_model")
+        d_head = X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        s = factor * (q @ np.swapaxes(k, -1, -2)) / np.sqrt(d_head)
+        w = ref.softmax(s, axis=-1)
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    return multi_head_attention
+
+
+@pytest.mark.parametrize("factor", [0.5, 3.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_report_of_another_pipeline_than_the_students_own_is_charged(factor, dtype):
+    """Set M (FINDINGS_M.md): a cross_check reporting a right pipeline of its own where the
+    student's multi_head_attention really differs from the module is charged, in either
+    dtype, with words that say so; beside a right multi_head_attention the same cross_check
+    keeps its points when it compares in float64."""
+    results = grade(
+        "cross_check", multi_head_attention=_rescaled(factor), cross_check=_inline_pipeline(dtype)
+    )
+    assert score(results) == 0, [r.output for r in results]
+    assert all("another pipeline than yours" in r.output for r in results)
+    # its calls were watched: multi_head_attention was never among them, and that is said
+    assert all("never called" in r.output for r in results)
+    right = grade("cross_check", cross_check=_inline_pipeline(np.float64))
+    assert score(right) == POINTS["cross_check"], [r.output for r in right]
+
+
+def test_a_pipeline_of_its_own_in_float32_on_a_float64_module_is_adapter_float32_output():
+    """Set M: a cross_check that never calls multi_head_attention and computes its pipeline in
+    float32 reports float32 rounding on a float64 module that the student's own pipeline
+    reproduces to float64 rounding: charged as a comparison in float32 (honesty.COARSE)."""
+    results = grade("cross_check", cross_check=_inline_pipeline(np.float32))
+    assert score(results) < POINTS["cross_check"], [r.output for r in results]
+    assert any(honesty.COARSE in r.output for r in results)

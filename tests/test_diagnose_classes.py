@@ -1338,3 +1338,108 @@ def test_an_order_free_mistake_is_not_said_to_depend_on_positions():
 
     d = diagnose("multi_head_attention", reference_env(multi_head_attention=hotter))
     assert d is not None and "mha-depends-on-positions" not in d.misconceptions, d.message
+
+
+# --- set M (FINDINGS_M.md): each class beyond its example -------------------------------------
+
+
+def _cross_check_returning(convert):
+    """The reference cross_check with each value of its report passed through ``convert``."""
+    from solutions import crosscheck as ref_cc
+
+    def cross_check(mha, X):
+        report = ref_cc.cross_check(mha, X)
+        return {k: convert(k, v) for k, v in report.items()}
+
+    return cross_check
+
+
+def _tensor(key, value):
+    import torch
+
+    return torch.tensor(value)
+
+
+def _tensor_match(key, value):
+    import torch
+
+    return torch.tensor(value) if key == "match" else value
+
+
+@pytest.mark.parametrize(
+    ("convert", "key", "want"),
+    [(_tensor, "output_max_abs_diff", "a float"), (_tensor_match, "match", "a bool")],
+)
+def test_a_report_of_tensors_is_report_not_plain_floats_with_what_was_asked(convert, key, want):
+    """NeMo's 0-d tensors (set M), and a tensor for match alone: the case says which value came
+    as what and what was asked; the diagnosis names no mistake of the pipeline."""
+    from mha_grader.grading import hidden
+
+    env = reference_env(cross_check=_cross_check_returning(convert))
+    results = hidden.run_question("cross_check", env, carry_forward=True)
+    assert all(r.score == 0 for r in results), [r.output for r in results]
+    assert all(f"'{key}' is a torch tensor, where {want}" in r.output for r in results)
+    assert not any(".detach().numpy()" in r.output for r in results)
+    d = diagnose("cross_check", env)
+    assert d is not None and d.misconceptions == ("report-not-plain-floats",), d and d.message
+    assert "split" not in d.message
+
+
+def test_a_report_of_another_kind_of_object_is_not_called_tensor_values():
+    """A whole report that is no dict of plain data (a tensor in place of the dict) is not a
+    report whose values are not floats."""
+    import torch
+
+    def cross_check(mha, X):
+        return torch.zeros(3)
+
+    d = diagnose("cross_check", reference_env(cross_check=cross_check))
+    assert d is None or "report-not-plain-floats" not in d.misconceptions
+
+
+def _inline_report(dtype):
+    """A cross_check that reports a right pipeline of its own (Stable Diffusion's
+    CrossAttention recomputed), never the student's multi_head_attention."""
+    import torch
+
+    from solutions import crosscheck as ref_cc
+
+    def cross_check(mha, X):
+        Ws = [W.astype(dtype) for W in ref_cc.weights_from_torch(mha)]
+        out, w = ref.multi_head_attention(np.asarray(X, dtype), *Ws, mha.num_heads)
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
+        d_out = float(np.abs(out - t_out).max())
+        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
+        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": bool(d_out <= tol and d_w <= 1e-4),
+        }
+
+    return cross_check
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_report_of_a_right_pipeline_beside_a_wrong_mha_is_report_not_own_pipeline(dtype):
+    """Set M: beside a multi_head_attention with a causal mask (not the example's scale), a
+    cross_check reporting a right pipeline of its own is named, and that it never called
+    multi_head_attention is said; the same cross_check beside a right one is not diagnosed."""
+
+    def causal(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        n, d_head = X.shape[0], X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head) + np.triu(np.full((n, n), -np.inf), 1)
+        w = ref.softmax(s, axis=-1)
+        return ref.merge_heads(w @ v) @ Wo, w
+
+    env = reference_env(multi_head_attention=causal, cross_check=_inline_report(dtype))
+    d = diagnose("cross_check", env)
+    assert d is not None and d.misconceptions == ("report-not-own-pipeline",), d and d.message
+    assert "never called your multi_head_attention" in d.message

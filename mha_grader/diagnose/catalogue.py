@@ -1182,6 +1182,32 @@ _ENTRIES = [
         "project X itself for the queries, keys and values, with nothing that depends on a "
         "token's index, and check that permuting X's rows permutes the output's rows.",
     ),
+    Misconception(
+        "report-not-own-pipeline",
+        "cross_check",
+        "Your cross_check reports the differences of another pipeline than yours: where your "
+        "multi_head_attention really differs from the module, it reports the differences of a "
+        "right pipeline (one it computes itself, or the reference's) instead of your own "
+        "pipeline's.",
+        "cross_check is there to measure your own pipeline against torch: its report must be "
+        "what your multi_head_attention, given weights_from_torch's weights, really gives. A "
+        "report of another pipeline says nothing about yours, and calls it a match where it is "
+        "not one.",
+        "run X through your own multi_head_attention with the weights weights_from_torch gives, "
+        "and report the differences of that result from the module's.",
+    ),
+    Misconception(
+        "report-not-plain-floats",
+        "cross_check",
+        "Your cross_check returns a report whose values are not plain Python floats and a bool: "
+        "output_max_abs_diff, weights_max_abs_diff or match is another kind of object (a torch "
+        "tensor, a 0-d array, ...), which the grader does not take as a number.",
+        "The report is plain data: two floats and a bool. A torch tensor (even one with a "
+        "single entry, as .abs().max() gives) is not a float; it also keeps torch's dtype and "
+        "device with it, and comparisons with it give tensors, not bools.",
+        "turn each difference into a float with float(...) or .item(), and match into a bool "
+        "with bool(...), before putting them in the dict.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1285,5 +1311,7 @@ ADDED_IDS: tuple[str, ...] = (
     "pairs-argmax",
     "attention-scores-not-dot-product",
     "mha-depends-on-positions",
+    "report-not-own-pipeline",
+    "report-not-plain-floats",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

@@ -325,13 +325,18 @@ def _judge(
     own: Pipelines,
     called: frozenset[str],
     unsteady: Callable[[Probe], bool] = lambda probe: False,
+    complete: bool = False,
 ) -> tuple[str, ...]:
     """Raise AssertionError unless ``report`` is honest for this module, against the reference
     pipeline or (carried forward) one of the student's whose wrong callees cross_check really
     called (``called``); returns the callees carried. A report no pipeline explains, from a
     cross_check that called a multi_head_attention whose results vary from call to call on the
-    same inputs (``unsteady``), could not be checked: no report could be honest there."""
+    same inputs (``unsteady``), could not be checked: no report could be honest there. A report
+    honest for the reference pipeline only, where the student's own multi_head_attention really
+    differs from it, is another pipeline's (``_own_pipeline_reported``; ``complete``: the calls
+    cross_check made were all seen)."""
     if _honest(report, probe.reference, probe):
+        _own_pipeline_reported(report, probe, own, called, complete, unsteady)
         _check_match(report, probe)
         return ()
     if case.carry_forward:
@@ -350,6 +355,41 @@ def _judge(
         what = carry.RANDOM.format(where="the same inputs")
         raise carry.CouldNotCheck("cross_check", "multi_head_attention", what)
     raise AssertionError(_dishonest_message(report, probe))
+
+
+NOT_OWN = (
+    "cross_check's report is that of another pipeline than yours: your multi_head_attention "
+    "really differs from the module here, and the differences reported are those of a right "
+    "pipeline, not of yours{never}. Its differences must be your own pipeline's: run X through "
+    "your own multi_head_attention with weights_from_torch's weights, and compare that with the "
+    "module."
+)
+NEVER_CALLED = " (your multi_head_attention was never called by it)"
+
+
+def _own_pipeline_reported(
+    report,
+    probe: Probe,
+    own: Pipelines,
+    called: frozenset[str],
+    complete: bool,
+    unsteady: Callable[[Probe], bool],
+) -> None:
+    """Raise AssertionError where a report honest for the reference pipeline is not honest for
+    any pipeline of the student's own multi_head_attention, which really differs from the
+    reference on this module (contract: the differences are those of the student's own
+    multi_head_attention). A right multi_head_attention, or one wrong only where the report
+    cannot tell (rounding), is not charged, nor one whose results vary from call to call on
+    the same inputs (``unsteady``: no report could be its pipeline's); "never called" is said
+    only where the calls cross_check made were all seen and multi_head_attention is not among
+    them."""
+    mine = [p for p in own.own if p.imported and p.diffs is not None]
+    if not any("multi_head_attention" in p.wrong for p in mine):
+        return
+    if any(_honest(report, p.diffs, probe) for p in mine) or unsteady(probe):
+        return
+    never = complete and "multi_head_attention" not in called
+    raise AssertionError(NOT_OWN.format(never=NEVER_CALLED if never else ""))
 
 
 def _dishonest_message(report, probe: Probe) -> str:
@@ -407,10 +447,14 @@ def check(
 
     reports: list = []
     called: list[frozenset[str]] = []  # the callees cross_check really called, per module
+    complete: list[bool] = []  # every call it made there was seen
     past: list[CalleeCall] = []  # callee calls that raised, to be carried past if they may
     for probe, mine in zip(probes, own, strict=True):
         observed = _observe(cross_check, probe, case, unsteady)
         called.append(frozenset(c.name for c in observed.calls))
+        complete.append(
+            bool(observed.complete) and getattr(cross_check, "observe", None) is not None
+        )
         try:
             if observed.failed:
                 raise observed.value
@@ -427,10 +471,12 @@ def check(
         }
         references = {"weights_from_torch": reference_adapter, "multi_head_attention": reference}
         _past_raises(cross_check, probes, past, callees, references)
-    for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
+    for probe, report, mine, seen, whole in zip(
+        probes, reports, own, called, complete, strict=True
+    ):
         if isinstance(report, StudentRaised):
             continue
-        carried.update(_judge(case, report, probe, mine, seen, unsteady))
+        carried.update(_judge(case, report, probe, mine, seen, unsteady, whole))
     measured = bool(past) or any(  # carried past a raise: right given right, zero key too
         p.zero_key and not isinstance(r, StudentRaised)
         for p, r in zip(probes, reports, strict=True)
@@ -491,14 +537,21 @@ def _float64_kept(given, probes, reports, own: list[Pipelines], called) -> None:
     reference and the student's weights_from_torch giving the reference's float64 weights, the
     pipeline it ran reproduces the module to float64 rounding, and so must its report (the
     contract: on a float64 module the differences are exactly the pipeline's). A report already
-    at float64 rounding costs no extra call; a cross_check that never called
-    multi_head_attention there (a pipeline of its own, in float32 or not) is judged as before."""
+    at float64 rounding costs no extra call. A cross_check that never called
+    multi_head_attention there (a pipeline of its own) is judged by the student's own pipeline
+    (its multi_head_attention with its weights_from_torch's weights): where that reproduces the
+    module to float64 rounding, so must the report."""
     for probe, report, mine, seen in zip(probes, reports, own, called, strict=True):
         if isinstance(report, StudentCodeError) or probe.zero_key or not probe.float64:
             continue
-        if "multi_head_attention" not in seen or not mine.exact_adapter:
-            continue
         if _at_float64_rounding(report, probe):
+            continue
+        if "multi_head_attention" not in seen:
+            whole = _whole(mine)
+            if whole is not None and _at_float64_rounding((*whole, False), probe):
+                raise AssertionError(COARSE)
+            continue
+        if not mine.exact_adapter:
             continue
         try:
             got = read_report(given(probe))
@@ -561,7 +614,20 @@ def _moderate_noticed(
 
 def _at_float64_rounding(report, probe: Probe) -> bool:
     r_out, r_w, _ = report
-    return r_out <= NOISE["float64"] * probe.scale and r_w <= NOISE["float64"]
+    return r_out <= NOISE["float64"] * probe.scale and (r_w is None or r_w <= NOISE["float64"])
+
+
+def _whole(mine: Pipelines) -> tuple[float, float | None] | None:
+    """The real differences of the student's whole pipeline on a module (its
+    multi_head_attention with its weights_from_torch's weights), None where it could not run."""
+    if mine.failed is not None:
+        return None
+    imported = [p for p in mine.own if p.imported]
+    if not imported or imported[-1].diffs is None:
+        return None
+    if not mine.exact_adapter and "weights_from_torch" not in imported[-1].wrong:
+        return None  # its weights_from_torch's own weights were not run through it here
+    return imported[-1].diffs
 
 
 def _not_cancelled(given, probes, reports, own: list[Pipelines]) -> None:

@@ -9,6 +9,7 @@ into the grader's own words: the worker's text stays in the exception for truste
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mha_check.limits import LIMIT_WORDS, limit_hit
@@ -164,13 +165,33 @@ def _error_record(error: Any) -> bool:
 # -- what a checked error record means -------------------------------------------------------
 
 
+# Keys of a returned dict whose values are plain scalars, and what each must be: a value that
+# is not plain data is said to be at one of these keys (no other key is ever repeated: the
+# student's code chooses its keys).
+SCALAR_KEYS = {
+    "output_max_abs_diff": "a float",
+    "weights_max_abs_diff": "a float",
+    "match": "a bool (True or False)",
+}
+_NOT_PLAIN = re.compile(r"a value of type (\S+) is not plain data(?: at key '([A-Za-z_]+)')?")
+
+
 def not_plain_data(message: str) -> str:
-    """The worker says "a value of type X is not plain data"; X is named only when it is a type
-    the grader knows (a class of the student's own could be named to carry anything)."""
-    prefix, suffix = "a value of type ", " is not plain data"
-    name = message[len(prefix) : -len(suffix)] if message.endswith(suffix) else ""
-    if message.startswith(prefix) and name in _KNOWN_TYPES:
+    """The worker says "a value of type X is not plain data" (and, inside a dict, "at key K");
+    X is named only when it is a type the grader knows (a class of the student's own could be
+    named to carry anything), K only when it is one of SCALAR_KEYS: then what was expected
+    there is said, and how to get it."""
+    found = _NOT_PLAIN.fullmatch(message)
+    name, key = (found.group(1), found.group(2)) if found else ("", None)
+    if name in _KNOWN_TYPES:
         what = "a torch tensor" if name.startswith("torch.") else f"a {name}"
+        if key in SCALAR_KEYS:
+            want = SCALAR_KEYS[key]
+            how = "bool(...)" if key == "match" else "float(...) (or .item())"
+            return (
+                f"returned a dict whose '{key}' is {what}, where {want} is asked: convert "
+                f"it with {how}"
+            )
         hint = " (convert it with .detach().numpy())" if name.startswith("torch.") else ""
         return f"returned {what}, which is not plain data{hint}"
     if "too large" in message:

@@ -55,6 +55,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     student = s.student(qid, probes)
     if s.not_attempted(student):
         return None
+    plain = _not_plain_values(s, qid, student)
+    if plain is not None:
+        return plain
     expected = trusted(("ref", qid), check(), probes)
     right = same_report(student, expected, probes) is True
     suspects = [n for n in CALLEES if s.wrong(n)]
@@ -71,6 +74,11 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     pipeline = expected if base is None else run(check(base), probes)
     verdict = same_report(given, pipeline, probes)
     strict = verdict == "strict"
+    if "multi_head_attention" not in made.called or _loosely(given, student):
+        # its report does not follow what multi_head_attention gives it
+        found = _not_own_pipeline(s, qid, probes, student, pipeline, base, made.called)
+        if found is not None:
+            return found
     if verdict is True or (all(not o.ok for o in given) and all(not o.ok for o in pipeline)):
         found = _loose_named(s, qid, probes, base, right, wrong) if verdict is True else None
         if found is not None:  # right given its callees, but a float64 tolerance far too loose
@@ -136,6 +144,60 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         return s.raised(qid, student, probes, made.called)
     _, text = report_difference(student, expected, probes)
     return s.plain(qid, f"Your cross_check {text}.")
+
+
+def _not_plain_values(s: DiagnosisSession, qid: str, student: list[Outcome]):
+    """report-not-plain-floats: every call that failed returned a report whose values are not
+    plain data (a torch tensor where a float or a bool belongs), as the grader's own words for
+    it say (``grading.replies.not_plain_data``: a report key is named only when it is one of
+    the contract's), and no call did anything else. What came and what was expected are told;
+    no mistake of the pipeline is named, none having been seen."""
+    failed = [o.error for o in student if not o.ok]
+    if not failed or not all(isinstance(e, errors.BadResult) for e in failed):
+        return None
+    if not all(any(f"'{k}'" in str(e) for k in REPORT_KEYS) for e in failed):
+        return None
+    found = s.in_function(qid, ("report-not-plain-floats",), inline=False)
+    did = CATALOGUE["report-not-plain-floats"].did
+    seen = f" Here it {failed[0]}."
+    return named(found.misconceptions, found.blame, found.message.replace(did, did + seen, 1), qid)
+
+
+def _loosely(a: list[Outcome], b: list[Outcome]) -> bool:
+    """Two lists of reports alike to float32 rounding (differences both below 1e-4, or within
+    1e-3 of each other), every call of both giving a report."""
+    for x, y in zip(a, b, strict=True):
+        if not (x.ok and y.ok and isinstance(x.value, dict) and isinstance(y.value, dict)):
+            return False
+        for key in REPORT_KEYS[:2]:
+            try:
+                if not _close(float(x.value[key]), float(y.value[key]), "float32"):
+                    return False
+            except (KeyError, TypeError, ValueError):
+                return False
+    return True
+
+
+def _not_own_pipeline(s: DiagnosisSession, qid: str, probes, student, pipeline, base, called):
+    """report-not-own-pipeline: the student's multi_head_attention really differs from the
+    module on our probes (its pipeline's report is not a right pipeline's), and cross_check's
+    reports are a right pipeline's (to float32 rounding), not its own. That it never called
+    multi_head_attention is said only where its calls, recorded, show it."""
+    if not s.wrong("multi_head_attention") or not _loosely(student, pipeline):
+        return None
+    over = {**(base or {}), "multi_head_attention": s.fn("multi_head_attention")}
+    own = run(check(over), probes)
+    if not all(o.ok for o in own) or _loosely(own, pipeline) or _loosely(student, own):
+        return None
+    found = s.in_function(qid, ("report-not-own-pipeline",), inline=False)
+    if "multi_head_attention" in called:
+        return found
+    did = CATALOGUE["report-not-own-pipeline"].did
+    seen = " Here it never called your multi_head_attention."
+    return named(found.misconceptions, found.blame, found.message.replace(did, did + seen, 1), qid)
+
+
+REPORT_KEYS = ("output_max_abs_diff", "weights_max_abs_diff", "match")
 
 
 def _inline(s: DiagnosisSession, given, probes, base, called) -> Diagnosis | None:
@@ -320,6 +382,8 @@ def same_report(student: list[Outcome], candidate: list[Outcome], probes):
     for got, c, p in zip(student, candidate, probes, strict=True):
         if got.ok != c.ok:
             return None
+        if not got.ok and not isinstance(got.error, errors.StudentRaised):
+            return None  # no report (not plain data, a hang, a crash): no pipeline explains it
         if not got.ok:
             continue
         r = got.value

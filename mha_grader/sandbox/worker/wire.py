@@ -98,6 +98,9 @@ def _array_node(a: np.ndarray, blobs: list[bytes]) -> dict:
     return node
 
 
+NOT_PLAIN = " is not plain data"
+
+
 def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
@@ -111,9 +114,18 @@ def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
     if type(obj) in (list, tuple):
         return {"t": type(obj).__name__, "v": [_to_node(x, blobs, depth + 1) for x in obj]}
     if type(obj) is dict:
-        items = [
-            [_to_node(k, blobs, depth + 1), _to_node(v, blobs, depth + 1)] for k, v in obj.items()
-        ]
+        items = []
+        for k, v in obj.items():
+            key = _to_node(k, blobs, depth + 1)
+            try:
+                items.append([key, _to_node(v, blobs, depth + 1)])
+            except WireError as e:
+                # the innermost key of a value that is not plain data, where it is a short
+                # string (the trusted side names it only when it is one of the contract's)
+                text = str(e)
+                if type(k) is str and len(k) <= 40 and text.endswith(NOT_PLAIN):
+                    raise WireError(f"{text} at key {k!r}") from None
+                raise
         return {"t": "dict", "v": items}
     if type(obj) is np.ndarray:
         return _array_node(obj, blobs)
@@ -121,7 +133,7 @@ def _to_node(obj: Any, blobs: list[bytes], depth: int) -> Any:
         return {**_array_node(np.asarray(obj), blobs), "t": "scalar"}
     if _describe(obj) == "torch.nn.modules.activation.MultiheadAttention":
         return _mha_to_node(obj, blobs)
-    raise WireError(f"a value of type {_describe(obj)} is not plain data")
+    raise WireError(f"a value of type {_describe(obj)}{NOT_PLAIN}")
 
 
 def encode(obj: Any) -> bytes:
