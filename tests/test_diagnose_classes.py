@@ -1443,3 +1443,94 @@ def test_a_report_of_a_right_pipeline_beside_a_wrong_mha_is_report_not_own_pipel
     d = diagnose("cross_check", env)
     assert d is not None and d.misconceptions == ("report-not-own-pipeline",), d and d.message
     assert "never called your multi_head_attention" in d.message
+
+
+def _softmax_default(default):
+    def softmax(x, axis=default):
+        x = np.asarray(x, dtype=np.float64)
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    return softmax
+
+
+def _softmax_over(pick):
+    """A softmax jointly over the axes ``pick(axis, ndim)`` gives."""
+
+    def softmax(x, axis=-1):
+        x = np.asarray(x, dtype=np.float64)
+        axes = pick(axis % x.ndim, x.ndim)
+        e = np.exp(x - x.max(axis=axes, keepdims=True))
+        return e / e.sum(axis=axes, keepdims=True)
+
+    return softmax
+
+
+@pytest.mark.parametrize(
+    ("softmax", "said"),
+    [
+        (
+            _softmax_default(0),
+            "asked for the default axis of an array of shape (2, 4, 3), it normalised over axis 0",
+        ),
+        (_softmax_default(1), "it raised NumPy's AxisError"),
+        (_softmax_over(lambda a, n: tuple(range(a + 1))), "normalised over axes 0, 1 together"),
+        (_softmax_over(lambda a, n: tuple(range(a, n))), "normalised over axes 1, 2 together"),
+    ],
+)
+def test_a_softmax_over_another_set_of_axes_is_softmax_wrong_axis_with_the_axes(softmax, said):
+    """Set M: a default other than -1 (Chainer's axis=1, or 0) and a softmax over the axis
+    together with the axes after it (ONNX's opset-12 coercion) or before it: named, with what
+    was asked and what it normalised over; never "a small difference"."""
+    d = diagnose("softmax", reference_env(softmax=softmax))
+    assert d is not None and d.misconceptions == ("softmax-wrong-axis",), d and d.message
+    assert said in d.message and "small difference" not in d.message
+
+
+def test_an_axis_error_no_axis_explains_is_not_called_another_axis():
+    def softmax(x, axis=-1):
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim == 1:
+            raise np.exceptions.AxisError("no 1-D input")
+        return ref.softmax(x, axis=axis)
+
+    d = diagnose("softmax", reference_env(softmax=softmax))
+    assert d is None or "softmax-wrong-axis" not in d.misconceptions
+
+
+def _mha_plus_x(mask=None, factor=1.0):
+    """A multi_head_attention with ``mask`` (True: masked) and/or another scale, and X added to
+    its output: two mistakes at once."""
+
+    def mha(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError(f"num_heads {num_heads}")
+        n, d_head = X.shape[0], X.shape[-1] // num_heads
+        q, k, v = (ref.split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
+        s = factor * (q @ np.swapaxes(k, -1, -2)) / math.sqrt(d_head)
+        if mask is not None:
+            s = np.where(mask(n), -np.inf, s)
+        w = ref.softmax(s, axis=-1)
+        return ref.merge_heads(w @ v) @ Wo + X, w
+
+    return mha
+
+
+def _window(n):
+    i = np.arange(n)
+    return np.abs(i[:, None] - i[None, :]) > 1
+
+
+@pytest.mark.parametrize(
+    ("mha", "ids"),
+    [
+        (_mha_plus_x(mask=_window), ("mha-residual-norm", "mha-masks-positions")),
+        (_mha_plus_x(factor=0.5), ("scale-wrong-factor", "mha-residual-norm")),
+    ],
+)
+def test_a_mask_or_scale_with_x_added_names_both_mistakes(mha, ids):
+    """Set M (PyG's complete graph without self-loops plus `out + X`): a mask of another
+    pattern, or another scale, with a residual: both named, and the weights not called right."""
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
+    assert d is not None and set(d.misconceptions) == set(ids), d and d.message
+    assert "the weights are right" not in d.message

@@ -61,6 +61,10 @@ def softmax_probes() -> tuple[Probe, ...]:
         Probe((r.standard_normal((2, 3, 4)),), {"axis": 1}),
         Probe((r.standard_normal((2, 5)),)),  # the default axis
         Probe((large,), {"axis": -1}, large=True),
+        # the default axis on a 1-D and a 3-D array: a default other than -1 (Chainer's axis=1)
+        # shows here, as an AxisError or the middle axis
+        Probe((_rng(21).standard_normal(6),)),
+        Probe((_rng(22).standard_normal((2, 4, 3)),)),
     )
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from solutions import multihead as ref
 
+from ... import errors
 from .. import mutants as mut
 from .. import probes as pr
 from .. import properties
@@ -36,6 +39,7 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     ids: tuple[str, ...] | None = None
     behaviour: Callable | None = None
+    axes_said = ""
     if matches(s_mod, [expected[i] for i in mod]):
         ids, behaviour = (), ref.softmax
     # the mutants that differ from a softmax already on moderate scores
@@ -44,8 +48,9 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     for f_ids, f in concrete:
         if ids is None and matches(s_mod, trusted((f, "moderate"), f, sub)):
             ids, behaviour = f_ids, f
-    if ids is None and _over_other_axes(s_mod, sub):
-        ids = ("softmax-wrong-axis",)
+    over = _normalised_over(s_mod, sub) if ids is None else None
+    if over is not None:
+        ids, axes_said = ("softmax-wrong-axis",), _axes_words(over, sub)
     if ids is None and _global(s_mod, sub):
         ids = ("softmax-global",)
     factor = None if ids is not None else _temperature(s_mod, sub)
@@ -68,6 +73,8 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
             ids = (*ids, "softmax-unstable")
         if ids:
             found = s.in_function("softmax", ids, inline=False)
+            if axes_said:
+                return _said(found, "softmax-wrong-axis", axes_said)
             return found if factor is None else _factor_said(found, factor)
 
     def describe(got, want, probe):
@@ -128,8 +135,13 @@ def _factor_words(c: float) -> str:
 
 
 def _factor_said(found: Diagnosis, c: float) -> Diagnosis:
-    did = CATALOGUE["softmax-temperature"].did
-    message = found.message.replace(did, did + _factor_words(c), 1)
+    return _said(found, "softmax-temperature", _factor_words(c))
+
+
+def _said(found: Diagnosis, mid: str, words: str) -> Diagnosis:
+    """``found`` with ``words`` (what was seen) told after ``mid``'s account of what it did."""
+    did = CATALOGUE[mid].did
+    message = found.message.replace(did, did + words, 1)
     roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
     return named(found.misconceptions, found.blame, message, found.question, roots)
 
@@ -148,19 +160,68 @@ def _finite(v) -> bool:
     return a is not None and bool(np.isfinite(a).all())
 
 
-def _over_other_axes(student: list[Outcome], probes) -> bool:
-    """Every result is a softmax over some axis, and at least one over the wrong axis."""
-    other = False
+def _joint(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """A softmax over a set of axes together (every entry of each slice across them)."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(axis=axes, keepdims=True))
+    return e / e.sum(axis=axes, keepdims=True)
+
+
+def _axis_error(o: Outcome) -> bool:
+    e = o.error
+    return isinstance(e, errors.StudentRaised) and (e.numpy == "AxisError" or e.is_a(AxisError))
+
+
+def _normalised_over(student: list[Outcome], probes) -> list[tuple[int, ...] | None] | None:
+    """Per probe, the set of axes its result is a softmax over, jointly (one axis, or several
+    together as ONNX's opset-12 coercion gives); None for a probe that raised NumPy's AxisError
+    where the axes read on the others name one its array does not have. None where any result
+    is no softmax over a set of axes, or no probe was normalised over other axes than asked."""
+    found: list[tuple[int, ...] | None] = []
     for got, p in zip(student, probes, strict=True):
-        if not got.ok:
-            return False
         x = p.args[0]
-        axis = p.kwargs.get("axis", -1) % x.ndim
-        axes = [a for a in range(x.ndim) if same_array(got.value, ref.softmax(x, axis=a))]
-        if not axes:
-            return False
-        other |= axis not in axes
-    return other
+        if not got.ok:
+            if not _axis_error(got):
+                return None
+            found.append(None)
+            continue
+        sets = [
+            axes
+            for k in range(1, x.ndim + 1)
+            for axes in itertools.combinations(range(x.ndim), k)
+            if same_array(got.value, _joint(x, axes))
+        ]
+        if not sets:
+            return None
+        found.append(sets[0])
+    named_axes = [a for axes in found if axes is not None for a in axes]
+    for axes, p in zip(found, probes, strict=True):
+        if axes is None and not any(a >= p.args[0].ndim for a in named_axes):
+            return None  # an AxisError no axis read elsewhere explains
+    other = any(
+        axes is not None and axes != (p.kwargs.get("axis", -1) % p.args[0].ndim,)
+        for axes, p in zip(found, probes, strict=True)
+    )
+    return found if other else None
+
+
+def _axes_words(found, probes) -> str:
+    """What was asked and what it normalised over, on the probes where they differ."""
+    seen = []
+    for axes, p in zip(found, probes, strict=True):
+        x = p.args[0]
+        asked = p.kwargs.get("axis")
+        ask = f"axis={asked}" if asked is not None else "the default axis"
+        shape = f"an array of shape {tuple(x.shape)}"
+        if axes is None:
+            seen.append(f"asked for {ask} of {shape}, it raised NumPy's AxisError")
+            continue
+        if axes == ((-1 if asked is None else asked) % x.ndim,):
+            continue
+        over = f"axis {axes[0]}" if len(axes) == 1 else "axes " + ", ".join(map(str, axes))
+        over += " together" if len(axes) > 1 else ""
+        seen.append(f"asked for {ask} of {shape}, it normalised over {over}")
+    return " On our inputs: " + "; ".join(seen) + "." if seen else ""
 
 
 def _global(student: list[Outcome], probes) -> bool:
