@@ -94,6 +94,13 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
         fit = None if found is not None else _scores_fit(given, probes)
         if fit is not None:  # any other scale, any mask: the classes beyond their examples
             found = fit_ids(fit, "mha-masks-positions"), ("attention" if fit.scaled else None)
+        elif found is None:  # the same, with X added to the output: two mistakes at once
+            fit = _scores_fit(given, probes, residual=True)
+            if fit is not None and (fit.scaled or fit.masked):
+                ids = {*fit_ids(fit, "mha-masks-positions"), "mha-residual-norm"}
+                found = tuple(i for i in CATALOGUE if i in ids), None
+            else:
+                fit = None
         for mid, seen in CLASSES if found is None else ():
             words = seen(given, probes)  # the classes read from behaviour, after every other
             if isinstance(words, tuple):  # a class of several ids: which ones were seen
@@ -129,6 +136,7 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
             found = s.in_function(
                 qid, ids, inline=callee is not None, called=made.called, callee=callee
             )
+            found = _residual_beside(found)
             return _swap_said(with_fit(found, fit, probes, "d_head"), swap)
     if all(not o.ok for o in student):
         return s.raised(qid, student, probes, made.called)
@@ -145,6 +153,19 @@ def _values(s: DiagnosisSession, qid: str, probes) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your multi_head_attention differs from the reference: {text}.")
+
+
+RIGHT_WEIGHTS = " the weights are right, but the output is not the attention's."
+
+
+def _residual_beside(found: Diagnosis) -> Diagnosis:
+    """mha-residual-norm named beside another mistake that changes the weights: its words that
+    the weights are right are not said."""
+    if "mha-residual-norm" not in found.misconceptions or len(found.misconceptions) == 1:
+        return found
+    text = found.message.replace(RIGHT_WEIGHTS, " the output is not the attention's.", 1)
+    roots = tuple((fn, text if t == found.message else t) for fn, t in found.roots)
+    return named(found.misconceptions, found.blame, text, found.question, roots)
 
 
 def by_calls(
@@ -215,15 +236,17 @@ def _grouped(given, probes) -> tuple[str, str] | None:
     return ("mha-multi-query" if one else "mha-grouped-query"), fitted.grouped_words(found)
 
 
-def _scores_fit(given, probes) -> fitted.ScoreFit | None:
+def _scores_fit(given, probes, residual: bool = False) -> fitted.ScoreFit | None:
     """``given`` as every head's softmax of its right scores by another factor, or with some
-    keys masked (its own code, or what it hands attention)."""
+    keys masked (its own code, or what it hands attention); ``residual``: with X added to the
+    output too (a second mistake at once, mha-residual-norm's residual)."""
     scores, finish = [], []
     for X, Wq, Wk, Wv, Wo, h in (p.args for p in probes):
         d_head = X.shape[-1] // h
         Qh, Kh, Vh = (ref.split_heads(X @ W, h, d_head) for W in (Wq, Wk, Wv))
         scores.append(Qh @ np.swapaxes(Kh, -1, -2) / math.sqrt(d_head))
-        finish.append(lambda w, Vh=Vh, Wo=Wo: (ref.merge_heads(w @ Vh) @ Wo, w))
+        add = X if residual else 0.0
+        finish.append(lambda w, Vh=Vh, Wo=Wo, add=add: (ref.merge_heads(w @ Vh) @ Wo + add, w))
     return fitted.scores_fit(given, scores, lambda i, w: finish[i](w))
 
 
