@@ -1534,3 +1534,39 @@ def test_a_mask_or_scale_with_x_added_names_both_mistakes(mha, ids):
     d = diagnose("multi_head_attention", reference_env(multi_head_attention=mha))
     assert d is not None and set(d.misconceptions) == set(ids), d and d.message
     assert "the weights are right" not in d.message
+
+
+def _cross_check_matching(close):
+    """The reference pipeline's differences, ``match`` decided by ``close(torch's, ours)`` on
+    the output and on the weights (ONNX's reference tests: np.allclose's defaults)."""
+    import torch
+
+    from solutions import crosscheck as ref_cc
+
+    def cross_check(mha, X):
+        x = torch.from_numpy(np.asarray(X)).to(mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            e, ew = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        e = e.squeeze(0 if mha.batch_first else 1).numpy().astype(np.float64)
+        ew = ew.squeeze(0).numpy().astype(np.float64)
+        Ws = ref_cc.weights_from_torch(mha)
+        got, gw = ref.multi_head_attention(np.asarray(X, dtype=np.float64), *Ws, mha.num_heads)
+        return {
+            "output_max_abs_diff": float(np.abs(e - got).max()),
+            "weights_max_abs_diff": float(np.abs(ew - gw).max()),
+            "match": bool(close(e, got) and close(ew, gw)),
+        }
+
+    return cross_check
+
+
+@pytest.mark.parametrize(
+    "close", [np.allclose, lambda a, b: bool(np.isclose(a, b, rtol=1e-5, atol=1e-8).all())]
+)
+def test_a_tolerance_relative_to_each_entry_is_adapter_strict_tolerance(close):
+    """Set M: allclose's default tolerance (or any tolerance relative to each entry, whose
+    absolute part is far below float32 rounding) calls a float32 module whose output has entries
+    near zero no match: adapter-strict-tolerance, as a fixed float64 tolerance is."""
+    d = diagnose("cross_check", reference_env(cross_check=_cross_check_matching(close)))
+    assert d is not None and d.misconceptions == ("adapter-strict-tolerance",), d and d.message
