@@ -1,7 +1,7 @@
 """The diagnosis on code written in real public authors' styles (tests/data/authors/tuning/ and
 tuning_b/, the second set, tuning_c/, the third, and tuning_d/, the fourth, with heldout_d/,
-heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/, heldout_j/, heldout_k/ and
-heldout_l/, no longer held out once their results were read).
+heldout_e/, heldout_f/, heldout_g/, heldout_h/, heldout_i/, heldout_j/, heldout_k/, heldout_l/
+and heldout_m/, no longer held out once their results were read).
 
 Each submission's verdict.toml says, written before grading, which functions are right and
 which mistake a wrong one makes (a §6 id, or a proposed one, mapped below to the id the
@@ -15,8 +15,8 @@ heldout_e/ (FINDINGS_E.md, issue-20-heldout-e-fixes), heldout_f/ (FINDINGS_F.md,
 issue-20-heldout-f-fixes), heldout_g/ (FINDINGS_G.md, issue-20-heldout-g-fixes), heldout_h/
 (FINDINGS_H.md, issue-20-heldout-h-fixes), heldout_i/ (FINDINGS_I.md,
 issue-20-heldout-i-fixes), heldout_j/ (FINDINGS_J.md, issue-20-heldout-j-fixes) and heldout_k/
-(FINDINGS_K.md, issue-20-heldout-k-fixes) and heldout_l/ (FINDINGS_L.md,
-issue-20-heldout-l-fixes).
+(FINDINGS_K.md, issue-20-heldout-k-fixes), heldout_l/ (FINDINGS_L.md,
+issue-20-heldout-l-fixes) and heldout_m/ (FINDINGS_M.md, issue-20-heldout-m-fixes).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ TUNING_PARTS = tuple(
         "heldout_j",
         "heldout_k",
         "heldout_l",
+        "heldout_m",
     )
 )
 INDEPENDENT = ROOT / "tests" / "data" / "independent"
@@ -90,6 +91,11 @@ PROPOSED = {
     ("attention-entmax", "attention"): "attention-sparse-weights",
     ("attention-additive-scores", "attention"): "attention-scores-not-dot-product",
     ("mha-position-embedding-qk", "multi_head_attention"): "mha-depends-on-positions",
+    # set M's proposals, named by the classes they belong to (issue-20-heldout-m-fixes)
+    ("softmax-default-axis", "softmax"): "softmax-wrong-axis",
+    ("softmax-flattens-trailing-axes", "softmax"): "softmax-wrong-axis",
+    ("attention-normalised-over-queries", "attention"): "softmax-wrong-axis",
+    ("report-tensor-values", "cross_check"): "report-not-plain-floats",
 }
 
 # Mistakes the diagnosis cannot see on its own, with the reason (none of them is in its hands).
@@ -113,6 +119,10 @@ UNSEEN = {
     "float64 module: where module and pipeline agree to float64 rounding its report is an "
     "exact 0, below what the float64 rule of cross_check's honesty looks at (FINDINGS_F.md: "
     "graded full marks; open)",
+    ("sd_crossattention_fp32", "cross_check"): "a right pipeline of its own recomputed in "
+    "float32 beside weights_from_torch's float32-rounded weights: its float32 rounding cannot "
+    "be told from the weights' (the grader's pipeline with those weights rounds as much); named "
+    "report-not-own-pipeline, its multi_head_attention being wrong (FINDINGS_M.md)",
 }
 
 

@@ -8,10 +8,18 @@ from mha_check.questions import CODE_QUESTIONS
 from mha_grader.diagnose import CATALOGUE, diagnose_all
 from tests.mutants.build import SUBMISSIONS, load_env
 
+# Mistakes a submission of one buggy function cannot show (the suite replaces one function of
+# the reference), each with where it is tested instead.
+TWO_FUNCTIONS = {
+    "report-not-own-pipeline": "shows only beside a wrong multi_head_attention; tested in "
+    "tests/test_diagnose_classes.py and tests/test_carry_forward.py (set M)",
+}
+
 
 def test_every_catalogued_mistake_has_at_least_two_buggy_submissions():
     counts = Counter(i for s in SUBMISSIONS for i in s.ids)
-    assert {mid: counts[mid] for mid in CATALOGUE if counts[mid] < 2} == {}
+    short = {mid: counts[mid] for mid in CATALOGUE if counts[mid] < 2}
+    assert {mid: n for mid, n in short.items() if mid not in TWO_FUNCTIONS} == {}
 
 
 def test_the_suite_has_correct_alternatives_and_mistakes_outside_the_catalogue():

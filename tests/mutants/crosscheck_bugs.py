@@ -504,3 +504,40 @@ def cross_check__batch_first_always_averaged(mha, X):
         out_t, w_t = mha(x, x, x, need_weights=True)
     out, weights = _ours(mha, X)
     return _report(out, weights, out_t[0].double().numpy(), w_t[0].double().numpy(), dtype)
+
+
+# --- the thirteenth authors' set, seen (tests/data/authors/heldout_m/): a report whose values
+# are torch tensors (NeMo's `.abs().max()` left as 0-d tensors)
+
+
+@bug("report-not-plain-floats")
+def cross_check__zero_d_tensors(mha, X):
+    x = torch.as_tensor(np.asarray(X), dtype=mha.in_proj_weight.dtype)
+    x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    out_t = (out_t.squeeze(0) if mha.batch_first else out_t.squeeze(1)).double()
+    out, weights = multi_head_attention(
+        np.asarray(X, dtype=np.float64), *weights_from_torch(mha), mha.num_heads
+    )
+    d_out = (torch.from_numpy(out) - out_t).abs().max()
+    d_w = (torch.from_numpy(weights) - w_t.squeeze(0).double()).abs().max()
+    tol = 1e-4 if mha.in_proj_weight.dtype == torch.float32 else 1e-8
+    return {
+        "output_max_abs_diff": d_out,
+        "weights_max_abs_diff": d_w,
+        "match": bool(d_out <= tol and d_w <= tol),
+    }
+
+
+@bug("report-not-plain-floats")
+def cross_check__tensor_match(mha, X):
+    out_t, w_t = _torch_side(mha, X)
+    out, weights = _ours(mha, X)
+    d_out, d_w = float(np.abs(out - out_t).max()), float(np.abs(weights - w_t).max())
+    tol = torch.tensor(1e-4 if mha.in_proj_weight.dtype == torch.float32 else 1e-8)
+    return {
+        "output_max_abs_diff": d_out,
+        "weights_max_abs_diff": d_w,
+        "match": (torch.tensor(max(d_out, d_w)) <= tol),
+    }

@@ -20,8 +20,17 @@ import sys
 import tomllib
 from pathlib import Path
 
-IDS = ["softmax", "split_heads", "merge_heads", "attention", "multi_head_attention",
-       "distinct_head_pairs", "parameter_counts", "weights_from_torch", "cross_check"]
+IDS = [
+    "softmax",
+    "split_heads",
+    "merge_heads",
+    "attention",
+    "multi_head_attention",
+    "distinct_head_pairs",
+    "parameter_counts",
+    "weights_from_torch",
+    "cross_check",
+]
 HERE = Path(__file__).parent
 
 
@@ -64,6 +73,11 @@ ALIASES = {
     "attention-entmax": "attention-sparse-weights",
     "attention-additive-scores": "attention-scores-not-dot-product",
     "mha-position-embedding-qk": "mha-depends-on-positions",
+    # set M's proposals, named by the classes they belong to (issue-20-heldout-m-fixes)
+    "softmax-default-axis": "softmax-wrong-axis",
+    "softmax-flattens-trailing-axes": "softmax-wrong-axis",
+    "attention-normalised-over-queries": "softmax-wrong-axis",
+    "report-tensor-values": "report-not-plain-floats",
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
@@ -122,8 +136,10 @@ def closure(verdicts: dict, q: str) -> set[str]:
 
 def grade(out: Path, student: str) -> dict[str, dict]:
     res = json.loads((out / "students" / student / "results.json").read_text())
-    per: dict[str, dict] = {q: {"score": 0.0, "max": 0.0, "tags": set(), "carried": set(),
-                                "failed": 0, "cases": 0} for q in IDS}
+    per: dict[str, dict] = {
+        q: {"score": 0.0, "max": 0.0, "tags": set(), "carried": set(), "failed": 0, "cases": 0}
+        for q in IDS
+    }
     for t in res["tests"]:
         q = t["name"].split(":", 1)[0]
         if q not in per:
@@ -146,12 +162,35 @@ def grade(out: Path, student: str) -> dict[str, dict]:
 
 def main() -> None:
     part, out, checks = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    rows, issues = [], {k: [] for k in (
-        "calls", "own_full", "plain_half", "no_tag", "check_vs_grade", "waiting_full",
-        "right_lost")}
-    counts = {"plain": 0, "plain_tagged": 0, "own": 0, "own_tagged": 0, "wrong": 0,
-              "wrong_tagged": 0, "right": 0, "right_full": 0, "own_full": 0, "plain_half": 0,
-              "plain_named": 0, "own_named": 0}
+    rows, issues = (
+        [],
+        {
+            k: []
+            for k in (
+                "calls",
+                "own_full",
+                "plain_half",
+                "no_tag",
+                "check_vs_grade",
+                "waiting_full",
+                "right_lost",
+            )
+        },
+    )
+    counts = {
+        "plain": 0,
+        "plain_tagged": 0,
+        "own": 0,
+        "own_tagged": 0,
+        "wrong": 0,
+        "wrong_tagged": 0,
+        "right": 0,
+        "right_full": 0,
+        "own_full": 0,
+        "plain_half": 0,
+        "plain_named": 0,
+        "own_named": 0,
+    }
     for folder in sorted((HERE / part).iterdir()):
         if not folder.is_dir():
             continue
@@ -165,19 +204,27 @@ def main() -> None:
             calls = set(v.get("calls", []))
             word = words.get(q, "?")
             full = p["max"] > 0 and p["score"] >= p["max"] - 1e-9
-            rows.append(f"| {folder.name} | {q} | {kind}"
-                        f"{' (' + ', '.join(v.get('misconception', [])) + ')' if v.get('misconception') else ''}"
-                        f" | {p['score']:g}/{p['max']:g} | {', '.join(sorted(p['tags'])) or '—'}"
-                        f" | {', '.join(sorted(p['carried'])) or '—'} | {word} |")
+            rows.append(
+                f"| {folder.name} | {q} | {kind}"
+                f"{' (' + ', '.join(v.get('misconception', [])) + ')' if v.get('misconception') else ''}"
+                f" | {p['score']:g}/{p['max']:g} | {', '.join(sorted(p['tags'])) or '—'}"
+                f" | {', '.join(sorted(p['carried'])) or '—'} | {word} |"
+            )
             who = f"{folder.name}.{q}"
             for x in sorted(p["carried"] - calls):
-                issues["calls"].append(f"{who}: graded as carried forward from {x}, which it never calls")
+                issues["calls"].append(
+                    f"{who}: graded as carried forward from {x}, which it never calls"
+                )
             if word.startswith("waiting on"):
-                for x in re.findall(r"\w+", word[len("waiting on"):]):
+                for x in re.findall(r"\w+", word[len("waiting on") :]):
                     if x not in calls:
-                        issues["calls"].append(f"{who}: mha-check says 'waiting on {x}', which it never calls")
+                        issues["calls"].append(
+                            f"{who}: mha-check says 'waiting on {x}', which it never calls"
+                        )
                 if full:
-                    issues["waiting_full"].append(f"{who}: mha-check '{word}', grade {p['score']:g}/{p['max']:g}")
+                    issues["waiting_full"].append(
+                        f"{who}: mha-check '{word}', grade {p['score']:g}/{p['max']:g}"
+                    )
             if kind == "right":
                 counts["right"] += 1
                 counts["right_full"] += full
@@ -192,23 +239,39 @@ def main() -> None:
                 counts[key + "_tagged"] += tagged
                 counts[key + "_named"] += bool(wanted(v, q) & p["tags"])
                 if not tagged:
-                    issues["no_tag"].append(f"{who}: {kind} ({', '.join(v.get('misconception', []))}), no misconception named")
+                    issues["no_tag"].append(
+                        f"{who}: {kind} ({', '.join(v.get('misconception', []))}), no misconception named"
+                    )
                 if kind == "own-bug" and full:
                     counts["own_full"] += 1
-                    issues["own_full"].append(f"{who}: own bug ({', '.join(v.get('misconception', []))}), full marks")
+                    issues["own_full"].append(
+                        f"{who}: own bug ({', '.join(v.get('misconception', []))}), full marks"
+                    )
                 if kind == "plainly-wrong" and p["score"] > p["max"] / 2:
                     counts["plain_half"] += 1
-                    issues["plain_half"].append(f"{who}: plainly wrong, kept {p['score']:g}/{p['max']:g}")
+                    issues["plain_half"].append(
+                        f"{who}: plainly wrong, kept {p['score']:g}/{p['max']:g}"
+                    )
             reach = closure(verdicts, q)
             for x in sorted(fb[q] - reach - {q}):
-                issues["calls"].append(f"{who}: the feedback names {x} as a callee at fault, but {q} never calls it (not even through another function)")
+                issues["calls"].append(
+                    f"{who}: the feedback names {x} as a callee at fault, but {q} never calls it (not even through another function)"
+                )
             if word.startswith("failed") and full:
-                issues["check_vs_grade"].append(f"{who}: mha-check '{word}', grade {p['score']:g}/{p['max']:g}")
+                issues["check_vs_grade"].append(
+                    f"{who}: mha-check '{word}', grade {p['score']:g}/{p['max']:g}"
+                )
             if word == "passed" and (not full or "beyond-numpy (review)" in p["tags"]):
-                issues["check_vs_grade"].append(f"{who}: mha-check 'passed', grade {p['score']:g}/{p['max']:g}")
+                issues["check_vs_grade"].append(
+                    f"{who}: mha-check 'passed', grade {p['score']:g}/{p['max']:g}"
+                )
             if word == "not checked" and full:
-                issues["check_vs_grade"].append(f"{who}: mha-check 'not checked', grade {p['score']:g}/{p['max']:g}")
-    print("| student | function | verdict | points | misconception tags | carried forward from | mha-check |")
+                issues["check_vs_grade"].append(
+                    f"{who}: mha-check 'not checked', grade {p['score']:g}/{p['max']:g}"
+                )
+    print(
+        "| student | function | verdict | points | misconception tags | carried forward from | mha-check |"
+    )
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print()
