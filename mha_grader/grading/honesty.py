@@ -29,6 +29,12 @@ subtraction).
   with its calls of multi_head_attention answered by the reference, its report on a module the
   pipeline reproduces must still be honest (under the carry-forward policy, as ``carry``'s).
 
+- A report honest for the reference pipeline only, where the student's own
+  multi_head_attention really differs from it on the module (``Pipelines.own``), is another
+  pipeline's (a right one cross_check computes itself): charged (``NOT_OWN``), as is a report of
+  float32 rounding on a float64 module that the student's own whole pipeline reproduces to
+  float64 rounding, whether or not multi_head_attention was called (``COARSE``).
+
 The student's pipelines are run on every module before cross_check has seen it (torch and NumPy
 are deterministic), so that nothing cross_check stashes can be replayed into them.
 """
