@@ -73,9 +73,11 @@ from .cues import (
     CONTRASTS,
     COURSE_SOURCES,
     EMBEDDED,
+    ENDORSE_OPENING,
     ENDORSE_SENTENCE,
     ENDORSE_TAIL,
     FALSE_THAT,
+    FRONTED_OPEN,
     GENERIC_SAY,
     HEARSAY,
     HEDGE,
@@ -774,6 +776,10 @@ def _stems(words: frozenset[str]) -> frozenset[str]:
     return _STEMS[words]
 
 
+# the writer naming themself in the third person ("The student believes ...")
+_SELF = [[d, w] for d in ("the", "this") for w in ("student", "candidate", "writer", "undersigned")]
+
+
 def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, bool] | None:
     """Where the subject that ends at ``end`` (exclusive) begins, and whether it names the
     course's material, when it names a person, a group or a source other than the student
@@ -900,6 +906,8 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         if found is None:
             continue
         start, course = found
+        if end == j and words[start:end] in _SELF and _stem_in(w, BELIEVING):
+            continue  # "the student believes X": the writer's own belief, a hedge ("was told": no)
         stop = j + 1 + pointed
         while stop < len(words) and words[stop] in ("me", "us", "you", "him", "her", "them"):
             stop += 1
@@ -1070,6 +1078,12 @@ def _read(words: list[str]) -> _Marks:
     # who else says so, before hedges: "everyone seems to believe X" reports X
     _attribute(text, marks)
     _mark_undecided(text, marks)  # before hedges: its "maybe" is part of "maybe not"
+    fronted = FRONTED_OPEN.match(text.text)
+    if fronted:  # "Whether X or Y, I'm not sure.": X and Y left open
+        tail = bisect_right(text.starts, fronted.start("tail")) - 1
+        for i in range(tail, len(words)):
+            marks.cue[i] = True
+        _apply(marks, range(tail), "report")
     _mark_odds(text, marks)
     _mark_forward(text, HEDGE, marks, "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
@@ -1373,7 +1387,8 @@ def _no_vouch(words: list[list[str]], marks: list[_Marks], k: int) -> bool:
     for i in span:
         marks[k].cue[i] = True
     _apply(marks[k], range(span.start), "report")
-    if k:
+    # ("X, though I could not confirm it": a concession about its own sentence only)
+    if k and not ({"though", "although"} & set(words[k][max(span.start - 1, 0) : span.start + 1])):
         _apply(marks[k - 1], range(marks[k - 1].n), "report")
     return True
 
@@ -1389,6 +1404,7 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
         (ENDORSE_SENTENCE, "endorse", True),
         (NEG_OPENING, "deny", False),
         (POS_OPENING, "endorse", False),
+        (ENDORSE_OPENING, "endorse", False),
     ):
         if pattern.match(text):
             return how, whole

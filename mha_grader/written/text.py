@@ -201,6 +201,31 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         # what follows is the student's next sentence ("EDIT: actually, not true." judges the
         # answer before it)
         (r"(?m)^[ \t]*(?:edit(?:ed)?|update|correction)(?:[ \t]*\d+)?[ \t]*[:–—-][ \t]*", ""),
+        # what a reader of the rendered Markdown sees: struck-out text ("~~each over d_model~~")
+        # is withdrawn, as an EDIT's "scratch that", and says nothing; an unticked box ("- [ ]
+        # ...") asserts nothing, a ticked one ("- [x] ...") asserts its item
+        (r"~~(?:(?!~~)[^\n])+~~", ""),
+        (r"(?m)^[ \t]*(?:[-*+][ \t]+)?\[ \][^\n]*", ""),
+        (r"(?m)^([ \t]*(?:[-*+][ \t]+)?)\[x\][ \t]*", r"\1"),
+        # a line, or a list, headed by doubt ("Not sure: X", "Unsure:" over bullets): X is
+        # doubted by its heading, neither claimed nor denied (a "Sure:" line stays claimed)
+        (
+            r"(?m)^[ \t]*(?:[-*+•][ \t]+)?(?:not (?:so |too |entirely |quite |really )?sure|unsure|"
+            r"uncertain|doubtful|not certain|no idea|unclear|open questions?)(?: about)?[ \t]*:"
+            r"(?:[^\n]*[^\s:][^\n]*|[ \t]*(?:\n[ \t]*[-*+•][^\n]*)+)",
+            "",
+        ),
+        # a news label opening a line: a headline's register, not a word of the claim ("BREAKING:
+        # heads share ..." breaks nothing); a rumour's label reports what it heads
+        (
+            r"(?m)^[ \t]*(?:breaking(?: news)?|exclusive|explainer|confirmed|developing|opinion|"
+            r"analysis|just in|fact check)[ \t]*[:–—-][ \t]*",
+            "",
+        ),
+        (
+            r"(?m)^[ \t]*(?:rumou?r|unverified|unconfirmed|hearsay|gossip)[ \t]*[:–—-][ \t]*",
+            "Rumour has it that ",
+        ),
         # a Markdown table: its rule row goes, each other row reads as a line of notes
         (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", ""),
         (r"(?m)^[ \t]*\|(.*)\|[ \t]*$", _table_row),
