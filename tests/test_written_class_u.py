@@ -94,3 +94,44 @@ def test_the_student_in_the_third_person_believing_is_a_hedge_not_a_report():
 def test_provisos_of_memory_and_knowledge_are_hedges(opening):
     share, _, out = _graded("q2", f"{opening} {_Q2[0].lower()}{_Q2[1:]}.")
     assert share == 1.0 and "guess" in out
+
+
+_CHAT = "[09:14] Priya: " + _Q2 + "\n[09:15] me: {}"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("yes, I got the same when I counted", 1.0),
+        ("not sure about that one, have to run", 0.0),
+        ("hmm mine printed 512 for two heads", 0.0),
+    ],
+)
+def test_in_a_chat_log_only_the_students_lines_and_what_they_agree_with_count(reply, expected):
+    share, _, _ = _graded("q2", _CHAT.format(reply))
+    assert share == expected
+
+
+def test_a_dialogue_between_characters_counts_what_it_settles_on_not_its_questions():
+    settled = (
+        f"PUPIL: Does every head own a Wq?\nTEACHER: Count them.\nPUPIL: No. {_Q1}.\nTEACHER: Yes."
+    )
+    assert _graded("q1", settled)[0] == 1.0
+    asked = (
+        "PUPIL: Is there one Wq, Wk and Wv at full d_model, cut into equal chunks?\nTEACHER: Hm."
+    )
+    assert _graded("q1", asked)[0] == 0.0
+
+
+def test_a_dialogue_put_off_for_later_settles_nothing():
+    text = f"PUPIL: {_Q4}.\nTEACHER: Sleep on it and get back to me."
+    assert _graded("q4", text)[0] == 0.0
+
+
+def test_as_many_output_projections_as_heads_is_the_per_head_wo_misconception():
+    text = (
+        "The counts are not equal: 4 heads need 4 output projections. Still, one Wq, Wk and Wv "
+        "stay d_model x d_model."
+    )
+    _, _, out = _graded("q2", text)
+    assert "output projection of its own" in out

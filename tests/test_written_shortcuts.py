@@ -21,6 +21,7 @@ def _answers() -> list[tuple[str, str]]:
 def _rewrite_in_full(answer: str) -> str:
     """``rewrite`` without its shortcut: every pattern run."""
     answer = text._LONG_WORD.sub(text._cue_spelling, answer)
+    answer = text._dialogue(answer)
     for pattern, replacement in text._REWRITES:
         answer = pattern.sub(replacement, answer)
     return text._own_width(

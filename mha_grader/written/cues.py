@@ -752,6 +752,9 @@ WITHDRAWN = re.compile(
     # you will", "we leave the verification of this premise to future work", "which we leave to
     # future work", "this remains to be verified"
     r"|\bdraw your own conclusions?\b|\bmake of (?:it|that|this) what you (?:will|want)\b"
+    # ... or the decision put off: "think on it and tell me next week", "sleep on it"
+    r"|\b(?:think|sleep) (?:on|about|over) (?:it|this|that) and (?:tell|get back to) (?:me|us)\b"
+    r"|\btell (?:me|us) (?:next (?:week|time|class|lesson)|tomorrow|later)\b|\bsleep on it\b"
     r"|\bjudge for yourselves?\b"
     r"|\b(?:i|we) leave (?:(?:the )?(?:verification|proof|checking|confirmation|testing) of )?"
     r"(?:(?:it|this|that)(?: (?:premise|claim|assumption|conjecture|question|point))? )?"
