@@ -135,3 +135,17 @@ def test_as_many_output_projections_as_heads_is_the_per_head_wo_misconception():
     )
     _, _, out = _graded("q2", text)
     assert "output projection of its own" in out
+
+
+def test_a_quotation_labelled_with_its_source_is_annotated_not_claimed():
+    text = f'"{_Q5}" (from the README). ✓ Noted.'
+    assert _graded("q5", text)[0] == 0.0
+    own = f'"{_Q5}" (from the README). ✓ My run: d_model 8 with 3 heads raised a ValueError.'
+    assert _graded("q5", own)[0] < 1.0
+
+
+def test_a_past_tense_mean_is_the_same_word():
+    share, _, _ = _graded(
+        "challenge", "Let no one say the same parameter count meant equal capability."
+    )
+    assert share > 0.0

@@ -1309,6 +1309,9 @@ def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
                 _apply(marks[j], range(marks[j].n), "report")
 
 
+_SOURCE_AFTER = re.compile(r"[ \t]*\((?=[^()\n]*[a-z])[^()\n]{2,60}\)")
+
+
 def unendorsed_quotations(
     text: str, sentences_of: Callable[[str], list[Sentence]]
 ) -> list[tuple[str, ...]]:
@@ -1334,7 +1337,10 @@ def unendorsed_quotations(
             opening = intro[-2] + " " + opening
         if re.match(r"\s*(?:as|like) ", opening) or QUOTATION_ENDORSED.search(lowered[m.end() :]):
             continue
-        if not QUOTATION_SOURCE.search(opening) or QUOTATION_OWN.search(opening):
+        # a quotation that opens its sentence with its source in brackets after it ('"..."
+        # (the module's docstring). ✓ In my run ...'): the words annotated, not the student's
+        labelled = not opening.strip(" \t\n-*•>") and _SOURCE_AFTER.match(lowered[m.end() :])
+        if not labelled and (not QUOTATION_SOURCE.search(opening) or QUOTATION_OWN.search(opening)):
             continue
         for sentence in sentences_of(quoted):
             words = tuple(t.word for t in sentence.tokens)
