@@ -149,3 +149,9 @@ def test_a_past_tense_mean_is_the_same_word():
         "challenge", "Let no one say the same parameter count meant equal capability."
     )
     assert share > 0.0
+
+
+@pytest.mark.parametrize("opening", ["If memory serves,", "As far as I know,", "Unless I'm wrong,"])
+def test_a_proviso_opening_the_sentence_hedges_the_clause_after_its_comma(opening):
+    share, _, out = _graded("q1", f"{opening} there is one Wq, Wk and Wv at full d_model.")
+    assert "guess" in out

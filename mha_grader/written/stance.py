@@ -1086,6 +1086,16 @@ def _read(words: list[str]) -> _Marks:
         _apply(marks, range(tail), "report")
     _mark_odds(text, marks)
     _mark_forward(text, HEDGE, marks, "hedge")
+    for m in HEDGE.finditer(text.text):
+        # a proviso opening the sentence ("If memory serves, there is ...", "As far as I know,
+        # they ..."): it governs the clause after its comma (which may read as ";" by now)
+        span = text.token_span(m)
+        if (
+            span
+            and all(w in OPENERS for w in words[: span.start])
+            and words[span.stop : span.stop + 1] in ([","], [";"])
+        ):
+            _apply(marks, _scope_forward(words, span.stop + 1), "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
         if m:  # "It's false: ..." judges the sentence before; the rest is the student's own
