@@ -155,3 +155,8 @@ def test_a_past_tense_mean_is_the_same_word():
 def test_a_proviso_opening_the_sentence_hedges_the_clause_after_its_comma(opening):
     share, _, out = _graded("q1", f"{opening} there is one Wq, Wk and Wv at full d_model.")
     assert "guess" in out
+
+
+def test_a_check_that_finds_against_the_report_endorses_nothing():
+    text = f"My lab partner says that {_Q1[0].lower()}{_Q1[1:]}. I checked this and it is not so."
+    assert _graded("q1", text)[0] == 0.0

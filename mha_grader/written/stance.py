@@ -1423,8 +1423,14 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
         (ENDORSE_OPENING, "endorse", False),
     ):
         if pattern.match(text):
+            if pattern is ENDORSE_OPENING and _TURNS & set(words):
+                return None  # "I checked this and it's wrong": what the check found decides
             return how, whole
     return None
+
+
+# what a check may have found against the claim: "I checked it, and it is not so"
+_TURNS = frozenset("not never no nope wrong false incorrect untrue but however except".split())
 
 
 # A bare "no" in more words, answering a question the student asked ("Same pattern? Not at all:
