@@ -21,6 +21,7 @@ def _answers() -> list[tuple[str, str]]:
 def _rewrite_in_full(answer: str) -> str:
     """``rewrite`` without its shortcut: every pattern run."""
     answer = text._LONG_WORD.sub(text._cue_spelling, answer)
+    answer = text._dialogue(answer)
     for pattern, replacement in text._REWRITES:
         answer = pattern.sub(replacement, answer)
     return text._own_width(
@@ -46,6 +47,24 @@ def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer()
             "EDIT 2: scratch that",
         ),
         (r"(?m)^[ \t]*\|(.*)\|[ \t]*$", "| Wo | one per head |"),
+        (r"~~(?:(?!~~)[^\n])+~~", "~~each head has its own Wq~~"),
+        (r"(?m)^[ \t]*(?:[-*+][ \t]+)?\[ \][^\n]*", "- [ ] one softmax per head"),
+        (r"(?m)^([ \t]*(?:[-*+][ \t]+)?)\[x\][ \t]*", "* [X] shared projections"),
+        (
+            r"(?m)^[ \t]*(?:[-*+•][ \t]+)?(?:not (?:so |too |entirely |quite |really )?sure|unsure|"
+            r"uncertain|doubtful|not certain|no idea|unclear|open questions?)(?: about)?[ \t]*:"
+            r"(?:[^\n]*[^\s:][^\n]*|[ \t]*(?:\n[ \t]*[-*+•][^\n]*)+)",
+            "Unsure about:\n- why the split is equal",
+        ),
+        (
+            r"(?m)^[ \t]*(?:breaking(?: news)?|exclusive|explainer|confirmed|developing|opinion|"
+            r"analysis|just in|fact check)[ \t]*[:–—-][ \t]*",
+            "JUST IN - the heads share Wq",
+        ),
+        (
+            r"(?m)^[ \t]*(?:rumou?r|unverified|unconfirmed|hearsay|gossip)[ \t]*[:–—-][ \t]*",
+            "Unconfirmed: 256 for both",
+        ),
         (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", "|---|---|"),
         (r"(?:\\?sqrt|√)[ \t]*[({]?[ \t]*d_?\{?model\}?[ \t]*[)}]?(?![ \t]*/)", "sqrt(d_model)"),
     ],

@@ -319,6 +319,16 @@ HEDGE = re.compile(
     r"(?: (?:it|this|that|everything|things))?(?: (?:correctly|right|well))?|"
     # odds short of certain on what follows: "90% sure: X", "80 % confident that X"
     r"(?:i (?:am|m) )?[1-9][0-9]? mod (?:sure|certain|confident)(?: that)?|"
+    # a proviso on the student's memory or knowledge: "if memory serves", "unless I'm mistaken",
+    # "to the best of my knowledge", "it looks to me like", "I'd wager" (the "'d" goes)
+    r"if (?:my )?memory serves(?: (?:me|right|correctly|well))*|"
+    r"unless (?:i|we) (?:am |m |are )?(?:mistaken|wrong|missing something|misremember)|"
+    r"to the best of (?:my|our) (?:knowledge|recollection|understanding|memory)|"
+    r"(?:it )?looks to me (?:like|as if|as though|that)|"
+    r"i (?:would )?(?:wager|venture|daresay|dare say)(?: that)?|"
+    # the student naming themself in the third person: "the student believes X" is "I believe X"
+    r"(?:the|this) (?:student|candidate|writer|undersigned) (?:thinks|believes|reckons|suspects|"
+    r"guesses|feels|assumes|supposes)(?: that)?|"
     r"(?:i (?:am|m) )?not (?:100(?: mod)?|entirely|totally|completely|fully|quite|really) sure"
     r"(?: but)?|(?:i (?:am|m) )?not sure but|i (?:am|m) "
     r"(?:fairly|pretty|quite|almost) sure(?: that)?|i (?:am|m) not sure (?:why|what|how)\b.*)\b"
@@ -344,6 +354,16 @@ OPEN_QUESTION = re.compile(
     r"|not sure|unsure|no idea|who knows|hard to (?:say|tell)|"
     r"(?:it (?:is |s )?)?(?:unclear|not clear|debatable|an open question|doubtful)(?: to me)?)"
     r" (?:if|whether)\b"
+)
+# a question fronted and then left open: "Whether each head takes an equal piece or all of it,
+# I'm not sure.", "Whether that holds for other seeds: unclear." (what "whether" asks is neither
+# claimed nor denied; the tail is the cue)
+FRONTED_OPEN = re.compile(
+    r"^(?:(?:and|but|so|as for|now) )?whether\b.*? [,;:] (?P<tail>(?:(?:i|we) (?:am |m |are )?"
+    r"(?:not (?:sure|certain)|unsure|do not know|did not check|have no idea|can not (?:say|tell)|"
+    r"could not (?:say|tell))|(?:(?:that|this|it) )?(?:is |s )?(?:unclear|not clear|hard to (?:say|"
+    r"tell)|an open question|beyond me)|no idea|who knows|not sure|unsure|dunno|idk)"
+    r"(?: (?:yet|either|to me|though|honestly))?)$"
 )
 # an answer named, not given: "my experiment showed what different heads produce for the same
 # token", "the heatmap tells you whether they agree": what the embedded question asks is neither
@@ -417,6 +437,18 @@ NEG_OPENING = re.compile(
     rf"that claim|this claim|the claim|that reading|them)(?: (?:though|at all|either))? [:;,(—–-] "
 )
 POS_OPENING = re.compile(rf"^{VERDICT_SUBJECT}{_STRIKES} [:;,(—–-] ")
+# the student making the sentence before theirs by checking it or weighing it, however the
+# sentence goes on: "I reproduced this by listing the parameters: ...", "I find this convincing
+# and it is consistent with my own shapes", and a bare "Confirmed." (a referee's, a reporter's)
+ENDORSE_OPENING = re.compile(
+    r"^(?:(?:and|but|so|having checked|indeed) )?(?:i|we) (?:(?:have|also|then|later|"
+    r"independently|since) )*(?:reproduced|replicated|confirmed|verified|checked) (?:this|that|it|"
+    r"them|the (?:claim|result|finding|numbers)|their (?:claim|result|finding|numbers))\b"
+    r"|^(?:(?:and|but|so) )?(?:i|we) find (?:this|that|it|them|(?:their|the|this|that) (?:claim|"
+    r"argument|point|reasoning|result)) (?:(?:very|quite|entirely|fully|wholly) )?(?:convincing|"
+    r"persuasive|compelling|sound|correct|right)\b"
+    r"|^(?:confirmed|verified|reproduced|replicated)(?: (?:by me|by us|in my run|independently))?$"
+)
 # where a judgement of what came before ends: the sentence, or a colon or semicolon
 CLOSES = r"(?= [:;]|$)"
 # "..., which is false" / "— not true" / ", but I don't believe it": judges the clauses before
@@ -441,16 +473,26 @@ REPORT_TAIL = re.compile(
 # myself": neither claimed nor denied (a report), whatever clauses come first in the sentence
 _VOUCH = (
     r"(?:confirm|confirmed|verify|verified|check|checked|vouch for|back up|reproduce|reproduced|"
-    r"test|tested)"
+    r"test|tested|assess|assessed|judge|evaluate|evaluated|rerun|re run|reran|replicate|"
+    r"replicated)"
 )
 NO_VOUCH = re.compile(
-    r"(?:^|(?<=[,;:]) |\b(?:but|and|so|yet) )(?:(?:but|and|so|yet) )?(?:i|we) "
+    r"(?:^|(?<=[,;:]) |\b(?:but|and|so|yet|though|although) )(?:(?:but|and|so|yet) )?"
+    # (a reporter's or a reviewer's "I": "though this reporter could not confirm")
+    r"(?:i|we|(?:this|the) (?:reporter|writer|reviewer|referee|correspondent|author)) "
     r"(?:can not|could not|have not|had not|did not|do not|never|still have not|have never|"
     r"was not able to|were not able to|am not able to|m not able to|(?:have )?not yet)"
     r"(?: (?:really|actually|personally|yet|been able to|managed to|had time to|got to))* "
     rf"{_VOUCH} (?:it|that|this|them|any of (?:it|this|that)"
     r"|the claim|their claim|those numbers|the numbers)(?: (?:myself|ourselves|yet|though|"
-    r"either|for myself))*(?= [,;:]|$)"
+    r"either|for myself))*(?= [,;:]|$| and )"
+    # with no object, closing its clause: "though this reporter could not confirm"
+    rf"|\b(?:i|we|(?:this|the) (?:reporter|writer|reviewer|referee|correspondent)) (?:can not|"
+    rf"could not|have not|had not|did not|was not able to|were not able to) {_VOUCH}"
+    r"(?: (?:myself|ourselves|yet|independently))?(?= [,;:]|$)"
+    # a sentence saying what came before is unverified: "Unverified at press time."
+    r"|^(?:(?:but|and|yet|still|as yet|all) )?(?:unverified|unconfirmed|not (?:yet )?(?:verified|"
+    r"confirmed|checked))(?: (?:at|as of|so far|for now|yet|by me|by us)(?: [a-z]+){0,3})?$"
     # "I don't know enough to say if that's true", "I can't tell whether she's right"
     r"|\b(?:i|we) (?:do not|did not|can not|could not) (?:really )?(?:know|tell|say|judge)"
     r"(?: enough to (?:say|tell|judge))? (?:if|whether) (?:[a-z]+ ){1,3}?"
@@ -692,6 +734,14 @@ WITHDRAWN = re.compile(
     r"|\b(?:heard|read|saw|got|picked up) (?:it|that|this) (?:on|from|in|at) (?:[a-z_0-9]+ ){1,6}"
     r"(?:, |and )(?:but )?(?:(?:i|we) )?(?:did not|have not|had not|never) (?:check|checked|"
     r"verify|verified|test|tested|confirm|confirmed)(?: (?:it|that|this))?(?= [,;:)]|$)"
+    # not one word of it checked: "I haven't verified a word of it"
+    r"|\b(?:did not|have not|had not|never|not) (?:check|checked|verify|verified|test|tested|"
+    r"confirm|confirmed) (?:a (?:single )?word|one word|a (?:single )?line|a thing|one bit) "
+    r"of (?:it|this|that|them)\b"
+    # heard, and not checked: "..., or so I've heard, didn't verify"
+    r"|\bor so (?:i|we) (?:have )?(?:heard|been told|read|am told|m told)(?: ,| and| but)* "
+    r"(?:(?:i|we) )?(?:did not|have not|never|not) (?:check|checked|verify|verified|confirm|"
+    r"confirmed|test|tested)\b"
     # copied from someone else: "I copied that line from someone's notes", "pasting it because
     # ...", "not my own words"
     r"|\b(?:i|we) (?:just |only )?(?:copied|pasted|lifted|cribbed) (?:it|that|this|them|all of it|"
@@ -702,6 +752,9 @@ WITHDRAWN = re.compile(
     # you will", "we leave the verification of this premise to future work", "which we leave to
     # future work", "this remains to be verified"
     r"|\bdraw your own conclusions?\b|\bmake of (?:it|that|this) what you (?:will|want)\b"
+    # ... or the decision put off: "think on it and tell me next week", "sleep on it"
+    r"|\b(?:think|sleep) (?:on|about|over) (?:it|this|that) and (?:tell|get back to) (?:me|us)\b"
+    r"|\btell (?:me|us) (?:next (?:week|time|class|lesson)|tomorrow|later)\b|\bsleep on it\b"
     r"|\bjudge for yourselves?\b"
     r"|\b(?:i|we) leave (?:(?:the )?(?:verification|proof|checking|confirmation|testing) of )?"
     r"(?:(?:it|this|that)(?: (?:premise|claim|assumption|conjecture|question|point))? )?"
@@ -734,8 +787,22 @@ OWNERSHIP_REFUSED = re.compile(
     r"|\bdevil (?:s )?advocate\b"
     r"|\b(?:the |an |this |that )?answer (?:i|we)(?: m| am| are)? (?:not giving|not going to give|"
     r"will not give|refuse to give)\b"
-    r"|\b(?:i|we)(?: m| am| are) not (?:giving|offering) (?:it|this|that) as (?:my|our) "
-    r"(?:own )?answer\b"
+    r"|\b(?:i|we)(?: m| am| are)? not (?:giving|offering|handing in|handing|submitting|turning in|"
+    r"presenting|putting forward|passing off) (?:[a-z_0-9]+ ){0,4}?as (?:my|our) (?:own )?"
+    r"(?:answer|view|position|claim|work)\b"
+    # not taking it on: "Upvotes aren't evidence, and I'm not adopting it"
+    r"|\b(?:i|we)(?: m| am| are)? (?:not|never|do not|will not|would not|refuse to) "
+    r"(?:adopting|adopt|taking on|take on|going with|go with) (?:it|this|that|them|(?:this|that|"
+    r"the|their|her|his|its) (?:answer|view|claim|reply|line|position|take))(?= [,;:]|$)"
+    # the student's own view withheld: "What I actually think, I'll keep to myself."
+    r"|\b(?:i|we) (?:will |shall |would |am going to |m going to )?keep (?:(?:it|that|this|"
+    r"(?:my|our) (?:own |real |actual )?(?:view|views|opinion|opinions|answer|thoughts?|take)) )?"
+    r"to (?:myself|ourselves)\b"
+    # an answer written for the marks, not held: "what I'd write if I wanted the marks", "the
+    # marks rather than the truth" ("rather than" reads ", not")
+    r"|\bwhat (?:i|we) (?:would )?(?:write|say|answer|put|hand in) if (?:i|we) (?:only |just )?"
+    r"(?:wanted|were after|was after|cared about) (?:the )?(?:marks?|points?|grade|credit)\b"
+    r"|\b(?:marks?|points?|grade|credit) , not (?:the )?truth\b"
     r"|\bso (?:the|this|my|our) (?:box|field|space|page|answer) (?:is not|was not|is not left|"
     r"was not left|does not stay|would not be) (?:empty|blank)\b"
     r"|\b(?:they|it|these|those|this|that|which)(?: are| is| were| was| may be| might be)? "

@@ -73,9 +73,11 @@ from .cues import (
     CONTRASTS,
     COURSE_SOURCES,
     EMBEDDED,
+    ENDORSE_OPENING,
     ENDORSE_SENTENCE,
     ENDORSE_TAIL,
     FALSE_THAT,
+    FRONTED_OPEN,
     GENERIC_SAY,
     HEARSAY,
     HEDGE,
@@ -774,6 +776,10 @@ def _stems(words: frozenset[str]) -> frozenset[str]:
     return _STEMS[words]
 
 
+# the writer naming themself in the third person ("The student believes ...")
+_SELF = [[d, w] for d in ("the", "this") for w in ("student", "candidate", "writer", "undersigned")]
+
+
 def _subject(words: list[str], end: int, anyone: bool = False) -> tuple[int, bool] | None:
     """Where the subject that ends at ``end`` (exclusive) begins, and whether it names the
     course's material, when it names a person, a group or a source other than the student
@@ -900,6 +906,8 @@ def _attribute(text: _Text, marks: _Marks) -> None:
         if found is None:
             continue
         start, course = found
+        if end == j and words[start:end] in _SELF and _stem_in(w, BELIEVING):
+            continue  # "the student believes X": the writer's own belief, a hedge ("was told": no)
         stop = j + 1 + pointed
         while stop < len(words) and words[stop] in ("me", "us", "you", "him", "her", "them"):
             stop += 1
@@ -1070,8 +1078,24 @@ def _read(words: list[str]) -> _Marks:
     # who else says so, before hedges: "everyone seems to believe X" reports X
     _attribute(text, marks)
     _mark_undecided(text, marks)  # before hedges: its "maybe" is part of "maybe not"
+    fronted = FRONTED_OPEN.match(text.text)
+    if fronted:  # "Whether X or Y, I'm not sure.": X and Y left open
+        tail = bisect_right(text.starts, fronted.start("tail")) - 1
+        for i in range(tail, len(words)):
+            marks.cue[i] = True
+        _apply(marks, range(tail), "report")
     _mark_odds(text, marks)
     _mark_forward(text, HEDGE, marks, "hedge")
+    for m in HEDGE.finditer(text.text):
+        # a proviso opening the sentence ("If memory serves, there is ...", "As far as I know,
+        # they ..."): it governs the clause after its comma (which may read as ";" by now)
+        span = text.token_span(m)
+        if (
+            span
+            and all(w in OPENERS for w in words[: span.start])
+            and words[span.stop : span.stop + 1] in ([","], [";"])
+        ):
+            _apply(marks, _scope_forward(words, span.stop + 1), "hedge")
     for pattern in (NEG_OPENING, POS_OPENING):
         m = pattern.match(text.text)
         if m:  # "It's false: ..." judges the sentence before; the rest is the student's own
@@ -1295,6 +1319,9 @@ def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
                 _apply(marks[j], range(marks[j].n), "report")
 
 
+_SOURCE_AFTER = re.compile(r"[ \t]*\((?=[^()\n]*[a-z])[^()\n]{2,60}\)")
+
+
 def unendorsed_quotations(
     text: str, sentences_of: Callable[[str], list[Sentence]]
 ) -> list[tuple[str, ...]]:
@@ -1320,7 +1347,10 @@ def unendorsed_quotations(
             opening = intro[-2] + " " + opening
         if re.match(r"\s*(?:as|like) ", opening) or QUOTATION_ENDORSED.search(lowered[m.end() :]):
             continue
-        if not QUOTATION_SOURCE.search(opening) or QUOTATION_OWN.search(opening):
+        # a quotation that opens its sentence with its source in brackets after it ('"..."
+        # (the module's docstring). ✓ In my run ...'): the words annotated, not the student's
+        labelled = not opening.strip(" \t\n-*•>") and _SOURCE_AFTER.match(lowered[m.end() :])
+        if not labelled and (not QUOTATION_SOURCE.search(opening) or QUOTATION_OWN.search(opening)):
             continue
         for sentence in sentences_of(quoted):
             words = tuple(t.word for t in sentence.tokens)
@@ -1373,7 +1403,8 @@ def _no_vouch(words: list[list[str]], marks: list[_Marks], k: int) -> bool:
     for i in span:
         marks[k].cue[i] = True
     _apply(marks[k], range(span.start), "report")
-    if k:
+    # ("X, though I could not confirm it": a concession about its own sentence only)
+    if k and not ({"though", "although"} & set(words[k][max(span.start - 1, 0) : span.start + 1])):
         _apply(marks[k - 1], range(marks[k - 1].n), "report")
     return True
 
@@ -1389,10 +1420,17 @@ def verdict(words: list[str]) -> tuple[str, bool] | None:
         (ENDORSE_SENTENCE, "endorse", True),
         (NEG_OPENING, "deny", False),
         (POS_OPENING, "endorse", False),
+        (ENDORSE_OPENING, "endorse", False),
     ):
         if pattern.match(text):
+            if pattern is ENDORSE_OPENING and _TURNS & set(words):
+                return None  # "I checked this and it's wrong": what the check found decides
             return how, whole
     return None
+
+
+# what a check may have found against the claim: "I checked it, and it is not so"
+_TURNS = frozenset("not never no nope wrong false incorrect untrue but however except".split())
 
 
 # A bare "no" in more words, answering a question the student asked ("Same pattern? Not at all:

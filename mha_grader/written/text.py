@@ -201,6 +201,31 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         # what follows is the student's next sentence ("EDIT: actually, not true." judges the
         # answer before it)
         (r"(?m)^[ \t]*(?:edit(?:ed)?|update|correction)(?:[ \t]*\d+)?[ \t]*[:–—-][ \t]*", ""),
+        # what a reader of the rendered Markdown sees: struck-out text ("~~each over d_model~~")
+        # is withdrawn, as an EDIT's "scratch that", and says nothing; an unticked box ("- [ ]
+        # ...") asserts nothing, a ticked one ("- [x] ...") asserts its item
+        (r"~~(?:(?!~~)[^\n])+~~", ""),
+        (r"(?m)^[ \t]*(?:[-*+][ \t]+)?\[ \][^\n]*", ""),
+        (r"(?m)^([ \t]*(?:[-*+][ \t]+)?)\[x\][ \t]*", r"\1"),
+        # a line, or a list, headed by doubt ("Not sure: X", "Unsure:" over bullets): X is
+        # doubted by its heading, neither claimed nor denied (a "Sure:" line stays claimed)
+        (
+            r"(?m)^[ \t]*(?:[-*+•][ \t]+)?(?:not (?:so |too |entirely |quite |really )?sure|unsure|"
+            r"uncertain|doubtful|not certain|no idea|unclear|open questions?)(?: about)?[ \t]*:"
+            r"(?:[^\n]*[^\s:][^\n]*|[ \t]*(?:\n[ \t]*[-*+•][^\n]*)+)",
+            "",
+        ),
+        # a news label opening a line: a headline's register, not a word of the claim ("BREAKING:
+        # heads share ..." breaks nothing); a rumour's label reports what it heads
+        (
+            r"(?m)^[ \t]*(?:breaking(?: news)?|exclusive|explainer|confirmed|developing|opinion|"
+            r"analysis|just in|fact check)[ \t]*[:–—-][ \t]*",
+            "",
+        ),
+        (
+            r"(?m)^[ \t]*(?:rumou?r|unverified|unconfirmed|hearsay|gossip)[ \t]*[:–—-][ \t]*",
+            "Rumour has it that ",
+        ),
         # a Markdown table: its rule row goes, each other row reads as a line of notes
         (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", ""),
         (r"(?m)^[ \t]*\|(.*)\|[ \t]*$", _table_row),
@@ -585,9 +610,67 @@ def _own_width(text: str) -> str:
     return re.sub(rf"(?<![\w.,]){d_model}(?![\w.]|,\d|\s*heads?\b)", "d_model", text)
 
 
+# A chat log or a dialogue given as the answer, one speaker's line a line ("[21:20] me: ...",
+# "NOVICE: ..."): only the student's own lines ("me:") are theirs, and another speaker's line
+# counts only when the student's next line agrees with it ("yep, same here"); left without a
+# verdict, questioned or contradicted, it is that speaker's and claims nothing. A dialogue
+# between invented characters (names in capitals) is the student's own writing: every line
+# stands but a question one character puts to the other, which claims nothing; what the
+# dialogue settles on reads as it would in prose, and one left for later settles nothing.
+_SPEAKER_LINE = re.compile(
+    r"^[ \t]*(?:\[[^\]\n]{1,16}\][ \t]*)?([a-z][\w'-]{0,19})[ \t]*:[ \t]+(\S[^\n]*?)[ \t]*$", re.I
+)
+_ME = frozenset("me i myself".split())
+_NOT_SPEAKERS = frozenset(
+    """sure expected actual claim proof proposition lemma remark conjecture corollary theorem
+    definition note notes answer question q a tldr true false edit update result results
+    prediction status verdict summary reason why finding findings evidence mark marks step fix
+    cause breaking rumour rumor opinion confirmed developing exclusive explainer unverified
+    correction hint example eg ie ps nb""".split()
+)
+_AGREED = re.compile(
+    r"^(?:(?:yep|yes|yeah|yup|exactly|agreed|true|correct|indeed|precisely|same here)\b"
+    r"|(?:that'?s|that is|which is|this is) (?:right|correct|true|"
+    r"what i (?:got|found|saw|measured))"
+    r"|i (?:agree|got the same|found the same|saw the same|got that too))",
+    re.I,
+)
+
+
+def _dialogue(text: str) -> str:
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < 2:
+        return text
+    said = [_SPEAKER_LINE.match(line) for line in lines]
+    if not all(said):
+        return text
+    speakers = [m.group(1).lower() for m in said]
+    mine = bool(set(speakers) & _ME)
+    invented = all(m.group(1).isupper() and len(m.group(1)) >= 3 for m in said)
+    if len(set(speakers)) < 2 or set(speakers) & _NOT_SPEAKERS or not (mine or invented):
+        return text
+    kept = []
+    for k, m in enumerate(said):
+        if mine and speakers[k] not in _ME:
+            reply = next((j for j in range(k + 1, len(said)) if speakers[j] != speakers[k]), None)
+            if (
+                reply is None
+                or speakers[reply] not in _ME
+                or not _AGREED.match(said[reply].group(2))
+            ):
+                continue
+        line = m.group(2)
+        if invented and not mine and line.endswith("?"):
+            continue  # a character's question to the other claims nothing
+        kept.append(line if line[-1] in ".!?" else line + ".")
+    return "\n\n".join(kept)
+
+
 @lru_cache(maxsize=4096)  # an answer is rewritten for reading, counting and the keyword check
 def rewrite(text: str) -> str:
     text = _LONG_WORD.sub(_cue_spelling, text)
+    if ":" in text:  # (a chat log or a dialogue: its speakers' lines)
+        text = _dialogue(text)
     lower = text.lower() if text.isascii() else None
     for (pattern, replacement), needs in zip(_REWRITES, _REWRITE_NEEDS, strict=True):
         if lower is not None and not _may_match(needs, lower):
