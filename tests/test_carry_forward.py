@@ -22,6 +22,7 @@ from mha_grader.points import POINTS, load_policy
 from solutions import crosscheck as ref_cc
 from solutions import multihead as ref
 from tests.mutants.build import reference_env
+from tests.mutants.crosscheck_bugs import own_pipeline_cross_check
 
 
 def grade(qid: str, on: bool = True, **overrides) -> list:
@@ -365,26 +366,11 @@ def test_an_inline_correct_pipeline_in_cross_check_keeps_its_points_whatever_the
     def raising(*a, **k):
         raise RuntimeError("pipeline broken")
 
-    def inline_cross_check(mha, X):  # its own float32 pipeline, not the imported one
-        import torch
-
-        Ws = [W.astype(np.float32) for W in ref_cc.weights_from_torch(mha)]
-        out, w = ref.multi_head_attention(np.asarray(X, np.float32), *Ws, mha.num_heads)
-        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
-        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
-        with torch.no_grad():
-            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
-        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
-        d_out = float(np.abs(out - t_out).max())
-        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
-        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
-        return {
-            "output_max_abs_diff": d_out,
-            "weights_max_abs_diff": d_w,
-            "match": bool(d_out <= tol and d_w <= 1e-4),
-        }
-
-    results = grade("cross_check", cross_check=inline_cross_check, multi_head_attention=raising)
+    results = grade(
+        "cross_check",
+        cross_check=own_pipeline_cross_check(np.float32),
+        multi_head_attention=raising,
+    )
     assert score(results) == POINTS["cross_check"], [r.output for r in results]
 
 
@@ -399,32 +385,6 @@ def test_the_policy_is_read_from_points_toml_and_checked(tmp_path):
         bad.write_text(table)
         with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
             load_policy(bad)
-
-
-def _inline_pipeline(dtype):
-    """A cross_check that computes a right pipeline of its own (in ``dtype``) and never calls
-    the student's multi_head_attention (Stable Diffusion's CrossAttention recomputed)."""
-
-    def cross_check(mha, X):
-        import torch
-
-        Ws = [W.astype(dtype) for W in ref_cc.weights_from_torch(mha)]
-        out, w = ref.multi_head_attention(np.asarray(X, dtype), *Ws, mha.num_heads)
-        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
-        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
-        with torch.no_grad():
-            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
-        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
-        d_out = float(np.abs(out - t_out).max())
-        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
-        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
-        return {
-            "output_max_abs_diff": d_out,
-            "weights_max_abs_diff": d_w,
-            "match": bool(d_out <= tol and d_w <= 1e-4),
-        }
-
-    return cross_check
 
 
 def _rescaled(factor):
@@ -450,13 +410,15 @@ def test_a_report_of_another_pipeline_than_the_students_own_is_charged(factor, d
     dtype, with words that say so; beside a right multi_head_attention the same cross_check
     keeps its points when it compares in float64."""
     results = grade(
-        "cross_check", multi_head_attention=_rescaled(factor), cross_check=_inline_pipeline(dtype)
+        "cross_check",
+        multi_head_attention=_rescaled(factor),
+        cross_check=own_pipeline_cross_check(dtype),
     )
     assert score(results) == 0, [r.output for r in results]
     assert all("another pipeline than yours" in r.output for r in results)
     # its calls were watched: multi_head_attention was never among them, and that is said
     assert all("never called" in r.output for r in results)
-    right = grade("cross_check", cross_check=_inline_pipeline(np.float64))
+    right = grade("cross_check", cross_check=own_pipeline_cross_check(np.float64))
     assert score(right) == POINTS["cross_check"], [r.output for r in right]
 
 
@@ -464,6 +426,6 @@ def test_a_pipeline_of_its_own_in_float32_on_a_float64_module_is_adapter_float32
     """Set M: a cross_check that never calls multi_head_attention and computes its pipeline in
     float32 reports float32 rounding on a float64 module that the student's own pipeline
     reproduces to float64 rounding: charged as a comparison in float32 (honesty.COARSE)."""
-    results = grade("cross_check", cross_check=_inline_pipeline(np.float32))
+    results = grade("cross_check", cross_check=own_pipeline_cross_check(np.float32))
     assert score(results) < POINTS["cross_check"], [r.output for r in results]
     assert any(honesty.COARSE in r.output for r in results)

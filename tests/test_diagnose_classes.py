@@ -27,6 +27,7 @@ from mha_grader.diagnose.compare import Outcome
 from mha_grader.diagnose.probes import Probe
 from solutions import multihead as ref
 from tests.mutants.build import reference_env
+from tests.mutants.crosscheck_bugs import own_pipeline_cross_check
 
 
 def _attention(transform):
@@ -1397,33 +1398,6 @@ def test_a_report_of_another_kind_of_object_is_not_called_tensor_values():
     assert d is None or "report-not-plain-floats" not in d.misconceptions
 
 
-def _inline_report(dtype):
-    """A cross_check that reports a right pipeline of its own (Stable Diffusion's
-    CrossAttention recomputed), never the student's multi_head_attention."""
-    import torch
-
-    from solutions import crosscheck as ref_cc
-
-    def cross_check(mha, X):
-        Ws = [W.astype(dtype) for W in ref_cc.weights_from_torch(mha)]
-        out, w = ref.multi_head_attention(np.asarray(X, dtype), *Ws, mha.num_heads)
-        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
-        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
-        with torch.no_grad():
-            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
-        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
-        d_out = float(np.abs(out - t_out).max())
-        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
-        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
-        return {
-            "output_max_abs_diff": d_out,
-            "weights_max_abs_diff": d_w,
-            "match": bool(d_out <= tol and d_w <= 1e-4),
-        }
-
-    return cross_check
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_report_of_a_right_pipeline_beside_a_wrong_mha_is_report_not_own_pipeline(dtype):
     """Set M: beside a multi_head_attention with a causal mask (not the example's scale), a
@@ -1439,7 +1413,7 @@ def test_a_report_of_a_right_pipeline_beside_a_wrong_mha_is_report_not_own_pipel
         w = ref.softmax(s, axis=-1)
         return ref.merge_heads(w @ v) @ Wo, w
 
-    env = reference_env(multi_head_attention=causal, cross_check=_inline_report(dtype))
+    env = reference_env(multi_head_attention=causal, cross_check=own_pipeline_cross_check(dtype))
     d = diagnose("cross_check", env)
     assert d is not None and d.misconceptions == ("report-not-own-pipeline",), d and d.message
     assert "never called your multi_head_attention" in d.message

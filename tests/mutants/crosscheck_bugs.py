@@ -541,3 +541,31 @@ def cross_check__tensor_match(mha, X):
         "weights_max_abs_diff": d_w,
         "match": (torch.tensor(max(d_out, d_w)) <= tol),
     }
+
+
+# --- a cross_check that computes a right pipeline of its own ----------------------------
+
+
+def own_pipeline_cross_check(dtype):
+    """A cross_check that runs a right pipeline of its own (the reference's, with the reference
+    weights cast to ``dtype``) and never calls the student's multi_head_attention (Stable
+    Diffusion's CrossAttention recomputed): honest about that pipeline, about no other."""
+
+    def cross_check(mha, X):
+        Ws = [W.astype(dtype) for W in weights_from_torch(mha)]
+        out, w = multi_head_attention(np.asarray(X, dtype), *Ws, mha.num_heads)
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
+        d_out = float(np.abs(out - t_out).max())
+        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
+        tol = 1e-4 * max(1.0, float(np.abs(t_out).max()))
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": bool(d_out <= tol and d_w <= 1e-4),
+        }
+
+    return cross_check
