@@ -374,6 +374,21 @@ def test_independent_work_is_never_grouped_flagged_or_paired():
         assert report.pairs == [] and report.groups == [] and report.flagged == {}, limit
 
 
+def test_raise_from_and_yield_from_are_not_imports_but_an_import_in_a_function_still_is():
+    """`raise E from error` (AllenNLP's idiom) and `yield from` name no module: reading them as
+    imports listed honest code as importing "error"."""
+    code = ORIGINAL["multihead.py"] + (
+        "\n\ndef _checked(n):\n    try:\n        assert n > 0\n"
+        "    except AssertionError as error:\n        raise ValueError(n) from error\n"
+        "\n\ndef _all(groups):\n    for g in groups:\n        yield from g\n"
+    )
+    plain = compare({"a": dict(ORIGINAL, **{"multihead.py": code})})
+    assert plain.flagged == {}
+    importing = code + "\n\ndef _later():\n    import zlib\n    return zlib\n"
+    flagged = compare({"a": dict(ORIGINAL, **{"multihead.py": importing})}).flagged
+    assert "imports zlib" in flagged["a"]["multihead.py"]
+
+
 def test_the_summary_and_the_report_list_groups_and_code_built_at_run_time(tmp_path):
     from mha_grader.outputs.folder import OutputFolder
     from mha_grader.outputs.summary import _similar_section

@@ -658,7 +658,11 @@ def _reduce(code: str) -> _Reduced:
             if previous != "@" and name not in _PSEUDO_NAMES:
                 # (decorators, self, __name__ stay as written, as pygments keeps them)
                 if name in ("from", "import"):
-                    importing = "names" if name == "import" and importing == "module" else "module"
+                    # an import starts a statement ("raise E from e", "yield from g" are not)
+                    if starts or importing:
+                        importing = (
+                            "names" if name == "import" and importing == "module" else "module"
+                        )
                 elif previous == ".":
                     letter = None if importing == "module" else "V"
                 elif bound not in _LITERAL_NAMES and importing != "module":
