@@ -718,6 +718,22 @@ WITHDRAWN = re.compile(
     rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:real |personal )?(?:opinion|view|stance)"
     rf"(?: (?:on (?:it|this|that)|{_ONESELF}))?(?= [,;:]|$)"
     rf"|\b(?:(?:i|we) (?:have |ve |had )?)?no (?:idea|clue) {_ONESELF}(?= [,;:]|$)"
+    # ... not any more, at the end of a diary or a train of thought: "no idea now", "don't know
+    # any more"
+    r"|(?:^|(?<=[,;:—–-]) |\b(?:i|we) (?:have |ve |had )?)"
+    r"(?:no (?:idea|clue)|(?:do not|did not) know) (?:now|any more|anymore|at this point)"
+    r"(?= [,;:]|$)"
+    # undecided with the subject left out: "-> (a) or (c), can't decide"
+    r"|(?<=[,;:] )(?:still )?(?:could not|cannot|can not|did not|never) (?:decide|make up "
+    r"(?:my|our) minds?)(?= [,;:]|$)"
+    # a verdict put off: "A: deferred until I have data", "Assessment pending."
+    r"|^(?:(?:assessment|verdict|answer|conclusion|decision) )?(?:deferred|postponed|pending|on "
+    r"hold)\b"
+    # a condition whose premise the student could not establish: "If X, then Y - but I couldn't
+    # find out whether X": both stay inside the condition
+    r"|^(?:dear [a-z ]{1,40} , )?if\b.{0,300}? (?:i|we) (?:could not|can not|did not|was not able "
+    r"to|were not able to|never|have not been able to) (?:find out|establish|work out|determine|"
+    r"figure out|confirm|verify|check) (?:whether|if)\b"
     # ... or none reached: "I couldn't decide which", "and still can't make up my mind"
     r"|\b(?:i|we|and) (?:still )?(?:could not|cannot|can not|did not|never) (?:decide|make up "
     r"(?:my|our) minds?)(?: (?:which|between|whether|if|what)\b|(?= [,;:]|$))"
