@@ -73,6 +73,16 @@ def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer()
             r"\b(\d{2,})((?:\s+[a-z_]+){0,2}?)\s+(?:either way|whichever way)\b",
             "I hold 256 parameters either way",
         ),
+        (
+            r",?[ \t]+whether[ \t]+(?:with[ \t]+)?(?:one|1|a single)[ \t]+heads?[ \t]+or[ \t]+"
+            r"(?:with[ \t]+)?(?:two|2|more|several|many)(?:[ \t]+heads)?\b",
+            "256, whether with one head or with two",
+        ),
+        (
+            r"(?m)^[ \t]*eli5[ \t]*:[^\n]*?(?=for grown-?ups[ \t]*:|\n|$)",
+            "ELI5: one big cookie cutter. For grown-ups: one Wq",
+        ),
+        (r"\bfor grown-?ups[ \t]*:[ \t]*", "For grown-ups: one Wq"),
         (text._SOAP, "S: gut says no.\nO: not run.\nA: deferred.\nP: run it."),
         (
             r"(?m)^[ \t]*(?-i:NOTED|ACTIONS?|ACTION ITEMS?)\b[^\n:]{0,40}:[^\n]*",

@@ -139,6 +139,12 @@ _MATH: list[tuple[str, str]] = [
         r"\b(\d{2,})((?:\s+[a-z_]+){0,2}?)\s+(?:either way|whichever way)\b",
         r"\1\2 in both cases",
     ),
+    # "..., whether with one head or with two": the same in both cases
+    (
+        r",?[ \t]+whether[ \t]+(?:with[ \t]+)?(?:one|1|a single)[ \t]+heads?[ \t]+or[ \t]+"
+        r"(?:with[ \t]+)?(?:two|2|more|several|many)(?:[ \t]+heads)?\b",
+        " in both cases",
+    ),
     # a change noted as "= h (was 1)": from 1 to h
     (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
     # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
@@ -318,6 +324,10 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (_RECORD, _record),
         (_ROLE, _role),
         (_SOAP, _soap),
+        # "ELI5: <a kid's version>" is an image with nothing mapped; what follows "For grown-ups:"
+        # is the answer
+        (r"(?m)^[ \t]*eli5[ \t]*:[^\n]*?(?=for grown-?ups[ \t]*:|\n|$)", ""),
+        (r"\bfor grown-?ups[ \t]*:[ \t]*", ""),
         # meeting minutes: what is NOTED (others' views, no verdict), an ACTION (a plan) and what
         # was AGREED without the student are not the student's claims; AGREED items are
         (r"(?m)^[ \t]*(?-i:NOTED|ACTIONS?|ACTION ITEMS?)\b[^\n:]{0,40}:[^\n]*", ""),
