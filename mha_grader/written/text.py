@@ -306,6 +306,39 @@ def _soap(match: re.Match[str]) -> str:
     return "\n\n".join(k for k in kept if k.strip())
 
 
+# A multiple choice the student writes out: options "(a) ...", "(b) ..." and a circled one, "->
+# (b)": the options are no claims, the circled option is asserted (with what the choice line
+# adds: "-> (b), and my run agreed"); a choice left between two ("-> (a) or (c), can't decide")
+# asserts neither.
+_CHOICE = (
+    r"(?m)\A(?=(?:[\s\S]*?^[ \t]*\([a-h]\)[ \t]+\S){2})[\s\S]*^[ \t]*(?:->|→|=>)[ \t]*"
+    r"\([a-h]\)[\s\S]*"
+)
+_OPTION = re.compile(r"^[ \t]*\(([a-h])\)[ \t]+(.*?)[ \t;,.]*$", re.I)
+_CHOSEN = re.compile(r"^[ \t]*(?:->|→|=>)[ \t]*\(([a-h])\)(.*)$", re.I)
+
+
+def _choice(match: re.Match[str]) -> str:
+    options: dict[str, str] = {}
+    chosen = None
+    others = []
+    for line in match.group(0).split("\n"):
+        if (m := _CHOSEN.match(line)) is not None:
+            chosen = m
+        elif (m := _OPTION.match(line)) is not None:
+            options[m.group(1).lower()] = m.group(2)
+        else:
+            others.append(line)
+    if chosen is None or len(options) < 2:
+        return match.group(0)
+    rest = chosen.group(2).strip()
+    if re.match(r"(?:or|and|/|,)\s*\(?[a-h]\)", rest, re.I):
+        return "\n".join(others)  # undecided between options: neither asserted
+    said = options.get(chosen.group(1).lower(), "")
+    rest = re.sub(r"^[,;:.\s-]+", "", rest)
+    return "\n\n".join(x for x in [*others, said + ".", rest] if x.strip(" ."))
+
+
 _RECORD = r'\{[ \t\n]*"[^"\n]{1,60}"[ \t]*:[^{}]*\}'
 _RECORD_RE = re.compile(_RECORD)
 
@@ -324,6 +357,7 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
         (_RECORD, _record),
         (_ROLE, _role),
         (_SOAP, _soap),
+        (_CHOICE, _choice),
         # "ELI5: <a kid's version>" is an image with nothing mapped; what follows "For grown-ups:"
         # is the answer
         (r"(?m)^[ \t]*eli5[ \t]*:[^\n]*?(?=for grown-?ups[ \t]*:|\n|$)", ""),
