@@ -173,3 +173,12 @@ def test_an_eli5_image_alone_maps_nothing():
 def test_one_count_either_way_is_the_same_count(text):
     share, _, _ = _graded("q2", text)
     assert share == 1.0
+
+
+def test_a_verse_written_inline_runs_on_across_its_line_breaks():
+    text = (
+        "Our d_model must be divisible / by num_heads, so each head / gets an equal share of "
+        "features."
+    )
+    share, _, _ = _graded("q5", text)
+    assert share == 1.0

@@ -83,6 +83,10 @@ def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer()
             "ELI5: one big cookie cutter. For grown-ups: one Wq",
         ),
         (r"\bfor grown-?ups[ \t]*:[ \t]*", "For grown-ups: one Wq"),
+        (
+            r"(?<![\w/])([a-z]{3,})[ \t]+/[ \t]+([a-z]{2,})\b(?![_/])",
+            "It must be divisible / by num_heads",
+        ),
         (text._CHOICE, "(a) the same pattern;\n(b) different.\n-> (b)"),
         (text._SOAP, "S: gut says no.\nO: not run.\nA: deferred.\nP: run it."),
         (

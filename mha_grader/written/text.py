@@ -505,6 +505,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
             r"there|its|their|one|some)\s)",
             ", and ",
         ),
+        # a verse's line breaks written inline, " / " between two plain words ("It must be
+        # divisible / by num_heads"): the sentence runs on (not a quotient: "d_model / num_heads")
+        (r"(?<![\w/])([a-z]{3,})[ \t]+/[ \t]+([a-z]{2,})\b(?![_/])", r"\1 \2"),
         (r"\s*/\s*", " / "),
     ]
 ]
