@@ -67,6 +67,48 @@ def test_rewrite_with_its_shortcut_is_rewrite_in_full_on_every_labelled_answer()
         ),
         (r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", "|---|---|"),
         (r"(?:\\?sqrt|√)[ \t]*[({]?[ \t]*d_?\{?model\}?[ \t]*[)}]?(?![ \t]*/)", "sqrt(d_model)"),
+        (text._RECORD, '{"own_matrices_per_head": false, "confidence": "high"}'),
+        (text._ROLE, "I am head 0. Looking at token 0, I give 0.424 to token 2"),
+        (
+            r"\b(\d{2,})((?:\s+[a-z_]+){0,2}?)\s+(?:either way|whichever way)\b",
+            "I hold 256 parameters either way",
+        ),
+        (
+            r",?[ \t]+whether[ \t]+(?:with[ \t]+)?(?:one|1|a single)[ \t]+heads?[ \t]+or[ \t]+"
+            r"(?:with[ \t]+)?(?:two|2|more|several|many)(?:[ \t]+heads)?\b",
+            "256, whether with one head or with two",
+        ),
+        (
+            r"(?m)^[ \t]*eli5[ \t]*:[^\n]*?(?=for grown-?ups[ \t]*:|\n|$)",
+            "ELI5: one big cookie cutter. For grown-ups: one Wq",
+        ),
+        (r"\bfor grown-?ups[ \t]*:[ \t]*", "For grown-ups: one Wq"),
+        (
+            r"(?<![\w/])([a-z]{3,})[ \t]+/[ \t]+([a-z]{2,})\b(?![_/])",
+            "It must be divisible / by num_heads",
+        ),
+        (text._CHOICE, "(a) the same pattern;\n(b) different.\n-> (b)"),
+        (text._SOAP, "S: gut says no.\nO: not run.\nA: deferred.\nP: run it."),
+        (
+            r"(?m)^[ \t]*(?-i:NOTED|ACTIONS?|ACTION ITEMS?)\b[^\n:]{0,40}:[^\n]*",
+            "AGREED: one Wq.\nNOTED (no consensus): Jo holds that ...",
+        ),
+        (
+            r"(?m)^[ \t]*(?-i:AGREED)[ \t]*\((?:not by me|without me|over my objection)\)[^\n]*",
+            "AGREED (not by me): two heads cost double",
+        ),
+        (
+            r"[ \t]*\((?:disputed|contested|debated|controversial)\)(?=[ \t]*[.;]?[ \t]*(?:\n|$))",
+            "hence 'the heads differ' (disputed).",
+        ),
+        (r"[ \t]+comma\b[ \t]*(?=[\s\S]*\bfull stop\b)", "the same tokens comma only full stop"),
+        (r"[ \t]+full stop\b[ \t]*", "yes full stop"),
+        (r"\bsoft[ \t]+max(es|s)?\b", "more soft maxes"),
+        (r"\bsub[ \t]+spaces?\b", "smaller sub spaces"),
+        (
+            r"\b(is|are|was|were|be)[ \t]+but[ \t]+(?=(?:a |an |the )?\w+[ \t]*(?:[.;!]|$))",
+            "what difference there be is but noise.",
+        ),
     ],
 )
 def test_what_a_pattern_needs_is_in_every_text_it_matches(pattern, matching):

@@ -230,7 +230,14 @@ _SWAPS = {
     "between": "between among across",
     "all": "all whole entir",
     "axi": "axi dimens",
-    "each": "each per",
+    "each": "each per everi",
+    "get": "get receiv obtain",
+    "enough": "enough suffic",
+    "extra": "extra addit more",
+    "size": "size width length",
+    "say": "say report state tell",
+    # "fails to divide" for "does not divide"
+    "not": "not fail",
 }
 _BAG_FOLD |= {word: key for key, words in _SWAPS.items() for word in words.split()}
 # "a single time", "one time": once

@@ -34,6 +34,15 @@ _UNKNOWING = re.compile(
     r"(?! (?:why|how|what|whether|if))",
     re.IGNORECASE,
 )
+# the whole answer said to be a guess made without the work: a self-mark that calls it one
+# ("(Self-mark: 1/4 - honestly I'm guessing, I never got parameter_counts to run.)") or a guess
+# beside never having run the code: "idk" plus a right guess, every idea at most half
+_GUESSED_ALL = re.compile(
+    r"\(\s*self[- ]?(?:mark|grade|assessment|score)\b[^)]*\bguess"
+    r"|\bguess(?:ing|ed)?\b[^.()]{0,40}\b(?:never|not|couldn'?t|could not|didn'?t|did not) "
+    r"(?:(?:get|got|manage[ds]?|able)(?: [\w_]+){0,3} to )?(?:run|ran|work)",
+    re.IGNORECASE,
+)
 LOOKALIKES = (
     "Some words mix in letters of another alphabet that look like Latin ones (a Cyrillic 'а' "
     "for an 'a'): they were read as they look; a teacher will read this answer."
@@ -134,10 +143,11 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     status = reading.status
     weights = {c.id: c.points for c in rubric.concepts}
     unknowing = bool(_UNKNOWING.search(text))
+    guessed_all = bool(_GUESSED_ALL.search(text))
     earned = sum(
         w
         * (CITED_SHARE if k in reading.cited else 1.0)
-        * (UNKNOWING_GUESS_SHARE if unknowing and k in reading.guessed else 1.0)
+        * (UNKNOWING_GUESS_SHARE if unknowing and k in reading.guessed or guessed_all else 1.0)
         for k, w in weights.items()
         if status[k] is Status.RECOGNISED
     )
@@ -146,6 +156,11 @@ def grade_answer(qid: str, text: str | None, rubric: Rubric | None = None) -> Te
     share = max(0.0, earned) / rubric.total_weight
     flags = flags_for(rubric, text, reading, earned)
     lines = _feedback(rubric, reading, unknowing)
+    if guessed_all and earned > 0:
+        lines.append(
+            "You say the whole answer is a guess made without running your code: it counts "
+            "half. Run it and state what you found."
+        )
     if flags:
         share = min([share, *(f.cap for f in flags)])
         lines.extend(f.message for f in dict.fromkeys(flags))

@@ -23,7 +23,7 @@ from .cues import AUXILIARIES, SCARE_QUOTES
 from .match import Match, Status, all_matches, best, phrasing_matches, status_of, unclaimed
 from .rubric import Misconception, Rubric
 from .stance import Stances, read_stances, unendorsed_quotations
-from .text import Sentence, Token, split_sentences
+from .text import Sentence, Token, split_sentences, unrecord
 
 
 @dataclass(frozen=True)
@@ -230,8 +230,9 @@ def read_concepts(rubric: Rubric, text: str) -> Reading:
     claim the answer does not make is no evidence)."""
     sentences = written = rubric.normaliser.sentences(text)
     pasted = [copies_prompt(s, rubric.prompt_clauses) for s in sentences]
-    quoted = unendorsed_quotations(text, rubric.normaliser.sentences)
-    stances = read_stances(sentences, pasted, len(SCARE_QUOTES.findall(text)), quoted)
+    plain = unrecord(text)  # (a record's quotation marks quote nothing)
+    quoted = unendorsed_quotations(plain, rubric.normaliser.sentences)
+    stances = read_stances(sentences, pasted, len(SCARE_QUOTES.findall(plain)), quoted)
     # a question asked back (or the question pasted) asserts nothing, unless answered after it
     sentences = [replace(s, question=st.asks) for s, st in zip(sentences, stances, strict=True)]
     copies = find_copies(rubric, sentences)

@@ -1293,13 +1293,16 @@ def _asks(part: list[str]) -> bool:
     )
 
 
-def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
+def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> set[int]:
     """ "EDIT: scratch that", "I have no opinion", "no idea myself", "didn't check myself",
     "I copied that line from someone's notes", "draw your own conclusions", "we leave the
     verification of this premise to future work": the student withdraws their backing from
     everything the answer says before the disclaimer (in its sentence and the sentences before),
     which is then neither claimed nor denied; what they write after it is theirs ("scratch that.
-    I reread my code: there is one Wq")."""
+    I reread my code: there is one Wq"). Returns the sentences of a devil's case answered in
+    earnest (denied, so no longer questions: "surely they attend alike? In earnest, they
+    don't")."""
+    answered: set[int] = set()
     for k, w in enumerate(words):
         text = _Text(w)
         for m in WITHDRAWN.finditer(text.text):
@@ -1315,8 +1318,37 @@ def _withdrawn(words: list[list[str]], marks: list[_Marks]) -> None:
             span = text.token_span(m)
             for i in span:
                 marks[k].cue[i] = True
+            earnest = _earnest_after(words, k) if "advocate" in m.group(0) else None
             for j in range(k + 1):
                 _apply(marks[j], range(marks[j].n), "report")
+            if earnest is not None:
+                # a devil's case the student then answers "in earnest": denied by that answer
+                # (what the case says reads reversed), the earnest answer the student's own
+                for j in range(k, earnest):
+                    case = [i for i in range(marks[j].n) if not marks[j].cue[i]]
+                    marks[j].reported = [False] * marks[j].n
+                    _apply(marks[j], case, "disown")
+                    answered.add(j)
+    return answered
+
+
+# the student's own answer to a devil's question, opening with a bare no: "In earnest: no.",
+# "In earnest, they don't: ..." (an earnest answer in full sentences leaves the case reported)
+_EARNEST = re.compile(
+    r"^(?:but |now )?(?:in (?:all )?earnest(?:ness)?|in (?:all )?seriousness|seriously(?: though)?|"
+    r"in truth|for real|speaking for myself)(?: [,;:])? (?:no|nope|not at all|of course not|"
+    r"(?:they|it|he|she|that|this|heads?|the heads?) (?:do|does|did|is|are|was|were|would|will|"
+    r"can) not)(?: [,;:]|$)"
+)
+
+
+def _earnest_after(words: list[list[str]], k: int) -> int | None:
+    """The sentence after a devil's case (``k``, up to three on) that answers it "in earnest"
+    with a bare no, if any."""
+    for j in range(k + 1, min(k + 4, len(words))):
+        if _EARNEST.match(" ".join(words[j])):
+            return j
+    return None
 
 
 _SOURCE_AFTER = re.compile(r"[ \t]*\((?=[^()\n]*[a-z])[^()\n]{2,60}\)")
@@ -1596,7 +1628,8 @@ def read_stances(
             marks[k].cue = [True] * len(w)
         _apply(marks[k - 1], range(marks[k - 1].n), "disown" if how == "deny" else how)
         asks[k - 1] = False  # a question answered: its words are now claimed, or denied
-    _withdrawn(words, marks)
+    for k in _withdrawn(words, marks):
+        asks[k] = False
     _unclaim_quoted(words, marks, quoted)
     if _ironic(words, marks, scare_quotes):
         asks = [False] * len(sentences)

@@ -133,6 +133,18 @@ _MATH: list[tuple[str, str]] = [
         r"heads?,?\s+and\s+(?:also\s+)?)\1\b",
         r"\1\2the same count \1",
     ),
+    # one count "either way" (with one head or two): the same count in both cases ("I hold 256
+    # parameters either way"; not a shape, "8 x 8 either way", which is the why)
+    (
+        r"\b(\d{2,})((?:\s+[a-z_]+){0,2}?)\s+(?:either way|whichever way)\b",
+        r"\1\2 in both cases",
+    ),
+    # "..., whether with one head or with two": the same in both cases
+    (
+        r",?[ \t]+whether[ \t]+(?:with[ \t]+)?(?:one|1|a single)[ \t]+heads?[ \t]+or[ \t]+"
+        r"(?:with[ \t]+)?(?:two|2|more|several|many)(?:[ \t]+heads)?\b",
+        " in both cases",
+    ),
     # a change noted as "= h (was 1)": from 1 to h
     (r"=\s*([\w/]+(?:\s*/\s*\w+)?)\s*\(\s*was\s+([\w/]+(?:\s*/\s*\w+)?)\s*\)", r"from \2 -> \1"),
     # a note's abbreviations ("shapes indep. of num_heads", "fewer dims per head", "same
@@ -193,10 +205,183 @@ def _table_row(match: re.Match[str]) -> str:
     return cells[0] + (": " + "; ".join(cells[1:]) if cells[1:] else "") + "."
 
 
+_RECORD_ITEM = re.compile(
+    r'"([^"\n]{1,60})"\s*:\s*("(?:[^"\\\n]|\\.)*"|\[[^\[\]\n]*\]|[^,{}\[\]\n]+?)\s*(?=,|\}|$)'
+)
+# a record's confidence, as a hedge: "high" (or sure, certain) costs nothing
+_UNSURE_CONFIDENCE = frozenset("medium moderate low mid unsure guess guessing 0.5 50%".split())
+
+
+def _record_value(raw: str) -> str:
+    raw = raw.strip()
+    if raw.startswith("["):
+        return ", ".join(_record_value(v) for v in re.findall(r'"[^"]*"|[^,\s][^,]*', raw[1:-1]))
+    if raw.startswith('"'):
+        return raw[1:-1].replace('\\"', '"')
+    return {"true": "yes", "false": "no", "null": "none"}.get(raw.lower(), raw)
+
+
+def _record(match: re.Match[str]) -> str:
+    """A JSON-like record, '{"own_matrices_per_head": false, "why": "...", "confidence":
+    "medium"}', as a note's lines: each key a label (its underscores spaces), its value what is
+    said of it ("own matrices per head: no."); a "confidence" that is not high hedges the record
+    ("I think" before it), a high one is no claim."""
+    lines = []
+    hedged = False
+    for key, raw in _RECORD_ITEM.findall(match.group(0)):
+        value = _record_value(raw)
+        label = key.strip().replace("_", " ")
+        if label.lower() in ("confidence", "certainty", "confidence level", "sure"):
+            hedged = hedged or value.strip().lower() in _UNSURE_CONFIDENCE
+            continue
+        lines.append(f"{label}: {value.rstrip('.')}.")
+    if not lines:
+        return match.group(0)
+    if hedged:
+        lines.append("I think so.")
+    return "\n\n" + "\n\n".join(lines) + "\n\n"
+
+
+# Role-play in the first person of a part of the mechanism ("I am head 0. Looking at token 0, I
+# give ...", "I am the softmax. With h heads there are h of me"): the role names the part, so
+# what the part says of itself is said of it: "I", "me", "my" read as the part (not in the
+# student's own cues, "I think", "I'm not sure"), "h of me" as h of them, and a head's "we" as
+# the heads.
+_ROLE = (
+    r"\A[ \t\n]*(?:[-*][ \t]+)?i(?:'m| am) (the |a )?(head[ \t]*\d+|softmax|layer|attention layer"
+    r"|multi-?head attention(?: layer)?|module|w_?[qkvo]|query projection|key projection|value "
+    r"projection|projections?|output projection|concatenation|split|reshape)[ \t]*[.:,;!—–-]"
+    r"[\s\S]*"
+)
+_ROLE_CUES = frozenset(
+    """think believe guess suppose reckon suspect feel assume expect hope doubt bet wonder know
+    ran run checked check tested test measured printed found saw got wrote mean meant
+    would""".split()
+)
+
+
+def _role(match: re.Match[str]) -> str:
+    role = match.group(2).lower().strip()
+    name = f"{match.group(1) or ''}{role}".strip()
+    if name.startswith("a "):
+        name = "the " + name[2:]
+    the = name if name.startswith("the ") or role.startswith("head") else f"the {name}"
+    plural = role + ("es" if role.endswith(("x", "s")) else "s")
+    text = match.group(0)
+    body = text[match.end(2) :]
+    body = re.sub(r"\b(\w+) of me\b", rf"\1 {plural}", body, flags=re.I)
+
+    def person(m: re.Match[str]) -> str:
+        word, after = m.group(1), m.group(3)
+        if word.lower() == "i" and after.lower() in _ROLE_CUES:
+            return m.group(0)  # (the student's own cue: "I think", "I checked")
+        swapped = {"i": the, "me": the, "my": f"{the}'s", "myself": the, "mine": f"{the}'s"}
+        return swapped[word.lower()] + m.group(2)
+
+    body = re.sub(r"\bi(?:'m| am)\b", f"{the} is", body, flags=re.I)
+    body = re.sub(r"\b(i|me|my|myself|mine)\b(\s*(\w*))", person, body, flags=re.I)
+    if role.startswith("head"):
+        body = re.sub(r"\bwe\b", "the heads", body, flags=re.I)
+    return f"{the[0].upper()}{the[1:]} here{body}"
+
+
+# SOAP notes ("S: ...", "O: ...", "A: ...", "P: ..."): the subjective line is what the student
+# felt or expected beforehand and the plan what they will do next, neither a claim; the
+# observation and the assessment are theirs, read without their labels.
+_SOAP = r"(?m)\A(?=(?:[\s\S]*^[ \t]*[soap][ \t]*:){3})(?=[\s\S]*^[ \t]*a[ \t]*:)[\s\S]*"
+_SOAP_LINE = re.compile(r"^[ \t]*([soap])[ \t]*:[ \t]*(.*)$", re.I)
+
+
+def _soap(match: re.Match[str]) -> str:
+    lines = match.group(0).split("\n")
+    labelled = [_SOAP_LINE.match(line) for line in lines]
+    if sum(1 for m in labelled if m) < 3:
+        return match.group(0)
+    kept = []
+    for line, m in zip(lines, labelled, strict=True):
+        if m is None:
+            kept.append(line)
+        elif m.group(1).lower() in "oa":
+            kept.append(m.group(2))
+    return "\n\n".join(k for k in kept if k.strip())
+
+
+# A multiple choice the student writes out: options "(a) ...", "(b) ..." and a circled one, "->
+# (b)": the options are no claims, the circled option is asserted (with what the choice line
+# adds: "-> (b), and my run agreed"); a choice left between two ("-> (a) or (c), can't decide")
+# asserts neither.
+_CHOICE = (
+    r"(?m)\A(?=(?:[\s\S]*?^[ \t]*\([a-h]\)[ \t]+\S){2})[\s\S]*^[ \t]*(?:->|→|=>)[ \t]*"
+    r"\([a-h]\)[\s\S]*"
+)
+_OPTION = re.compile(r"^[ \t]*\(([a-h])\)[ \t]+(.*?)[ \t;,.]*$", re.I)
+_CHOSEN = re.compile(r"^[ \t]*(?:->|→|=>)[ \t]*\(([a-h])\)(.*)$", re.I)
+
+
+def _choice(match: re.Match[str]) -> str:
+    options: dict[str, str] = {}
+    chosen = None
+    others = []
+    for line in match.group(0).split("\n"):
+        if (m := _CHOSEN.match(line)) is not None:
+            chosen = m
+        elif (m := _OPTION.match(line)) is not None:
+            options[m.group(1).lower()] = m.group(2)
+        else:
+            others.append(line)
+    if chosen is None or len(options) < 2:
+        return match.group(0)
+    rest = chosen.group(2).strip()
+    if re.match(r"(?:or|and|/|,)\s*\(?[a-h]\)", rest, re.I):
+        return "\n".join(others)  # undecided between options: neither asserted
+    said = options.get(chosen.group(1).lower(), "")
+    rest = re.sub(r"^[,;:.\s-]+", "", rest)
+    return "\n\n".join(x for x in [*others, said + ".", rest] if x.strip(" ."))
+
+
+_RECORD = r'\{[ \t\n]*"[^"\n]{1,60}"[ \t]*:[^{}]*\}'
+_RECORD_RE = re.compile(_RECORD)
+
+
+def unrecord(text: str) -> str:
+    """The answer with its JSON-like records read as notes (their quotation marks are a
+    format's, not quotations or scare quotes)."""
+    return _RECORD_RE.sub(_record, text) if "{" in text else text
+
+
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), r)
     for p, r in [
         (r"[’‘`´]", "'"),
+        # a JSON-like record: its keys and values as a note's lines
+        (_RECORD, _record),
+        (_ROLE, _role),
+        (_SOAP, _soap),
+        (_CHOICE, _choice),
+        # "ELI5: <a kid's version>" is an image with nothing mapped; what follows "For grown-ups:"
+        # is the answer
+        (r"(?m)^[ \t]*eli5[ \t]*:[^\n]*?(?=for grown-?ups[ \t]*:|\n|$)", ""),
+        (r"\bfor grown-?ups[ \t]*:[ \t]*", ""),
+        # meeting minutes: what is NOTED (others' views, no verdict), an ACTION (a plan) and what
+        # was AGREED without the student are not the student's claims; AGREED items are
+        (r"(?m)^[ \t]*(?-i:NOTED|ACTIONS?|ACTION ITEMS?)\b[^\n:]{0,40}:[^\n]*", ""),
+        (r"(?m)^[ \t]*(?-i:AGREED)[ \t]*\((?:not by me|without me|over my objection)\)[^\n]*", ""),
+        # a usage label calling a sense contested ("... (disputed)."): not the student's
+        (
+            r"[ \t]*\((?:disputed|contested|debated|controversial)\)(?=[ \t]*[.;]?[ \t]*(?:\n|$))",
+            ", but I can not say for sure",
+        ),
+        # voice dictation: spoken punctuation ("... tokens comma only ... full stop") and words
+        # the dictation splits ("soft maxes", "sub spaces") read as typed
+        (r"[ \t]+comma\b[ \t]*(?=[\s\S]*\bfull stop\b)", ", "),
+        (r"[ \t]+full stop\b[ \t]*", ". "),
+        (r"\bsoft[ \t]+max(es|s)?\b", r"softmax\1"),
+        (r"\bsub[ \t]+spaces?\b", "subspaces"),
+        # archaic "but" for "only": "what difference there be is but noise"
+        (
+            r"\b(is|are|was|were|be)[ \t]+but[ \t]+(?=(?:a |an |the )?\w+[ \t]*(?:[.;!]|$))",
+            r"\1 only ",
+        ),
         # a revision's label opening a line ("EDIT: ...", "Update 2 - ...", "Correction: ..."):
         # what follows is the student's next sentence ("EDIT: actually, not true." judges the
         # answer before it)
@@ -320,6 +505,9 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
             r"there|its|their|one|some)\s)",
             ", and ",
         ),
+        # a verse's line breaks written inline, " / " between two plain words ("It must be
+        # divisible / by num_heads"): the sentence runs on (not a quotient: "d_model / num_heads")
+        (r"(?<![\w/])([a-z]{3,})[ \t]+/[ \t]+([a-z]{2,})\b(?![_/])", r"\1 \2"),
         (r"\s*/\s*", " / "),
     ]
 ]
