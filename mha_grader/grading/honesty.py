@@ -278,6 +278,8 @@ def _agrees(reported: float, real: float | None, rounding: float) -> bool:
     rounding level both (implementations differ there), else the same number."""
     if real is None:  # not comparable: any number (nan included) is an honest answer
         return True
+    if math.isnan(real):  # a pipeline with nan in it (0/0 on a token of zeros): nan is its report
+        return math.isnan(reported)
     if not math.isfinite(reported) or reported < 0:
         return False
     if real <= rounding:
