@@ -429,3 +429,92 @@ def test_a_pipeline_of_its_own_in_float32_on_a_float64_module_is_adapter_float32
     results = grade("cross_check", cross_check=own_pipeline_cross_check(np.float32))
     assert score(results) < POINTS["cross_check"], [r.output for r in results]
     assert any(honesty.COARSE in r.output for r in results)
+
+
+def _absolute_tolerance(tol, multi_head_attention):
+    """A cross_check that calls the student's pipeline honestly with one absolute tolerance for
+    both dtypes (keras-multi-head's K.epsilon(), 1e-7; a tolerance far below float32 rounding)."""
+
+    def cross_check(mha, X):
+        import torch
+
+        out, w = multi_head_attention(
+            np.asarray(X, np.float64), *ref_cc.weights_from_torch(mha), mha.num_heads
+        )
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        with torch.no_grad():
+            t_out, t_w = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
+        d_out = float(np.abs(out - t_out).max())
+        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": bool(d_out < tol and d_w < tol),
+        }
+
+    return cross_check
+
+
+@pytest.mark.parametrize("tol", [1e-7, 1e-9])
+def test_a_tolerance_too_strict_for_float32_is_charged_beside_a_wrong_pipeline(tol):
+    """Set N (FINDINGS_N.md): a cross_check whose match uses an absolute tolerance below
+    float32 rounding for both dtypes, honest about the student's wrong multi_head_attention,
+    was carried forward on every case; with a right multi_head_attention in its place it calls
+    a float32 module's rounding no match, and the float32 cases are charged, in words that say
+    so. With a tolerance fit for float32 the same honest report keeps its points."""
+    wrong = _rescaled(0.5)
+    strict = _absolute_tolerance(tol, wrong)
+    results = grade("cross_check", multi_head_attention=wrong, cross_check=strict)
+    lost = [r for r in results if r.score < r.max_score]
+    assert lost and all("float32" in r.name for r in lost), [r.output for r in results]
+    assert all("With a right multi_head_attention in place of yours" in r.output for r in lost)
+    fit = _absolute_tolerance(1e-4, wrong)
+    results = grade("cross_check", multi_head_attention=wrong, cross_check=fit)
+    assert score(results) == POINTS["cross_check"], [r.output for r in results]
+
+
+def _masked_call(mask_of, multi_head_attention=ref.multi_head_attention):
+    """A cross_check that calls the module with a key_padding_mask ``mask_of(X)`` of its own and
+    reports the student's pipeline against it."""
+
+    def cross_check(mha, X):
+        import torch
+
+        out, w = multi_head_attention(
+            np.asarray(X, np.float64), *ref_cc.weights_from_torch(mha), mha.num_heads
+        )
+        x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)
+        x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+        mask = torch.as_tensor(mask_of(np.asarray(X)))[None]
+        with torch.no_grad():
+            t_out, t_w = mha(
+                x, x, x, key_padding_mask=mask, need_weights=True, average_attn_weights=False
+            )
+        t_out = (t_out[0] if mha.batch_first else t_out[:, 0]).double().numpy()
+        d_out = float(np.abs(out - t_out).max())
+        d_w = float(np.abs(w - t_w[0].double().numpy()).max())
+        tol = 1e-4 if mha.in_proj_weight.dtype == torch.float32 else 1e-8
+        return {
+            "output_max_abs_diff": d_out,
+            "weights_max_abs_diff": d_w,
+            "match": bool(d_out < tol and d_w < tol),
+        }
+
+    return cross_check
+
+
+@pytest.mark.parametrize(
+    "mask_of",
+    [
+        lambda X: np.linalg.norm(X, axis=-1) == 0,  # padding read as tokens of length 0
+        lambda X: np.abs(X).sum(axis=-1) < 1e-12,
+    ],
+)
+def test_a_module_called_with_a_mask_read_from_zero_tokens_is_charged(mask_of):
+    """Set N: a cross_check that masks the tokens whose features are all 0 (AllenNLP's text
+    field mask) reports a computation other than the module's where X has such a token: a
+    hidden module's X has one, and the case is charged."""
+    results = grade("cross_check", cross_check=_masked_call(mask_of))
+    assert score(results) < POINTS["cross_check"], [r.output for r in results]

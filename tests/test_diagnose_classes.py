@@ -1544,3 +1544,101 @@ def test_a_tolerance_relative_to_each_entry_is_adapter_strict_tolerance(close):
     near zero no match: adapter-strict-tolerance, as a fixed float64 tolerance is."""
     d = diagnose("cross_check", reference_env(cross_check=_cross_check_matching(close)))
     assert d is not None and d.misconceptions == ("adapter-strict-tolerance",), d and d.message
+
+
+# --- set N (issue-20-heldout-n-fixes) ------------------------------------------------------
+
+
+def _bfloat16(a):
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("precision", ["float16", "bfloat16"])
+def test_attention_computed_in_a_lower_precision_is_attention_lower_precision(precision):
+    """Set N (MindSpore's compute_dtype float16): both products in a lower precision, here
+    also bfloat16 (truncated), the softmax in float64: the precision's rounding, told."""
+    r = (
+        (lambda a: np.asarray(a).astype(np.float16).astype(np.float64))
+        if precision == "float16"
+        else _bfloat16
+    )
+
+    def attention(Q, K, V):
+        s = r(r(Q) @ np.swapaxes(r(K), -1, -2)) / math.sqrt(Q.shape[-1])
+        w = ref.softmax(s, axis=-1)
+        return r(w @ r(V)), w
+
+    d = diagnose("attention", reference_env(attention=attention))
+    assert d is not None and d.misconceptions == ("attention-lower-precision",), d and d.message
+    assert "rounding of the products" in d.message
+
+
+@pytest.mark.parametrize(
+    "on_output, on_v, ids",
+    [
+        (lambda y: 0.5 * y * (1 + np.tanh(0.7978845608 * (y + 0.044715 * y**3))), None, None),
+        (np.tanh, lambda v: 1 / (1 + np.exp(-v)), "both"),
+    ],
+)
+def test_an_activation_after_the_output_projection_is_mha_activated_output(on_output, on_v, ids):
+    """Set N (keras-multi-head's activation='relu' on the output): a GELU after @ Wo, or tanh
+    there with a sigmoid on the projected values as well (then both classes named)."""
+
+    def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):
+        if X.shape[-1] % num_heads:
+            raise ValueError("num_heads must divide d_model")
+        d_head = X.shape[-1] // num_heads
+        V = X @ Wv if on_v is None else on_v(X @ Wv)
+        q, k, v = (ref.split_heads(m, num_heads, d_head) for m in (X @ Wq, X @ Wk, V))
+        out, w = ref.attention(q, k, v)
+        return on_output(ref.merge_heads(out) @ Wo), w
+
+    d = diagnose("multi_head_attention", reference_env(multi_head_attention=multi_head_attention))
+    want = (
+        {"mha-activated-output"}
+        if ids is None
+        else {"mha-activated-output", "mha-transforms-projections"}
+    )
+    assert d is not None and set(d.misconceptions) == want, d and d.message
+
+
+@pytest.mark.parametrize("container", [tuple, lambda pairs: [np.array(p) for p in pairs]])
+def test_the_right_pairs_in_another_container_are_pairs_not_list_of_tuples(container):
+    """Set N (praxis' argwhere): the right pairs as a tuple of tuples or a list of arrays."""
+
+    def distinct_head_pairs(weights, atol=1e-6):
+        return container(ref.distinct_head_pairs(weights, atol))
+
+    d = diagnose("distinct_head_pairs", reference_env(distinct_head_pairs=distinct_head_pairs))
+    assert d is not None and d.misconceptions == ("pairs-not-list-of-tuples",), d and d.message
+    assert "Here it returned a " in d.message
+
+
+def test_a_generator_of_head_counts_read_twice_is_counts_iterates_twice():
+    """Set N (Sockeye's argument checks before the work): head_counts gone through by sorted()
+    first, then counted: right on a list, {} on a generator."""
+
+    def parameter_counts(d_model, head_counts, bias=False):
+        for h in sorted(head_counts):
+            if d_model % h:
+                raise ValueError(f"{h} heads do not divide {d_model}")
+        return {h: 4 * d_model * d_model + (4 * d_model if bias else 0) for h in head_counts}
+
+    d = diagnose("parameter_counts", reference_env(parameter_counts=parameter_counts))
+    assert d is not None and d.misconceptions == ("counts-iterates-twice",), d and d.message
+
+
+def test_a_refusal_with_another_exception_is_told_as_the_exception_it_raises():
+    """Set N (AllenNLP's ConfigurationError): split_heads checks the width but raises another
+    exception (an assert here): the id is split-no-valueerror, and the words say what it raised,
+    not that there is no check."""
+
+    def split_heads(M, num_heads, d_head):
+        assert M.shape[-1] == num_heads * d_head, "width mismatch"
+        return ref.split_heads(M, num_heads, d_head)
+
+    d = diagnose("split_heads", reference_env(split_heads=split_heads))
+    assert d is not None and d.misconceptions == ("split-no-valueerror",), d and d.message
+    assert "raises Python's AssertionError" in d.message, d.message
+    assert "never compares" not in d.message

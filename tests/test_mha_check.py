@@ -643,3 +643,70 @@ def test_a_numpy_function_that_uses_torch_fails_its_checks_naming_torch(tmp_path
     # parameter_counts may use torch: the same torch passes there
     status, text = run_check(folder, "--question", "parameter_counts")
     assert lines_by_question(text)["parameter_counts"].startswith("passed"), text
+
+
+def test_a_composite_right_only_beside_its_callees_mistake_fails_on_its_own(tmp_path):
+    # Sockeye's style (set N): attention leaves the scores unscaled and multi_head_attention
+    # scales the queries itself, so the pair is right; grading runs the composite with a right
+    # attention too and charges it, and mha-check says so instead of passing it.
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def attention(Q, K, V):\n"
+        "    w = softmax(Q @ np.swapaxes(K, -1, -2))\n    return w @ V, w\n\n\n"
+        "def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):\n"
+        "    if X.shape[1] % num_heads:\n        raise ValueError(num_heads)\n"
+        "    d = X.shape[1] // num_heads\n"
+        "    q = split_heads(X @ Wq, num_heads, d) * d**-0.5\n"
+        "    k, v = split_heads(X @ Wk, num_heads, d), split_heads(X @ Wv, num_heads, d)\n"
+        "    out, w = attention(q, k, v)\n"
+        "    return merge_heads(out) @ Wo, w\n",
+    )
+    lines = lines_by_question(run_check(folder, "--question", "multi_head_attention")[1])
+    said = lines["multi_head_attention"]
+    assert said.startswith("failed"), said
+    assert "right attention" in said and "divided by sqrt(d_head) twice" in said, said
+
+
+def test_a_cross_check_reporting_a_pipeline_other_than_the_students_fails(tmp_path):
+    # praxis' style (set N): a wrong multi_head_attention, and a cross_check that reports a
+    # right pipeline of its own: mha-check says the report is not the student's own pipeline's.
+    folder = student_folder(tmp_path)
+    append(
+        folder / "multihead.py",
+        "def multi_head_attention(X, Wq, Wk, Wv, Wo, num_heads):\n"
+        "    if X.shape[1] % num_heads:\n        raise ValueError(num_heads)\n"
+        "    d = X.shape[1] // num_heads\n"
+        "    q, k, v = (split_heads(X @ W, num_heads, d) for W in (Wq, Wk, Wv))\n"
+        "    out, w = attention(q, k, v)\n"
+        "    return merge_heads(out) @ Wo.T, w\n",
+    )
+    append(
+        folder / "crosscheck.py",
+        "def cross_check(mha, X):\n"
+        "    x = torch.as_tensor(X, dtype=mha.in_proj_weight.dtype)\n"
+        "    x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)\n"
+        "    with torch.no_grad():\n"
+        "        o, w = mha(x, x, x, need_weights=True, average_attn_weights=False)\n"
+        "    o = (o[0] if mha.batch_first else o[:, 0]).double().numpy()\n"
+        "    w = w[0].double().numpy()\n"
+        "    d = mha.embed_dim\n"
+        "    Wi = mha.in_proj_weight.detach().double().numpy()\n"
+        "    Wo = mha.out_proj.weight.detach().double().numpy()\n"
+        "    Xd = np.asarray(X, dtype=np.float64)\n"
+        "    h = mha.num_heads\n"
+        "    q, k, v = (split(Xd @ Wi[i * d:(i + 1) * d].T, h) for i in range(3))\n"
+        "    s = q @ k.transpose(0, 2, 1) / np.sqrt(d // h)\n"
+        "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+        "    p = p / p.sum(-1, keepdims=True)\n"
+        "    ours = (p @ v).transpose(1, 0, 2).reshape(len(Xd), d) @ Wo.T\n"
+        "    do, dw = float(np.abs(ours - o).max()), float(np.abs(p - w).max())\n"
+        "    return {'output_max_abs_diff': do, 'weights_max_abs_diff': dw,\n"
+        "            'match': do < 1e-4 and dw < 1e-4}\n\n\n"
+        "def split(M, h):\n"
+        "    return M.reshape(M.shape[0], h, -1).transpose(1, 0, 2)\n",
+    )
+    lines = lines_by_question(run_check(folder, "--question", "cross_check")[1])
+    said = lines["cross_check"]
+    assert said.startswith("failed"), said
+    assert "does not report your own pipeline" in said, said

@@ -36,13 +36,24 @@ def _module(seed: int, d_model: int, num_heads: int, dtype, batch_first: bool, *
 
 @cache
 def _probe(
-    seed: int, n: int, d_model: int, num_heads: int, dtype, batch_first: bool, **options
+    seed: int,
+    n: int,
+    d_model: int,
+    num_heads: int,
+    dtype,
+    batch_first: bool,
+    zero_row: int | None = None,
+    **options,
 ) -> honesty.Probe:
     """Module, tokens X, the module's own (out, weights), the reference weights and the
     reference pipeline's result; computed once per process. X has a spread of 3, so
-    that rounding differences are many different multiples of the smallest step."""
+    that rounding differences are many different multiples of the smallest step; with
+    ``zero_row`` that token's features are all 0 (a token like any other: the module is called
+    without a mask, and every key gets its softmax weight)."""
     mha = _module(seed, d_model, num_heads, dtype, batch_first, **options)
     X = np.random.default_rng(seed).standard_normal((n, d_model)) * 3.0
+    if zero_row is not None:
+        X[zero_row] = 0.0
     x = torch.as_tensor(X, dtype=dtype)
     x = x.unsqueeze(0) if batch_first else x.unsqueeze(1)
     # One intra-op thread, as in the worker, whoever computes this first: the float64 check
@@ -95,8 +106,11 @@ def _check(
 )
 def float64_sequence_first(cross_check, multi_head_attention, weights_from_torch, case):
     plain = _probe(801, 5, 8, 2, torch.float64, False)
+    zero_token = _probe(811, 5, 8, 2, torch.float64, False, zero_row=2)  # X's row 2 all 0
     different = _probe(805, 1, 8, 2, torch.float64, False, add_zero_attn=True)
-    _check(case, cross_check, multi_head_attention, weights_from_torch, plain, different)
+    _check(
+        case, cross_check, multi_head_attention, weights_from_torch, plain, zero_token, different
+    )
 
 
 @test_case(

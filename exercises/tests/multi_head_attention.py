@@ -3,6 +3,9 @@
 The hidden tests use other inputs and more cases.
 """
 
+import contextlib
+import sys
+
 import numpy as np
 from otter.test_files import test_case
 
@@ -267,6 +270,38 @@ def test_worked_values_two_heads(multi_head_attention):
         )
 
 
+def _attention_as_asked(Q, K, V, *more, **options):
+    """Attention as the contract asks for it, standing in for yours in one check below; any
+    argument beyond Q, K and V is not the contract's and is left aside, as grading does."""
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(s - s.max(-1, keepdims=True))
+    w = e / e.sum(-1, keepdims=True)
+    return w @ V, w
+
+
+@contextlib.contextmanager
+def _right_attention(multi_head_attention, yours):
+    """Wherever multi_head_attention finds your attention (its module, or multihead), one that
+    does what the contract asks."""
+    fn = multi_head_attention
+    while not hasattr(fn, "__globals__") and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__  # as mha-check hands it to a check
+    multihead = sys.modules.get("multihead")
+    spaces = [getattr(fn, "__globals__", {}), getattr(multihead, "__dict__", {})]
+    undo = []
+    for space in spaces:
+        for key, value in list(space.items()):
+            if value is yours or getattr(value, "__wrapped__", None) is yours:
+                space[key] = _attention_as_asked
+                undo.append((space, key, value))
+    try:
+        yield
+    finally:
+        for space, key, value in reversed(undo):
+            space[key] = value
+
+
 @test_case()
 @kinds("two heads, n != d_head")
 def test_worked_values_three_tokens_two_heads(multi_head_attention):
@@ -458,3 +493,39 @@ def test_inputs_are_not_modified(multi_head_attention):
             "array is not what it was. Do not modify the arrays you were given: compute new "
             "arrays from them instead of writing into them."
         )
+
+
+@test_case()
+@kinds("n == d_head")
+def test_a_right_attention_in_place_of_yours(multi_head_attention, attention):
+    # Grading runs multi_head_attention with right callees too: a composite right only beside
+    # its own callee's mistake (the queries scaled here because attention does not) is charged.
+    a = np.sqrt(np.sqrt(2.0) * np.log(3.0))  # a**2 / sqrt(d_head) = log 3
+    X = np.array([[a, 0.0, 0.0, 0.0], [0.0, 0.0, a, 0.0]])
+    eye, reverse = np.eye(4), np.eye(4)[::-1]
+    what = "the 2-head worked example, with an attention that does what the contract asks"
+    with _right_attention(multi_head_attention, attention):
+        out, weights = _call(multi_head_attention, X, [eye, eye, eye, reverse], 2, what)
+    expected = np.array([[[0.75, 0.25], [0.5, 0.5]], [[0.5, 0.5], [0.25, 0.75]]])
+    merged = np.array([[3 * a / 4, 0.0, a / 2, 0.0], [a / 2, 0.0, 3 * a / 4, 0.0]])
+    if np.allclose(weights, expected) and np.allclose(out, merged @ reverse):
+        return
+    hint = ""
+    twice = np.exp(np.log(3.0) / np.sqrt(2.0))  # the scores divided by sqrt(d_head) twice
+    if np.isclose(weights[0, 0, 0], twice / (1.0 + twice)):
+        hint = (
+            " That is the scores divided by sqrt(d_head) twice: attention scales Q K^T by "
+            "1/sqrt(d_k) itself, so multi_head_attention passes each head's queries to it "
+            "unscaled."
+        )
+    raise AssertionError(
+        f"with an attention that does what the contract asks put where your "
+        f"multi_head_attention calls yours, the weights should be head 0: [[3/4, 1/4], "
+        f"[1/2, 1/2]], head 1: [[1/2, 1/2], [1/4, 3/4]] and out the merged heads with their "
+        f"features reversed; got weights {_show(weights)}. Given a right attention your "
+        "multi_head_attention is wrong here. Where it passes the other checks with your own "
+        "attention, it does something of its own that makes up for what your attention does: "
+        "grading checks it with right callees too. Make multi_head_attention right given a "
+        "right attention, then fix attention."
+        f"{hint}"
+    )

@@ -1208,6 +1208,73 @@ _ENTRIES = [
         "turn each difference into a float with float(...) or .item(), and match into a bool "
         "with bool(...), before putting them in the dict.",
     ),
+    Misconception(
+        "adapter-masked-module-call",
+        "cross_check",
+        "Your cross_check calls the torch module with a mask of its own (a "
+        "key_padding_mask marking the tokens whose features are all 0 as padding, as "
+        "AllenNLP's get_text_field_mask gives; an attn_mask or is_causal): on the "
+        "inputs where the mask masks anything, the differences it reports are to "
+        "another computation than the module's.",
+        "X's rows are all real tokens, whatever their values: the module computes "
+        "with every key, and the contract asks for the differences to what the module "
+        "gives when it is called plainly. A mask of cross_check's own changes torch's "
+        "side of the comparison, so a pipeline that masks the same way is reported as "
+        "a match where it really differs.",
+        "call the module as mha(x, x, x, need_weights=True, "
+        "average_attn_weights=False), with no mask of any kind.",
+    ),
+    Misconception(
+        "attention-lower-precision",
+        "attention",
+        "Your attention computes its products in a lower precision (float16, as a "
+        "compute_dtype or an autocast habit gives) and casts back: its weights and "
+        "output are off from the right ones by that precision's rounding, more than "
+        "float32's precision allows.",
+        "float16 keeps about 3 significant digits (its steps are about 1e-3 of a "
+        "value), so scores and weights @ V computed in it are off by about 1e-3 of "
+        "their size, and its largest value is 65504, past which it overflows. The "
+        "contract compares results to 1e-4 of their size.",
+        "keep the input's dtype (float64, or float32 at least) for both matrix "
+        "products and the softmax.",
+    ),
+    Misconception(
+        "mha-activated-output",
+        "multi_head_attention",
+        "Your multi_head_attention passes its output, after the projection with Wo, "
+        "through an elementwise function (an activation such as keras-multi-head's "
+        "default ReLU): the output is clipped or bent.",
+        "Multi-head attention ends with the linear projection merged @ Wo and nothing "
+        "after it: an activation there changes the output wherever an entry is "
+        "negative (on essentially every input), whatever the weights; torch's module "
+        "has none.",
+        "use merge_heads(out) @ Wo as the output as it is, with no activation after it (nor on "
+        "the projections of X).",
+    ),
+    Misconception(
+        "pairs-not-list-of-tuples",
+        "distinct_head_pairs",
+        "Your distinct_head_pairs returns the right pairs in another container than a "
+        "list of (i, j) tuples (an array of pairs, as NumPy's argwhere gives; a list of "
+        "arrays or of lists).",
+        "The contract asks for a list of tuples: a caller compares it with ==, tests "
+        "membership with (i, j) in pairs and joins it with other lists, and a NumPy "
+        "array does none of these as a list does (== compares entry by entry).",
+        "turn the pairs into a list of tuples of ints: one (int(i), int(j)) per pair, "
+        "in lexicographic order.",
+    ),
+    Misconception(
+        "counts-iterates-twice",
+        "parameter_counts",
+        "Your parameter_counts goes over head_counts more than once (a pass that "
+        "checks every head count, then one that counts): right for a list or a tuple, "
+        "but a generator is used up by the first pass, and the result is empty or "
+        "partial.",
+        "The contract allows any iterable of head counts, a generator included; a "
+        "generator can be read only once, so a second loop over it sees nothing.",
+        "turn head_counts into a list first (head_counts = list(head_counts)), or "
+        "check and count in one loop.",
+    ),
 ]
 
 # A catalogued mistake made in another function than the one its entry names, in words for
@@ -1313,5 +1380,10 @@ ADDED_IDS: tuple[str, ...] = (
     "mha-depends-on-positions",
     "report-not-own-pipeline",
     "report-not-plain-floats",
+    "adapter-masked-module-call",
+    "attention-lower-precision",
+    "mha-activated-output",
+    "pairs-not-list-of-tuples",
+    "counts-iterates-twice",
 )
 CONTRACT_IDS: tuple[str, ...] = tuple(i for i in CATALOGUE if i not in ADDED_IDS)

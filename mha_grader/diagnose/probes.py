@@ -192,6 +192,11 @@ def crosscheck_probes() -> tuple[Probe, ...]:
     # allclose's default atol (1e-8), so a tolerance too strict for float32 shows
     X = _rng(23).standard_normal((16, 12))
     out.append(Probe((make_module(12, 3, "float32", False, 24), X)))
+    # float64 whose token 1 has features all 0: a token like any other (the module is called
+    # without a mask), which a padding mask read from X's values drops as a key
+    X = _rng(25).standard_normal((4, 6))
+    X[1] = 0.0
+    out.append(Probe((make_module(6, 2, "float64", True, 26), X)))
     return tuple(out)
 
 
@@ -213,6 +218,14 @@ def distinct_probes() -> tuple[Probe, ...]:
 @cache
 def count_probes() -> tuple[Probe, ...]:
     return (Probe((8, [1, 2, 4, 8])), Probe((12, [1, 3]), {"bias": True}))
+
+
+@cache
+def count_generator_probes() -> tuple[Probe, ...]:
+    """Head counts that reach the student's function as a generator (read only once)."""
+    from ..sandbox.worker.wire import Once
+
+    return (Probe((12, Once((1, 2, 3, 4))), {"bias": False}),)
 
 
 @cache

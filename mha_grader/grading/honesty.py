@@ -27,7 +27,8 @@ subtraction).
 - A report honest only because the student's wrong multi_head_attention cancels a mistake of
   cross_check's own (torch's head-averaged weights against an average of its own) is charged:
   with its calls of multi_head_attention answered by the reference, its report on a module the
-  pipeline reproduces must still be honest (under the carry-forward policy, as ``carry``'s).
+  pipeline reproduces must still be honest, and its ``match`` fit for the dtype (under the
+  carry-forward policy, as ``carry``'s).
 
 - A report honest for the reference pipeline only, where the student's own
   multi_head_attention really differs from it on the module (``Pipelines.own``), is another
@@ -277,6 +278,8 @@ def _agrees(reported: float, real: float | None, rounding: float) -> bool:
     rounding level both (implementations differ there), else the same number."""
     if real is None:  # not comparable: any number (nan included) is an honest answer
         return True
+    if math.isnan(real):  # a pipeline with nan in it (0/0 on a token of zeros): nan is its report
+        return math.isnan(reported)
     if not math.isfinite(reported) or reported < 0:
         return False
     if real <= rounding:
@@ -640,7 +643,9 @@ def _not_cancelled(given, probes, reports, own: list[Pipelines]) -> None:
     """Raise AssertionError where a report is honest only because the student's wrong
     multi_head_attention cancels a mistake of cross_check's own (torch's head-averaged weights
     compared with an average of its own): with its calls of multi_head_attention answered by the
-    reference, the report of a module the pipeline reproduces must still be honest."""
+    reference, the report of a module the pipeline reproduces must still be honest, and its
+    ``match`` fit for the dtype (a tolerance stricter than float32 rounding, an absolute 1e-7
+    for both dtypes, shows only there when the student's own pipeline is wrong)."""
     for probe, report, mine in zip(probes, reports, own, strict=True):
         imported = next((p for p in mine.own if p.imported), None)
         wrong_mha = imported is not None and (
@@ -662,6 +667,10 @@ def _not_cancelled(given, probes, reports, own: list[Pipelines]) -> None:
             continue
         if not honest:
             raise AssertionError(carry.compensated("cross_check", ["multi_head_attention"]))
+        try:
+            _check_match(report_given, probe)
+        except AssertionError as e:
+            raise AssertionError(f"With a right multi_head_attention in place of yours, {e}") from e
 
 
 def _raised(

@@ -543,6 +543,35 @@ def cross_check__tensor_match(mha, X):
     }
 
 
+# --- set N's classes (issue-20-heldout-n-fixes) ----------------------------------------------
+
+
+@bug("adapter-masked-module-call")
+def cross_check__text_field_mask(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    x = torch.as_tensor(X, dtype=dtype).unsqueeze(0)
+    padding = ~x.ne(0).any(dim=-1)  # AllenNLP's get_text_field_mask: all-zero tokens are padding
+    if not mha.batch_first:
+        x = x.transpose(0, 1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, key_padding_mask=padding, average_attn_weights=False)
+    out_t = out_t[0] if mha.batch_first else out_t[:, 0]
+    return _report(*_ours(mha, X), out_t.double().numpy(), w_t[0].double().numpy(), dtype)
+
+
+@bug("adapter-masked-module-call")
+def cross_check__attn_mask_for_empty_tokens(mha, X):
+    dtype = mha.in_proj_weight.dtype
+    empty = torch.as_tensor(np.all(np.asarray(X) == 0, axis=-1))
+    mask = empty[None, :].expand(len(X), len(X))  # no query attends to an empty token
+    x = torch.as_tensor(X, dtype=dtype)
+    x = x.unsqueeze(0) if mha.batch_first else x.unsqueeze(1)
+    with torch.no_grad():
+        out_t, w_t = mha(x, x, x, attn_mask=mask, average_attn_weights=False)
+    out_t = out_t[0] if mha.batch_first else out_t[:, 0]
+    return _report(*_ours(mha, X), out_t.double().numpy(), w_t[0].double().numpy(), dtype)
+
+
 # --- a cross_check that computes a right pipeline of its own ----------------------------
 
 

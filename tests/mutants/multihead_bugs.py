@@ -1921,3 +1921,78 @@ def multi_head_attention__index_added_to_x(X, Wq, Wk, Wv, Wo, num_heads):
     q, k, v = (split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv))
     out, w = attention(q, k, v)
     return merge_heads(out) @ Wo, w
+
+
+# --- set N's classes (issue-20-heldout-n-fixes) ----------------------------------------------
+
+
+@bug("attention-lower-precision")
+def attention__float16_products(Q, K, V):
+    q, k, v = (np.asarray(a).astype(np.float16) for a in (Q, K, V))
+    scores = (q @ np.swapaxes(k, -1, -2)).astype(np.float64) / math.sqrt(Q.shape[-1])
+    weights = softmax(scores, axis=-1)
+    return (weights.astype(np.float16) @ v).astype(np.float64), weights
+
+
+@bug("attention-lower-precision")
+def attention__half_matmul_scaled_first(Q, K, V):
+    half = np.float16
+    q = (Q / np.sqrt(Q.shape[-1])).astype(half)
+    scores = np.matmul(q, np.swapaxes(K.astype(half), -1, -2))
+    weights = softmax(scores.astype(np.float32), axis=-1)
+    out = np.matmul(weights.astype(half), V.astype(half))
+    return out.astype(np.float64), weights.astype(np.float64)
+
+
+@bug("mha-activated-output", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__relu_after_output_projection(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    heads = [split_heads(X @ W, num_heads, d_head) for W in (Wq, Wk, Wv)]
+    out, weights = attention(*heads)
+    return np.maximum(merge_heads(out) @ Wo, 0.0), weights  # Dense(activation="relu")
+
+
+@bug("mha-activated-output", affects=("multi_head_attention", "cross_check"))
+def multi_head_attention__tanh_output(X, Wq, Wk, Wv, Wo, num_heads):
+    d_head = _check_heads(X, num_heads)
+    out, weights = attention(
+        split_heads(X @ Wq, num_heads, d_head),
+        split_heads(X @ Wk, num_heads, d_head),
+        split_heads(X @ Wv, num_heads, d_head),
+    )
+    return np.tanh(np.einsum("nd,de->ne", merge_heads(out), Wo)), weights
+
+
+@bug("pairs-not-list-of-tuples", affects=("distinct_head_pairs",))
+def distinct_head_pairs__argwhere_array(weights, atol=1e-6):
+    diff = np.abs(weights[:, None] - weights[None, :]).max(axis=(-2, -1))
+    return np.argwhere(np.triu(diff > atol, k=1))  # (k, 2) int array
+
+
+@bug("pairs-not-list-of-tuples", affects=("distinct_head_pairs",))
+def distinct_head_pairs__list_of_lists(weights, atol=1e-6):
+    h = len(weights)
+    return [
+        [i, j]
+        for i in range(h)
+        for j in range(i + 1, h)
+        if np.max(np.abs(weights[i] - weights[j])) > atol
+    ]
+
+
+@bug("counts-iterates-twice", affects=("parameter_counts",))
+def parameter_counts__validate_then_count(d_model, head_counts, bias=False):
+    for h in head_counts:  # every setting checked first, as argument checks do
+        if d_model % h:
+            raise ValueError(f"num_heads {h} does not divide d_model {d_model}")
+    per = 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return {h: per for h in head_counts}
+
+
+@bug("counts-iterates-twice", affects=("parameter_counts",))
+def parameter_counts__any_then_dict(d_model, head_counts, bias=False):
+    bad = [h for h in head_counts if d_model % h != 0]
+    if bad:
+        raise ValueError(f"head count {bad[0]} does not divide {d_model}")
+    size = 4 * d_model * (d_model + (1 if bias else 0))
+    return dict((h, size) for h in head_counts)

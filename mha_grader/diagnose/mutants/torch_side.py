@@ -81,7 +81,13 @@ _FORWARDS: dict[tuple, tuple] = {}
 
 
 def torch_forward(
-    mha, X, layout: str = "right", average: bool = False, grad: bool = False, dtype: str = ""
+    mha,
+    X,
+    layout: str = "right",
+    average: bool = False,
+    grad: bool = False,
+    dtype: str = "",
+    mask: str = "",
 ):
     """Torch's output (n, d) and weights for one sequence X (cached: probes are reused).
 
@@ -90,10 +96,13 @@ def torch_forward(
     no_grad and take the arrays out without detaching, which torch refuses (RuntimeError).
     ``dtype``: X converted to this torch dtype ("float32": ``.float()``) whatever the module's,
     which torch refuses for a module of the other dtype (RuntimeError); "": the module's own.
+    ``mask``: the module called with a mask of the caller's own, "zero-rows" (a
+    ``key_padding_mask`` marking the tokens whose features are all 0 as padding, AllenNLP's
+    ``get_text_field_mask``) or "causal" (``is_causal`` with its ``attn_mask``); "": no mask.
     """
     import torch
 
-    key = (id(mha), id(X), layout, average, dtype)
+    key = (id(mha), id(X), layout, average, dtype, mask)
     if key in _FORWARDS and not grad:
         return _FORWARDS[key][2]
     batch_axis_first = {
@@ -106,11 +115,18 @@ def torch_forward(
     if not dtype:
         x = x.to(mha.in_proj_weight.dtype)
     x = x.unsqueeze(0) if batch_axis_first else x.unsqueeze(1)
+    masks: dict = {}
+    if mask == "zero-rows":
+        rows = torch.as_tensor(np.asarray(X) != 0).any(dim=-1)
+        masks = {"key_padding_mask": ~rows.unsqueeze(0)}
+    elif mask == "causal":
+        n = len(X)
+        masks = {"attn_mask": torch.ones(n, n, dtype=torch.bool).triu(1), "is_causal": True}
     if grad:
-        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average)
+        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average, **masks)
         return out.numpy(), w.numpy()  # RuntimeError: the outputs require grad
     with torch.no_grad():
-        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average)
+        out, w = mha(x, x, x, need_weights=True, average_attn_weights=average, **masks)
     out = out[0] if batch_axis_first else out[:, 0]
     result = out.to(torch.float64).numpy(), w[0].to(torch.float64).numpy()
     if len(_FORWARDS) < 256:  # keep mha and X alive so their ids stay theirs
@@ -129,8 +145,9 @@ def cross_check_with(
     dtype="",
     out32=False,
     relative="",
+    mask="",
 ):
-    out_t, w_t = torch_forward(mha, X, layout, avg, grad, dtype)
+    out_t, w_t = torch_forward(mha, X, layout, avg, grad, dtype, mask)
     if out32:  # llama's output.float(): torch's results rounded to float32 before comparing
         out_t, w_t = (a.astype(np.float32).astype(np.float64) for a in (out_t, w_t))
     Ws = weights_from_torch(mha)
@@ -186,4 +203,5 @@ CROSS_CHECK: dict[str, list[dict]] = {  # keyword arguments of cross_check_with
     "adapter-no-detach": [{"grad": True}],
     "adapter-fixed-dtype": [{"dtype": "float32"}, {"dtype": "float64"}],
     "adapter-float32-output": [{"out32": True}],
+    "adapter-masked-module-call": [{"mask": "zero-rows"}, {"mask": "causal"}],
 }

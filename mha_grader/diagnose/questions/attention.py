@@ -89,6 +89,10 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         if other is not None:  # a distribution per query, but not by the dot products alone
             found = ("attention-scores-not-dot-product",), mut.attention_ref, False
             layout = (None, other, "attention-scores-not-dot-product")
+        lower = None if found is not None else _lower_precision(given, expected, probes)
+        if lower is not None:  # right to a lower precision's rounding only
+            found = ("attention-lower-precision",), mut.attention_ref, False
+            layout = (None, lower, "attention-lower-precision")
         if found is None:
             refused = _refused_ranks(given, expected, probes)
             if refused is not None:
@@ -193,6 +197,76 @@ def _said(found: Diagnosis, layout) -> Diagnosis:
     message = found.message.replace(did, did + layout[1], 1)
     roots = tuple((fn, message if t == found.message else t) for fn, t in found.roots)
     return named(found.misconceptions, found.blame, message, found.question, roots)
+
+
+def _round_to(a: np.ndarray, precision: str) -> np.ndarray:
+    """``a`` rounded to float16 or bfloat16 (float32 with 8 significant bits), as float64."""
+    a = np.asarray(a, dtype=np.float64)
+    if precision == "float16":
+        with np.errstate(over="ignore"):
+            return a.astype(np.float16).astype(np.float64)
+    bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _attention_in(precision: str) -> Callable:
+    """Attention with its operands and products rounded to ``precision`` (the softmax in
+    float64): what computing the two products in that precision gives, to its rounding."""
+
+    def attention(Q, K, V):
+        r = partial(_round_to, precision=precision)
+        scores = r(r(Q) @ np.swapaxes(r(K), -1, -2)) / math.sqrt(np.shape(Q)[-1])
+        weights = ref.softmax(scores, axis=-1)
+        return r(r(weights) @ r(V)), r(weights)
+
+    return attention
+
+
+def _relative_error(got, want) -> float | None:
+    """The largest difference of (out, weights) from the right ones, relative to each one's
+    largest entry; None for results that are not two finite arrays of the right shapes."""
+    if not isinstance(got, tuple | list) or len(got) != 2:
+        return None
+    worst = 0.0
+    for g, w in zip(got, want, strict=True):
+        g, w = as_array(g), np.asarray(w, dtype=np.float64)
+        if g is None or g.shape != w.shape or not np.isfinite(g).all():
+            return None
+        scale = max(float(np.abs(w).max(initial=0.0)), 1e-12)
+        worst = max(worst, float(np.abs(g.astype(np.float64) - w).max(initial=0.0)) / scale)
+    return worst
+
+
+def _lower_precision(given, expected, probes) -> str | None:
+    """The words for results that differ from the right ones, on every probe, by about what
+    computing the products in float16 or bfloat16 gives (within a factor of 8 of that
+    rounding's size on each probe, above float32's on some), and by no more than 2% anywhere:
+    the precision fitted is told. None where neither fits."""
+    errs = []
+    for g, e in zip(given, expected, strict=True):
+        err = _relative_error(g.value, e.value) if g.ok and e.ok else None
+        if err is None:
+            return None
+        errs.append(err)
+    if max(errs) <= 1e-5 or max(errs) > 2e-2:
+        return None
+    for precision in ("float16", "bfloat16"):
+        made = trusted(("attention-in", precision), _attention_in(precision), probes)
+        sizes = [
+            _relative_error(m.value, e.value) if m.ok else None
+            for m, e in zip(made, expected, strict=True)
+        ]
+        if any(z is None for z in sizes):
+            continue
+        if all(
+            err <= 8 * z + 1e-7 and z <= 8 * err + 1e-7 for err, z in zip(errs, sizes, strict=True)
+        ):
+            return (
+                f" Here its results are off from the right ones by up to {max(errs):.1g} of "
+                f"their size, as much as {precision} rounding of the products gives."
+            )
+    return None
 
 
 def _unit(a):

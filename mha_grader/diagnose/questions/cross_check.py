@@ -63,7 +63,12 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     suspects = [n for n in CALLEES if s.wrong(n)]
     if right and not suspects:
         found = _relative_named(s, qid, probes, None, right, [])
-        return found if found is not None else _loose_named(s, qid, probes, None, right, [])
+        if found is None:
+            found = _loose_named(s, qid, probes, None, right, [])
+        if found is None and _masked_given_right(s, qid, probes, expected):
+            # its report was right only beside a multi_head_attention that masks as it does
+            return s.in_function(qid, ("adapter-masked-module-call",), inline=False)
+        return found
     # What it did with its callees, as recorded: its calls of multi_head_attention answered by
     # the reference; a module does not travel to be answered, so where it called a wrong
     # weights_from_torch, our pipeline takes the student's weights_from_torch too.
@@ -144,6 +149,26 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
         return s.raised(qid, student, probes, made.called)
     _, text = report_difference(student, expected, probes)
     return s.plain(qid, f"Your cross_check {text}.")
+
+
+MASKED = "adapter-masked-module-call"
+
+
+def _masked_given_right(s: DiagnosisSession, qid: str, probes, expected) -> bool:
+    """adapter-masked-module-call where its own reports look right: with its calls of
+    multi_head_attention answered by the reference, its reports are those of a module called
+    with a mask of its own (a multi_head_attention of the student's that masks the same
+    inputs, all-zero tokens, made the masked module look matched)."""
+    made = s.calls_made(qid, probes, references(), answerable=("multi_head_attention",))
+    if "multi_head_attention" not in made.called:
+        return False
+    if same_report(made.given, expected, probes) is True:
+        return False
+    for kw in mut.CROSS_CHECK[MASKED]:
+        cand = trusted((MASKED, tuple(sorted(kw.items()))), check(**kw), probes)
+        if same_report(made.given, cand, probes) is True:
+            return True
+    return False
 
 
 def _not_plain_values(s: DiagnosisSession, qid: str, student: list[Outcome]):

@@ -26,7 +26,13 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     student = s.student(qid, probes)
     expected = trusted(("ref", qid), ref.distinct_head_pairs, probes)
     if all(same_pairs(got, e) for got, e in zip(student, expected, strict=True)):
-        return None
+        came = next((w for w in map(_container, student) if w is not None), None)
+        if came is None:
+            return None
+        # the right pairs, in another container than a list of tuples
+        found = s.in_function(qid, ("pairs-not-list-of-tuples",), inline=False)
+        head, hint, tail = found.message.partition(" Hint: ")
+        return named(found.misconceptions, qid, f"{head} Here it returned {came}.{hint}{tail}", qid)
     if s.not_attempted(student):
         return None
     for mid, fs in mut.DISTINCT.items():
@@ -81,6 +87,20 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
 
     _, text = first_difference(student, expected, probes, describe)
     return s.plain(qid, f"Your distinct_head_pairs is not right: {text}.")
+
+
+def _container(got: Outcome) -> str | None:
+    """What came, in words, where a result is not a list of tuples; None where it is."""
+    v = got.value
+    if isinstance(v, list) and all(type(p) is tuple for p in v):
+        return None
+    if isinstance(v, np.ndarray):
+        return f"a NumPy array of shape {v.shape} (dtype {v.dtype})"
+    if isinstance(v, list):
+        odd = next(p for p in v if type(p) is not tuple)
+        inner = "NumPy arrays" if isinstance(odd, np.ndarray) else f"{type(odd).__name__}s"
+        return f"a list of {inner}"
+    return f"a {type(v).__name__}"
 
 
 def pair(p) -> tuple[int, ...]:

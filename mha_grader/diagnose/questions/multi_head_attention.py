@@ -849,6 +849,43 @@ def _capped_projections(given, probes) -> str | None:
     return None
 
 
+def _activated_output(given, probes) -> tuple[tuple[str, ...], str] | None:
+    """(the ids, the words) for results that are, on every probe, the right layer's, or the
+    right layer's with an activation (``ACTIVATIONS``) on some of the projected queries, keys
+    and values, with an elementwise function on the output after ``@ Wo``: the weights are
+    that layer's as they are, the output that function of its output. None where none fits."""
+    if not all(o.ok for o in given):
+        return None
+    layers = [("", None, "")] + [
+        (words, f, which) for words, f in ACTIVATIONS for which in _subsets("QKV")
+    ]
+    for i, (p_words, f, which) in enumerate(layers):
+        key = ("projections-activated-for-output", i)
+        made = trusted(
+            key, _projected(f, which, "model") if f else ref.multi_head_attention, probes
+        )
+        if not all(m.ok for m in made):
+            continue
+        if not all(same(g.value[1], m.value[1]) for g, m in zip(given, made, strict=True)):
+            continue  # the weights are not this layer's
+        for o_words, g_f in ACTIVATIONS:
+            with np.errstate(all="ignore"):
+                outs = [Outcome((g_f(np.asarray(m.value[0])), m.value[1])) for m in made]
+            if not matches(given, outs):
+                continue
+            said = f"{o_words} applied to its output after @ Wo"
+            if f is None:
+                return (
+                    "mha-activated-output",
+                ), f" Here its results are the right layer's with {said}."
+            return (
+                ("mha-transforms-projections", "mha-activated-output"),
+                f" Here its results are the right layer's with {p_words} applied to the "
+                f"projected {_said_names(which)} before attention, and {said}.",
+            )
+    return None
+
+
 def _transformed_or_capped(given, probes) -> str | None:
     found = _transformed_projections(given, probes)
     return found if found is not None else _capped_projections(given, probes)
@@ -985,6 +1022,7 @@ CLASSES = (
     ("mha-transforms-input", _transformed_input),
     ("mha-rows-not-normalised", _rows_rescaled),
     ("mha-transforms-projections", _transformed_or_capped),
+    ("mha-activated-output", _activated_output),
     ("mha-narrow-projections", _narrow),
     ("mha-smoothed-weights", _smoothed),
     ("mha-grouped-projections", _grouped_projections),

@@ -30,9 +30,23 @@ def diagnose(s: DiagnosisSession) -> Diagnosis | None:
     qid = "parameter_counts"
     probes = pr.count_probes()
     found = _values(s, qid, probes)
+    if found is None and _iterates_twice(s, qid):
+        found = s.in_function(qid, ("counts-iterates-twice",), inline=False)
     refusals = pr.count_refusal_probes()
     found = add_missing_refusal(s, qid, probes, refusals, found, "counts-no-valueerror")
     return _add_unnamed(s, qid, refusals, found)
+
+
+def _iterates_twice(s: DiagnosisSession, qid: str) -> bool:
+    """Right on lists, but head counts given as a generator get an empty or partial dict, every
+    count in it right: the generator was used up by an earlier pass over it."""
+    (probe,) = pr.count_generator_probes()
+    (got,) = s.student(qid, (probe,))
+    d_model, heads = probe.args
+    want = ref.parameter_counts(d_model, list(heads), **probe.kwargs)
+    if not got.ok or not isinstance(got.value, dict) or len(got.value) >= len(want):
+        return False
+    return all(h in want and got.value[h] == want[h] for h in got.value)
 
 
 def _add_unnamed(s: DiagnosisSession, qid: str, refusals, found: Diagnosis | None):

@@ -78,6 +78,10 @@ ALIASES = {
     "softmax-flattens-trailing-axes": "softmax-wrong-axis",
     "attention-normalised-over-queries": "softmax-wrong-axis",
     "report-tensor-values": "report-not-plain-floats",
+    # set N's proposals, named by the classes they belong to (issue-20-heldout-n-fixes)
+    "attention-half-precision": "attention-lower-precision",
+    "split-other-exception": "split-no-valueerror",  # told as the exception it raises
+    "counts-iterable-consumed": "counts-iterates-twice",  # an earlier set's, seen from set N
 }
 CAUSAL = {"attention": "attention-causal-mask", "multi_head_attention": "mha-causal-mask"}
 
