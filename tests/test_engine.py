@@ -163,29 +163,6 @@ def test_a_sandbox_that_collapses_its_heap_while_idle_grades_as_one_that_does_no
     assert all(got[0][q] == POINTS[q] for q in CODE_QUESTIONS)  # the reference's code
 
 
-def test_an_engine_given_a_started_sandbox_grades_in_it_and_starts_no_other(
-    engine, tmp_path, monkeypatch
-):
-    """mha-grade one starts the sandbox before importing the grader: the engine adopts it (its
-    layer, the same grades), starts none of its own, and closes it."""
-    from mha_grader.grading import engine as engine_module
-    from mha_grader.sandbox import start_zygote
-
-    folder = folder_from(tmp_path, ROOT / "solutions", "adopted")
-    expected = engine.grade(load_submission(folder)).scores()
-    zygote = start_zygote()
-
-    def no_other(*args, **kwargs):
-        raise AssertionError("a second sandbox was started")
-
-    monkeypatch.setattr(engine_module, "start_zygote", no_other)
-    with Engine(LIMITS, grade_written=one_point_each, zygote=zygote) as adopting:
-        assert adopting.layer == zygote.info
-        assert adopting.grade(load_submission(folder)).scores() == expected
-    assert not zygote.alive()
-    assert all(expected[q] == POINTS[q] for q in CODE_QUESTIONS)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="per-worker folders are their own tmpfs as root")
 def test_a_worker_that_cannot_be_set_up_is_a_grader_error_not_the_students(tmp_path):
     folder = folder_from(tmp_path, ROOT / "solutions", "blameless")
