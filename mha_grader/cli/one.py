@@ -27,37 +27,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    # the grading machinery: Linux only (see cli.main); the sandbox first, so that it boots
-    # (torch imported inside it) while the grader's own modules are imported here
-    from ..runs.protect import protect_paths
-    from ..sandbox import required_layer, start_zygote
+    from ..runs.one import grade_one  # the grading machinery: Linux only (see cli.main)
 
     if not (args.submission.is_dir() or args.submission.is_file()):
         return fail("one", f"{args.submission}: not a submission folder or .zip file")
     out = OutputFolder(args.out)
-    out.make()
-    require = required_layer(args.require_sandbox)
     try:
-        zygote = start_zygote(require, protect_paths(out, args.submission))
-    except LayerUnavailable as e:
-        return cannot_grade("one", e)
-    try:
-        from ..runs.one import grade_one
-
         grade, row = grade_one(
             args.submission,
             out,
             Limits(call_timeout=args.call_timeout),
             args.require_sandbox,
             on_layer=report_layer,
-            zygote=zygote,
         )
     except LayerUnavailable as e:
         return cannot_grade("one", e)
     except FileNotFoundError as e:
         return fail("one", e)
-    finally:
-        zygote.close()  # grade_one's engine closed it already, unless it never started
     review = ", needs review" if row["needs_review"] == "true" else ""
     print(f"{grade.student}: {row['total']} / {row['max_total']} (status {row['status']}{review})")
     print(f"feedback: {out.feedback_md(grade.student)}")

@@ -93,15 +93,12 @@ class Engine:
         layers: Sequence[str] | None = None,
         policy: Policy | None = None,
         collapse: bool = False,
-        zygote: Zygote | None = None,
     ):
         """``require``: the weakest sandbox layer allowed (default: $MHA_REQUIRE_SANDBOX, or
         any); ``protect``: paths closed to student code besides the checkout (the output
         folder, the submissions); ``layers``: the layers to try (tests; default all);
         ``policy``: the grading policy (default: points.toml's [policy]); ``collapse``: the
-        sandbox makes its forks cheaper for hundreds of submissions (a large batch's);
-        ``zygote``: a sandbox already started with these ``require`` and ``protect`` (``mha-grade
-        one`` starts it before importing the grader, so that both boot at once)."""
+        sandbox makes its forks cheaper for hundreds of submissions (a large batch's)."""
         self.limits = limits or Limits()
         self.policy = policy or POLICY  # points.toml's [policy]
         self._hidden = run_question is None  # the hidden tests, graded under self.policy
@@ -113,7 +110,7 @@ class Engine:
         self.layers = layers
         self.collapse = collapse
         self.layer: LayerInfo | None = None  # the layer in force, once started
-        self._zygote: Zygote | None = zygote
+        self._zygote: Zygote | None = None
         self._lock = threading.Lock()
 
     def __enter__(self) -> Engine:
@@ -127,24 +124,20 @@ class Engine:
         """Start the sandbox in the strongest layer that works (raises LayerUnavailable, one
         line, when none qualifies); after a crash, restart it in the same layer."""
         with self._lock:
-            zygote = self._zygote
-            alive = zygote is not None and zygote.alive()
-            if alive and self.layer is not None:
-                return
-            if not alive:
-                if zygote is not None:
-                    zygote.close()
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
                 layers = (self.layer.name,) if self.layer else self.layers
                 zygote = start_zygote(
                     self.require, self.protect, self.privileged, layers, collapse=self.collapse
                 )
                 self._zygote = zygote
-            if self.layer is None:  # started here, or given already started
-                self.layer = zygote.info
-            if not zygote.info.per_worker_uid and zygote.info.name != "namespaces":
-                # Workers share this process's uid: keep them out of its memory (the
-                # hidden tests' inputs and expected values), /proc/<pid>/mem included.
-                prctl(PR_SET_DUMPABLE, 0)
+                if self.layer is None:
+                    self.layer = zygote.info
+                if not zygote.info.per_worker_uid and zygote.info.name != "namespaces":
+                    # Workers share this process's uid: keep them out of its memory (the
+                    # hidden tests' inputs and expected values), /proc/<pid>/mem included.
+                    prctl(PR_SET_DUMPABLE, 0)
 
     def warm(self) -> None:
         """The grading side's one-time work, done before the first submission arrives (the

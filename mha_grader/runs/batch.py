@@ -40,7 +40,6 @@ from ..outputs.folder import CODE_FILES, OutputFolder
 from ..outputs.summary import build_summary
 from ..sandbox import LayerInfo, Limits, SandboxError, probe_layer, required_layer
 from . import shards
-from .protect import protect_paths
 from .record import compare_class, decisions_or_none, failure_row, record_grade, settle_reviews
 
 
@@ -209,7 +208,7 @@ def run_batch_grading(
         )
     out.make()
     jobs = max(1, min(jobs, len(found)))
-    processes = _Processes(jobs, limits, require, protect_paths(out, submissions))
+    processes = _Processes(jobs, limits, require, (out.root, submissions))
     if found and require is None and (regrade or not out.sealed_students()):
         # Every student is to be graded, in whichever layer works: the grading processes start
         # now, and their sandboxes boot (torch's import, mostly) while this process reads the
@@ -251,7 +250,7 @@ def _run(
     skipped = len(rows)
     failed: list[str] = []
     if todo:  # which layer the grading processes find, said before any grade
-        layer = probe_layer(require, protect_paths(out, submissions))
+        layer = probe_layer(require, (out.root, submissions))
         if on_layer is not None:
             on_layer(layer)
     out.write_sources(sources)

@@ -12,8 +12,7 @@ from ..grading.submission import load_submission
 from ..outcomes import Grade
 from ..outputs.folder import OutputFolder
 from ..outputs.summary import build_summary
-from ..sandbox import LayerInfo, Limits, Zygote
-from .protect import protect_paths
+from ..sandbox import LayerInfo, Limits
 from .record import record_grade, settle_reviews
 
 
@@ -23,14 +22,12 @@ def grade_one(
     limits: Limits,
     require: str | None = None,
     on_layer: Callable[[LayerInfo], None] | None = None,
-    zygote: Zygote | None = None,
 ) -> tuple[Grade, dict[str, str]]:
     """Grade the submission at ``path`` into ``out``; returns the grade and its row as the grade
     sheet now has it. Raises LayerUnavailable before grading when no sandbox layer qualifies,
-    FileNotFoundError when ``path`` is not a submission. ``zygote``: the sandbox, already
-    started for ``require`` and ``protect_paths(out, path)`` (closed here)."""
+    FileNotFoundError when ``path`` is not a submission."""
     out.make()
-    engine = Engine(limits, require=require, protect=protect_paths(out, path), zygote=zygote)
+    engine = Engine(limits, require=require, protect=(out.root, path))
     engine.start()  # it boots in the background while the submission is read
     if on_layer is not None:
         on_layer(engine.layer)
