@@ -854,8 +854,8 @@ def _activated_output(given, probes) -> tuple[tuple[str, ...], str] | None:
     right layer's with an activation (``ACTIVATIONS``) on some of the projected queries, keys
     and values, with an elementwise function on the output after ``@ Wo``: the weights are
     that layer's as they are, the output that function of its output. None where none fits."""
-    if not all(o.ok for o in given):
-        return None
+    if not all(o.ok and isinstance(o.value, tuple | list) and len(o.value) == 2 for o in given):
+        return None  # not an (output, weights) pair on every probe
     layers = [("", None, "")] + [
         (words, f, which) for words, f in ACTIVATIONS for which in _subsets("QKV")
     ]
